@@ -1,0 +1,78 @@
+"""Typed errors with messages written for the person at the keyboard.
+
+Every failure a user can cause or meet (bad input, missing data, a model that does not
+match the index) is a :class:`MedsearchError`. The CLI prints ``str(error)`` as one line
+and exits with ``error.exit_code``; the TUI shows it as a notification. Anything that is
+not a ``MedsearchError`` is a bug in medsearch.
+"""
+
+from __future__ import annotations
+
+
+class MedsearchError(Exception):
+    """Base class: ``str(err)`` is the one line shown to the user."""
+
+    exit_code: int = 1
+
+
+class UsageError(MedsearchError):
+    """The command was given arguments that cannot work together."""
+
+    exit_code = 2
+
+
+class HomeError(MedsearchError):
+    """The data home cannot be created or written."""
+
+
+class StoreError(MedsearchError):
+    """The article store is missing, corrupt or from an incompatible version."""
+
+
+class NotFoundError(MedsearchError):
+    """A PMID (or other key) the user asked for is not in the store."""
+
+
+class ParseError(MedsearchError):
+    """An input file is not readable PubMed XML (truncated, malformed, wrong format).
+
+    ``path`` names the file and ``position`` (``line N`` or ``byte N``) says where it
+    broke, when the parser knows.
+    """
+
+    def __init__(self, path: str, problem: str, position: str | None = None) -> None:
+        self.path = path
+        self.problem = problem
+        self.position = position
+        where = f" at {position}" if position else ""
+        super().__init__(f"{path}: {problem}{where}")
+
+
+class DiskFullError(MedsearchError):
+    """The disk under the data home is full; nothing half-written was kept."""
+
+
+class DownloadError(MedsearchError):
+    """A file could not be fetched or failed its checksum."""
+
+
+class QuerySyntaxError(MedsearchError):
+    """A search query cannot be parsed; the message points at the problem."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        self.position = position
+        super().__init__(message)
+
+
+class ModelError(MedsearchError):
+    """A model cannot be found, loaded or does not fit the index it is used with."""
+
+
+class IndexMismatchError(ModelError):
+    """The index on disk was built with a different model profile than the one asked for."""
+
+
+class VectorsMissingError(MedsearchError):
+    """Dense retrieval was asked for but the corpus (or this PMID) has no vectors yet."""

@@ -1,0 +1,95 @@
+"""Every on-disk location medsearch uses, and nothing else.
+
+The data home is platformdirs' user data dir, overridden by ``MEDSEARCH_HOME`` and, above
+that, by the global ``--home DIR`` option (which the CLI passes in as ``home``). Modules
+never build paths themselves: they ask a :class:`Paths`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from medsearch.errors import HomeError
+
+ENV_HOME = "MEDSEARCH_HOME"
+APP_NAME = "medsearch"
+
+
+def default_home() -> Path:
+    """The data home when neither ``--home`` nor ``MEDSEARCH_HOME`` says otherwise."""
+    env = os.environ.get(ENV_HOME)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+@dataclass(frozen=True)
+class Paths:
+    """The layout of one data home."""
+
+    home: Path
+
+    @classmethod
+    def resolve(cls, home: str | os.PathLike[str] | None = None) -> Paths:
+        return cls(Path(home).expanduser() if home else default_home())
+
+    @property
+    def store(self) -> Path:
+        """The SQLite article store (articles, deletions, file ledger, vector bookkeeping)."""
+        return self.home / "store.sqlite"
+
+    @property
+    def lexical_index(self) -> Path:
+        return self.home / "lexical"
+
+    @property
+    def vectors(self) -> Path:
+        """Root of the vector indexes; one sub-directory per kind (articles, sentences)."""
+        return self.home / "vectors"
+
+    def vector_dir(self, kind: str) -> Path:
+        return self.vectors / kind
+
+    @property
+    def downloads(self) -> Path:
+        return self.home / "downloads"
+
+    @property
+    def models_cache(self) -> Path:
+        """Where ``medsearch models download`` puts model snapshots for offline use."""
+        return self.home / "models"
+
+    @property
+    def config_file(self) -> Path:
+        return self.home / "config.toml"
+
+    @property
+    def history_file(self) -> Path:
+        return self.home / "history.txt"
+
+    @property
+    def eval_cache(self) -> Path:
+        return self.home / "eval"
+
+    @property
+    def tmp(self) -> Path:
+        return self.home / "tmp"
+
+    def ensure(self) -> Paths:
+        """Create the home (and tmp) or raise a :class:`HomeError` that says why not."""
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            self.tmp.mkdir(exist_ok=True)
+            probe = self.home / ".write-test"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise HomeError(
+                f"cannot write to the data home {self.home}: {exc.strerror or exc}"
+                f" (choose another with --home DIR or {ENV_HOME})"
+            ) from exc
+        return self

@@ -1,0 +1,324 @@
+"""The records that flow through medsearch: XML -> records -> store -> indexes -> searcher.
+
+All frozen dataclasses built from tuples, so they hash, pickle cheaply between the
+parser processes and the writer, and cannot be mutated behind a cache's back. Each
+record round-trips through a plain ``dict`` (``to_dict`` / ``from_dict``) which is
+what the store keeps as JSON and what ``--json`` prints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+@dataclass(frozen=True, slots=True)
+class AbstractSection:
+    """One ``AbstractText`` element: structured abstracts keep their label."""
+
+    text: str
+    label: str | None = None
+    category: str | None = None  # NlmCategory: BACKGROUND, METHODS, RESULTS, ...
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    last_name: str | None = None
+    fore_name: str | None = None
+    initials: str | None = None
+    collective_name: str | None = None
+    affiliations: tuple[str, ...] = ()
+
+    @property
+    def display(self) -> str:
+        """``Smith JA`` as PubMed prints it, or the collective name."""
+        if self.collective_name:
+            return self.collective_name
+        parts = [p for p in (self.last_name, self.initials or self.fore_name) if p]
+        return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Qualifier:
+    name: str
+    ui: str | None = None
+    major: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MeshHeading:
+    descriptor: str
+    ui: str | None = None
+    major: bool = False
+    qualifiers: tuple[Qualifier, ...] = ()
+
+    @property
+    def is_major(self) -> bool:
+        """PubMed's [majr]: the descriptor or any of its qualifiers is a major topic."""
+        return self.major or any(q.major for q in self.qualifiers)
+
+
+@dataclass(frozen=True, slots=True)
+class PubDate:
+    """A publication date as precise as the record allows.
+
+    ``raw`` keeps a MedlineDate (``1998 Dec-1999 Jan``) verbatim; ``season`` keeps
+    ``Spring`` etc. ``year`` is always the first year mentioned.
+    """
+
+    year: int | None = None
+    month: int | None = None
+    day: int | None = None
+    season: str | None = None
+    raw: str | None = None
+
+    def __str__(self) -> str:
+        if self.raw:
+            return self.raw
+        if self.year is None:
+            return ""
+        out = str(self.year)
+        if self.month:
+            out += " " + MONTHS[self.month - 1].capitalize()
+            if self.day:
+                out += f" {self.day}"
+        elif self.season:
+            out += " " + self.season
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Article:
+    """One citation, as much of it as a search engine and a reference manager need."""
+
+    pmid: int
+    version: int = 1
+    title: str = ""
+    abstract: tuple[AbstractSection, ...] = ()
+    authors: tuple[Author, ...] = ()
+    journal: str = ""
+    journal_abbrev: str = ""
+    issn: str | None = None
+    volume: str | None = None
+    issue: str | None = None
+    pages: str | None = None
+    pub_date: PubDate = field(default_factory=PubDate)
+    mesh: tuple[MeshHeading, ...] = ()
+    keywords: tuple[str, ...] = ()
+    publication_types: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    # (IdType, value) pairs from ArticleIdList and ELocationID: ("doi", ...), ("pmc", ...)
+    article_ids: tuple[tuple[str, str], ...] = ()
+    chemicals: tuple[str, ...] = ()
+    kind: str = "article"  # "article" (PubmedArticle/MedlineCitation) or "book"
+
+    @property
+    def year(self) -> int | None:
+        return self.pub_date.year
+
+    def article_id(self, kind: str) -> str | None:
+        for id_type, value in self.article_ids:
+            if id_type == kind:
+                return value
+        return None
+
+    @property
+    def doi(self) -> str | None:
+        return self.article_id("doi")
+
+    @property
+    def pmcid(self) -> str | None:
+        return self.article_id("pmc")
+
+    @property
+    def abstract_text(self) -> str:
+        """The abstract as one string, labelled sections as ``LABEL: text``."""
+        return "\n".join(
+            f"{s.label}: {s.text}" if s.label else s.text for s in self.abstract if s.text
+        )
+
+    @property
+    def first_author(self) -> str:
+        return self.authors[0].display if self.authors else ""
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of the text the encoders see; unchanged text means unchanged vectors."""
+        payload = f"{self.title}\x00{self.abstract_text}".encode()
+        return hashlib.blake2b(payload, digest_size=16).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Article:
+        return cls(
+            pmid=int(data["pmid"]),
+            version=int(data.get("version", 1)),
+            title=data.get("title", ""),
+            abstract=tuple(AbstractSection(**s) for s in data.get("abstract", ())),
+            authors=tuple(
+                Author(**{**a, "affiliations": tuple(a.get("affiliations", ()))})
+                for a in data.get("authors", ())
+            ),
+            journal=data.get("journal", ""),
+            journal_abbrev=data.get("journal_abbrev", ""),
+            issn=data.get("issn"),
+            volume=data.get("volume"),
+            issue=data.get("issue"),
+            pages=data.get("pages"),
+            pub_date=PubDate(**data.get("pub_date", {})),
+            mesh=tuple(
+                MeshHeading(
+                    descriptor=m["descriptor"],
+                    ui=m.get("ui"),
+                    major=bool(m.get("major", False)),
+                    qualifiers=tuple(Qualifier(**q) for q in m.get("qualifiers", ())),
+                )
+                for m in data.get("mesh", ())
+            ),
+            keywords=tuple(data.get("keywords", ())),
+            publication_types=tuple(data.get("publication_types", ())),
+            languages=tuple(data.get("languages", ())),
+            article_ids=tuple((str(k), str(v)) for k, v in data.get("article_ids", ())),
+            chemicals=tuple(data.get("chemicals", ())),
+            kind=data.get("kind", "article"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Article:
+        return cls.from_dict(json.loads(text))
+
+
+@dataclass(frozen=True, slots=True)
+class Deletion:
+    """A ``DeleteCitation`` block: these PMIDs leave the store and every index."""
+
+    pmids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """An abstract sentence, keyed by ``sentence_id = pmid * 1000 + position``.
+
+    The arithmetic key lets a sentence vector find its article without a lookup table and
+    stays unique for abstracts of up to 1,000 sentences (PubMed's longest are ~100).
+    """
+
+    pmid: int
+    position: int
+    text: str
+    label: str | None = None
+
+    @property
+    def sentence_id(self) -> int:
+        return sentence_id(self.pmid, self.position)
+
+
+SENTENCES_PER_ARTICLE = 1000
+
+
+def sentence_id(pmid: int, position: int) -> int:
+    return pmid * SENTENCES_PER_ARTICLE + position
+
+
+def split_sentence_id(sid: int) -> tuple[int, int]:
+    return divmod(sid, SENTENCES_PER_ARTICLE)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked result. ``sources`` says which retriever(s) found it."""
+
+    rank: int
+    pmid: int
+    score: float
+    title: str = ""
+    journal: str = ""
+    year: int | None = None
+    authors: tuple[str, ...] = ()
+    snippet: str = ""
+    sources: tuple[str, ...] = ()  # "lexical", "dense"
+    extra: tuple[tuple[str, Any], ...] = ()  # command-specific fields (sentence, evidence ...)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "rank": self.rank,
+            "pmid": self.pmid,
+            "score": round(float(self.score), 6),
+            "title": self.title,
+            "journal": self.journal,
+            "year": self.year,
+            "authors": list(self.authors),
+            "snippet": self.snippet,
+            "sources": list(self.sources),
+        }
+        out.update(dict(self.extra))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Restrictions every retriever applies the same way (CLI flags or query field tags).
+
+    Empty tuples and ``None`` mean "no restriction". Journals match the full title or the
+    ISO abbreviation, case-insensitively; publication types match PubMed's names.
+    """
+
+    year_from: int | None = None
+    year_to: int | None = None
+    journals: tuple[str, ...] = ()
+    publication_types: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return (
+            self.year_from is None
+            and self.year_to is None
+            and not self.journals
+            and not self.publication_types
+            and not self.languages
+        )
+
+    def merge(self, other: Filters) -> Filters:
+        """Both sets of restrictions at once (CLI flags AND query tags)."""
+
+        def tighter(a: int | None, b: int | None, pick: Any) -> int | None:
+            return b if a is None else a if b is None else pick(a, b)
+
+        return Filters(
+            year_from=tighter(self.year_from, other.year_from, max),
+            year_to=tighter(self.year_to, other.year_to, min),
+            journals=self.journals + other.journals,
+            publication_types=self.publication_types + other.publication_types,
+            languages=self.languages + other.languages,
+        )
+
+    def accepts(self, article: Article) -> bool:
+        """The reference semantics: what an index-side filter must agree with."""
+        year = article.year
+        if self.year_from is not None and (year is None or year < self.year_from):
+            return False
+        if self.year_to is not None and (year is None or year > self.year_to):
+            return False
+        if self.journals:
+            names = {article.journal.casefold(), article.journal_abbrev.casefold()}
+            if not any(j.casefold() in names for j in self.journals):
+                return False
+        if self.publication_types:
+            types = {t.casefold() for t in article.publication_types}
+            if not any(t.casefold() in types for t in self.publication_types):
+                return False
+        if self.languages:
+            langs = {lang.casefold() for lang in article.languages}
+            if not any(lang.casefold() in langs for lang in self.languages):
+                return False
+        return True
