@@ -17,6 +17,11 @@ ENV_HOME = "MEDSEARCH_HOME"
 APP_NAME = "medsearch"
 
 
+def demo_corpus() -> Path:
+    """The bundled demo records (invented, PubMed format) used when NCBI is unreachable."""
+    return Path(__file__).resolve().parent.parent / "assets" / "demo"
+
+
 def default_home() -> Path:
     """The data home when neither ``--home`` nor ``MEDSEARCH_HOME`` says otherwise."""
     env = os.environ.get(ENV_HOME)

@@ -1,0 +1,264 @@
+"""parse -> store -> lexical index (-> encode -> vector index); resumable, file by file.
+
+The unit of work is one input file. Its records, its deletions and its ledger row are
+written to SQLite in one transaction, and its changes to the tantivy index are committed
+just before that transaction commits (with the file name as the commit payload). So:
+
+- an interruption (Ctrl-C, kill, crash, full disk) before the SQLite commit leaves the
+  store as it was; re-running re-applies the file, and because every tantivy change is
+  "delete this PMID, add this document" the re-application is idempotent;
+- a file that fails to parse is rolled back in both places, recorded as failed in the
+  ledger, and retried on the next run while the other files go on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from medsearch.errors import DiskFullError, ParseError, UsageError
+from medsearch.paths import Paths
+from medsearch.progress import NullProgress, Progress
+from medsearch.store import ApplyCounts, Store
+from medsearch.store.db import is_disk_full
+
+if TYPE_CHECKING:
+    from medsearch.index.lexical import LexicalIndex
+
+    from ingest.workers import Message
+
+SUFFIXES = (".xml", ".xml.gz")
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    path: Path
+    size: int
+    checksum: str
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+@dataclass
+class IngestSummary:
+    """What a run did; ``ok`` is False when any input failed."""
+
+    files: int = 0
+    ingested: int = 0
+    skipped: int = 0
+    added: int = 0
+    replaced: int = 0
+    deleted: int = 0
+    books: int = 0
+    articles: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    encoded: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "files": self.files,
+            "ingested": self.ingested,
+            "skipped": self.skipped,
+            "failed": len(self.failures),
+            "articles": self.articles,
+            "added": self.added,
+            "replaced": self.replaced,
+            "deleted": self.deleted,
+            "books": self.books,
+            "encoded": self.encoded,
+            "seconds": round(self.seconds, 3),
+            "failures": [{"file": f, "error": e} for f, e in self.failures],
+            "notes": self.notes,
+        }
+
+
+def is_pubmed_file(path: Path) -> bool:
+    return path.name.endswith(SUFFIXES)
+
+
+def discover(paths: Iterable[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Files to ingest in NCBI name order, plus the inputs that do not exist."""
+    found: dict[str, Path] = {}
+    missing: list[tuple[str, str]] = []
+    for given in paths:
+        if given.is_dir():
+            for child in given.iterdir():
+                if child.is_file() and is_pubmed_file(child):
+                    found.setdefault(child.name, child)
+        elif given.is_file():
+            found.setdefault(given.name, given)
+        else:
+            missing.append((str(given), "no such file or directory"))
+    return [found[name] for name in sorted(found)], missing
+
+
+def md5sum(path: Path, chunk: int = 1 << 20) -> str:
+    """MD5, because NCBI publishes one beside every file; we only need change detection."""
+    digest = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Ingestor:
+    """Applies PubMed files to the store and the lexical index of one data home."""
+
+    def __init__(
+        self,
+        paths: Paths,
+        *,
+        jobs: int = 2,
+        progress: Progress | None = None,
+        lexical_factory: Callable[[Path], LexicalIndex] | None = None,
+    ) -> None:
+        self.paths = paths.ensure()
+        self.jobs = jobs
+        self.progress: Progress = progress or NullProgress()
+        self.store = Store(paths.store)
+        if lexical_factory is None:
+            from medsearch.index.lexical import LexicalIndex
+
+            lexical_factory = LexicalIndex.open
+        self.lexical = lexical_factory(paths.lexical_index)
+
+    def close(self) -> None:
+        self.lexical.close()
+        self.store.close()
+
+    def __enter__(self) -> Ingestor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(self, inputs: Sequence[Path]) -> IngestSummary:
+        started = time.monotonic()
+        summary = IngestSummary()
+        files, missing = discover(inputs)
+        summary.failures.extend(missing)
+        if not files and not missing:
+            raise UsageError(
+                "no PubMed files (*.xml, *.xml.gz) in " + ", ".join(str(p) for p in inputs)
+            )
+        summary.files = len(files)
+        todo = self._plan(files, summary)
+        self.progress.start("files", "Files", total=len(files))
+        self.progress.advance("files", summary.skipped)
+        self.progress.start("articles", "Articles", total=None)
+        from ingest.workers import ParserPool
+
+        pool = ParserPool([f.path for f in todo], jobs=self.jobs)
+        by_path = {f.path: f for f in todo}
+        try:
+            for path, messages in pool:
+                self._apply_file(by_path[path], messages, summary)
+                self.progress.advance("files")
+        finally:
+            pool.close()
+            self.progress.finish("articles")
+            self.progress.finish("files")
+            summary.seconds = time.monotonic() - started
+        return summary
+
+    def _plan(self, files: list[Path], summary: IngestSummary) -> list[InputFile]:
+        todo: list[InputFile] = []
+        for path in files:
+            try:
+                item = InputFile(path, path.stat().st_size, md5sum(path))
+            except OSError as exc:
+                summary.failures.append((str(path), f"cannot read: {exc.strerror or exc}"))
+                continue
+            entry = self.store.ledger_entry(item.name)
+            if entry and entry.status == "done" and entry.checksum == item.checksum:
+                summary.skipped += 1
+                continue
+            if entry and entry.status == "done":
+                self.progress.message(f"{item.name} changed since it was ingested; re-applying")
+            todo.append(item)
+        return todo
+
+    def _apply_file(
+        self, item: InputFile, messages: Iterator[Message], summary: IngestSummary
+    ) -> None:
+        t0 = time.monotonic()
+        articles = books = 0
+        added = replaced = deleted = 0
+        try:
+            with self.store.transaction():
+                file_id = self.store.record_file(
+                    name=item.name,
+                    path=str(item.path),
+                    size=item.size,
+                    checksum=item.checksum,
+                    status="done",
+                )
+                for kind, payload in messages:
+                    if kind == "articles":
+                        counts = self.store.upsert(payload, file_id=file_id)
+                        self.lexical.upsert(payload)
+                        articles += len(payload)
+                        books += sum(1 for a in payload if a.kind == "book")
+                        added += counts.added
+                        replaced += counts.replaced
+                        self.progress.advance("articles", len(payload))
+                    elif kind == "delete":
+                        deleted += self.store.delete(payload, file_id=file_id)
+                        self.lexical.delete(payload)
+                    elif kind == "error":
+                        problem, position = payload
+                        raise ParseError(str(item.path), problem, position)
+                self.store.record_file(
+                    name=item.name,
+                    path=str(item.path),
+                    size=item.size,
+                    checksum=item.checksum,
+                    status="done",
+                    articles=articles,
+                    counts=ApplyCounts(added, replaced, deleted),
+                    books=books,
+                    seconds=time.monotonic() - t0,
+                )
+                self.lexical.commit(payload=item.name)
+        except ParseError as exc:
+            self.lexical.rollback()
+            summary.failures.append((item.name, str(exc)))
+            self.progress.message(f"failed: {exc}")
+            self._record_failure(item, str(exc))
+            return
+        except BaseException as exc:
+            self.lexical.rollback()
+            if is_disk_full(exc) and not isinstance(exc, DiskFullError):
+                raise DiskFullError(
+                    f"disk full while ingesting {item.name}; nothing from it was kept"
+                ) from exc
+            raise
+        summary.ingested += 1
+        summary.articles += articles
+        summary.books += books
+        summary.added += added
+        summary.replaced += replaced
+        summary.deleted += deleted
+
+    def _record_failure(self, item: InputFile, error: str) -> None:
+        with self.store.transaction():
+            self.store.record_file(
+                name=item.name,
+                path=str(item.path),
+                size=item.size,
+                checksum=item.checksum,
+                status="failed",
+                error=error,
+            )

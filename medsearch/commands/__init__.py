@@ -1,0 +1,12 @@
+"""The CLI's commands, one module per concern; :mod:`medsearch.cli` assembles them."""
+
+from __future__ import annotations
+
+import click
+
+from medsearch.commands.info import show, stats
+from medsearch.commands.ingest import ingest
+from medsearch.commands.quickstart import quickstart
+from medsearch.commands.search import search
+
+COMMANDS: list[click.Command] = [quickstart, ingest, search, show, stats]

@@ -1,0 +1,76 @@
+"""Helpers every command shares: the data home, JSON output, filters, failing cleanly."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from medsearch.errors import UsageError
+from medsearch.paths import Paths
+from medsearch.records import Filters
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    click.echo(f"medsearch: error: {message}", err=True)
+    sys.exit(code)
+
+
+def emit_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+def paths_of(ctx: click.Context) -> Paths:
+    obj = ctx.find_root().obj
+    if not isinstance(obj, Paths):  # a command invoked on its own (tests, scripts)
+        obj = Paths.resolve(None)
+        ctx.find_root().obj = obj
+    return obj
+
+
+def parse_years(value: str | None) -> tuple[int | None, int | None]:
+    """``2015:2020``, ``2015:``, ``:2020`` or ``2019`` -> (from, to)."""
+    if not value:
+        return None, None
+    text = value.strip()
+    try:
+        if ":" in text:
+            lo, hi = text.split(":", 1)
+            a = int(lo) if lo.strip() else None
+            b = int(hi) if hi.strip() else None
+        else:
+            a = b = int(text)
+    except ValueError:
+        raise UsageError(
+            f"--year expects YEAR or FROM:TO (e.g. 2015:2020), not {value!r}"
+        ) from None
+    if a is not None and b is not None and a > b:
+        raise UsageError(f"--year range {value!r} is empty: {a} is after {b}")
+    return a, b
+
+
+def make_filters(
+    year: str | None, journals: tuple[str, ...] = (), types: tuple[str, ...] = ()
+) -> Filters:
+    lo, hi = parse_years(year)
+    return Filters(year_from=lo, year_to=hi, journals=journals, publication_types=types)
+
+
+def filter_options(fn: Any) -> Any:
+    """--year, --journal, --type: the same filters on every retrieval command."""
+    fn = click.option(
+        "--type",
+        "types",
+        multiple=True,
+        help="Publication type, e.g. 'Review', 'Randomized Controlled Trial' (repeatable).",
+    )(fn)
+    fn = click.option(
+        "--journal",
+        "journals",
+        multiple=True,
+        help="Journal title or ISO abbreviation (repeatable).",
+    )(fn)
+    fn = click.option("--year", default=None, help="Publication year or range FROM:TO.")(fn)
+    return fn

@@ -1,0 +1,145 @@
+"""``medsearch ingest``: PubMed files (local or downloaded) into the store and indexes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import click
+
+from medsearch.commands.common import emit_json, fail, paths_of
+from medsearch.errors import UsageError
+from medsearch.paths import Paths
+from medsearch.progress import Progress
+
+
+def default_jobs() -> int:
+    """Parser processes: one per core beyond the writer's, at least one."""
+    return max(1, min(8, (os.cpu_count() or 2) - 1))
+
+
+def fetch_files(
+    paths: Paths, kind: str, limit: int | None, mirror: str | None, progress: Progress
+) -> list[Path]:
+    """Download with one progress bar per file (bytes), md5-verified and resumable."""
+    from ingest.download import DEFAULT_MIRROR, RemoteFile, download
+
+    def on_file(remote: RemoteFile, index: int, count: int) -> None:
+        progress.start("download", f"Downloading {remote.name} ({index + 1}/{count})", total=None)
+
+    def on_bytes(done: int, total: int | None) -> None:
+        progress.update("download", completed=done, total=total)
+
+    target: Literal["baseline", "updates"] = "baseline" if kind == "baseline" else "updates"
+    return download(
+        target,
+        paths.downloads / target,
+        limit=limit,
+        mirror=mirror or DEFAULT_MIRROR,
+        progress=on_bytes,
+        on_file=on_file,
+    )
+
+
+@click.command()
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--download",
+    type=click.Choice(["baseline", "updates"]),
+    default=None,
+    help="Fetch PubMed files from NCBI (verified by md5, resumable) and ingest them.",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help="With --download: at most N files."
+)
+@click.option("--mirror", default=None, help="With --download: base URL instead of NCBI's.")
+@click.option(
+    "--embeddings",
+    "embeddings",
+    default=None,
+    help="Import NCBI's precomputed MedCPT article embeddings from a directory or URL.",
+)
+@click.option("--no-encode", is_flag=True, help="Skip encoding: lexical search only, encode later.")
+@click.option(
+    "--models", "profile", default=None, help="Model profile (medcpt, minilm, or your own)."
+)
+@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda, cuda:N or mps.")
+@click.option(
+    "--index-factory",
+    default=None,
+    help="Faiss index factory string (overrides the automatic choice).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Parser processes (0: parse in-process).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.pass_context
+def ingest(
+    ctx: click.Context,
+    inputs: tuple[Path, ...],
+    download: str | None,
+    limit: int | None,
+    mirror: str | None,
+    embeddings: str | None,
+    no_encode: bool,
+    profile: str | None,
+    device: str,
+    index_factory: str | None,
+    jobs: int | None,
+    as_json: bool,
+) -> None:
+    """Ingest PubMed XML files (*.xml, *.xml.gz, or directories of them).
+
+    Files are applied in name order (baseline, then update files); a later record for a
+    PMID replaces an earlier one and DeleteCitation removes it everywhere. Re-running skips
+    files already ingested and retries failed ones; an interrupted run resumes.
+    """
+    from medsearch.commands.progress import RichProgress
+    from medsearch.commands.render import print_summary
+
+    paths = paths_of(ctx).ensure()
+    if not inputs and not download and not embeddings:
+        raise UsageError(
+            "give PubMed files or directories, --download baseline|updates, or --embeddings"
+        )
+    if (limit or mirror) and not download:
+        raise UsageError("--limit and --mirror go with --download")
+    files = list(inputs)
+    with RichProgress(enabled=not as_json) as progress:
+        if download:
+            files.extend(fetch_files(paths, download, limit, mirror, progress))
+        from ingest.pipeline import Ingestor
+
+        with Ingestor(
+            paths, jobs=default_jobs() if jobs is None else jobs, progress=progress
+        ) as ing:
+            summary = ing.run(files) if files else None
+            if embeddings or not no_encode:
+                from ingest.encode_stage import run_vectors_stage
+
+                notes, encoded = run_vectors_stage(
+                    paths,
+                    ing.store,
+                    profile=profile,
+                    device=device,
+                    index_factory=index_factory,
+                    embeddings=embeddings,
+                    encode=not no_encode,
+                    progress=progress,
+                )
+                if summary is not None:
+                    summary.notes.extend(notes)
+                    summary.encoded = encoded
+    if summary is None:
+        return
+    if as_json:
+        emit_json(summary.to_dict())
+    else:
+        print_summary(summary)
+    if not summary.ok:
+        fail(f"{len(summary.failures)} input(s) failed; fix or remove them and run ingest again")

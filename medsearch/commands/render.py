@@ -1,0 +1,127 @@
+"""Human-readable output for the CLI (rich). JSON output never goes through here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from medsearch.records import Article, Hit
+
+if TYPE_CHECKING:
+    from ingest.pipeline import IngestSummary
+
+console = Console()
+
+
+def highlighted(snippet: str) -> Text:
+    """A snippet with the engine's ``<b>..</b>`` marks drawn bold, everything else literal."""
+    text = Text()
+    rest = snippet
+    while rest:
+        start = rest.find("<b>")
+        if start < 0:
+            text.append(rest)
+            break
+        end = rest.find("</b>", start)
+        if end < 0:
+            text.append(rest)
+            break
+        text.append(rest[:start])
+        text.append(rest[start + 3 : end], style="bold yellow")
+        rest = rest[end + 4 :]
+    return text
+
+
+def print_summary(summary: IngestSummary) -> None:
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    table.add_row(
+        "files",
+        f"{summary.files:,} ({summary.ingested:,} ingested, "
+        f"{summary.skipped:,} already done, {len(summary.failures):,} failed)",
+    )
+    table.add_row(
+        "articles",
+        f"{summary.articles:,} read: {summary.added:,} added, "
+        f"{summary.replaced:,} replaced, {summary.deleted:,} deleted",
+    )
+    if summary.books:
+        table.add_row("books", f"{summary.books:,} book records stored")
+    if summary.encoded:
+        table.add_row("encoded", f"{summary.encoded:,} new or changed vectors")
+    rate = summary.articles / summary.seconds if summary.seconds else 0.0
+    table.add_row("time", f"{summary.seconds:,.1f} s ({rate:,.0f} articles/s)")
+    console.print(table)
+    for note in summary.notes:
+        console.print(f"[dim]note:[/] {escape(note)}")
+    for name, error in summary.failures:
+        console.print(f"[red]failed:[/] {escape(error if name in error else f'{name}: {error}')}")
+
+
+def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
+    if header:
+        console.print(header)
+    if not hits:
+        console.print("[dim]no results[/]")
+        return
+    for hit in hits:
+        line = Text()
+        line.append(f"{hit.rank:>3}. ", style="bold")
+        line.append(f"{hit.year or '    '}  ", style="cyan")
+        line.append(hit.title or "(no title)", style="bold")
+        console.print(line)
+        meta = Text("     ")
+        if hit.authors:
+            meta.append(hit.authors[0] + (" et al." if len(hit.authors) > 1 else "") + " · ")
+        meta.append(hit.journal or "", style="italic")
+        meta.append(f" · PMID {hit.pmid}", style="green")
+        if hit.sources:
+            meta.append(f" · {'+'.join(hit.sources)}", style="dim")
+        meta.append(f" · score {hit.score:.3f}", style="dim")
+        console.print(meta)
+        if hit.snippet:
+            snippet = Text("     ")
+            snippet.append_text(highlighted(hit.snippet))
+            console.print(snippet)
+        for key, value in hit.extra:
+            if isinstance(value, str) and value:
+                console.print(Text(f"     {key}: ", style="dim") + Text(value))
+        console.print()
+
+
+def print_article(article: Article) -> None:
+    console.print(Text(article.title or "(no title)", style="bold"))
+    authors = ", ".join(a.display for a in article.authors)
+    if authors:
+        console.print(Text(authors))
+    cite = f"{article.journal_abbrev or article.journal}. {article.pub_date}"
+    if article.volume:
+        cite += f";{article.volume}"
+        if article.issue:
+            cite += f"({article.issue})"
+    if article.pages:
+        cite += f":{article.pages}"
+    console.print(Text(cite + ".", style="italic"))
+    ids = [f"PMID {article.pmid}"]
+    if article.doi:
+        ids.append(f"doi:{article.doi}")
+    if article.pmcid:
+        ids.append(article.pmcid)
+    console.print(Text(" · ".join(ids), style="green"))
+    console.print()
+    for section in article.abstract:
+        if section.label:
+            console.print(Text(section.label, style="bold cyan"))
+        console.print(Text(section.text))
+        console.print()
+    if article.mesh:
+        terms = [(("*" if m.is_major else "") + m.descriptor) for m in article.mesh]
+        console.print(Text("MeSH: ", style="bold") + Text("; ".join(terms)))
+    if article.publication_types:
+        console.print(Text("Type: ", style="bold") + Text("; ".join(article.publication_types)))
+    if article.keywords:
+        console.print(Text("Keywords: ", style="bold") + Text("; ".join(article.keywords)))

@@ -1,0 +1,56 @@
+"""``medsearch search``: the query language, filters and modes, for people and scripts."""
+
+from __future__ import annotations
+
+import click
+
+from medsearch.commands.common import emit_json, filter_options, make_filters, paths_of
+
+
+@click.command()
+@click.argument("query")
+@click.option(
+    "--mode",
+    type=click.Choice(["lexical", "dense", "hybrid"]),
+    default=None,
+    help="Retrieval mode (default: hybrid when vectors exist, else lexical).",
+)
+@click.option(
+    "-k", "k", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Number of hits."
+)
+@filter_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    mode: str | None,
+    k: int,
+    year: str | None,
+    journals: tuple[str, ...],
+    types: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Search with PubMed's query syntax: words, "phrases", AND/OR/NOT, field tags.
+
+    \b
+    Examples:
+      medsearch search 'IL-6 cytokine storm COVID-19'
+      medsearch search 'brca1[ti] AND review[pt]' --year 2015:2020
+      medsearch search 'metformin' --journal 'N Engl J Med' --json
+    """
+    from medsearch.retrieval.searcher import open_searcher
+
+    filters = make_filters(year, journals, types)
+    with open_searcher(paths_of(ctx)) as searcher:
+        result = searcher.search(query, mode=mode, k=k, filters=filters)
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    from medsearch.commands.render import print_hits
+
+    shown = len(result.hits)
+    header = f"[dim]{result.total:,} matching · showing {shown} · mode {result.mode}[/]"
+    print_hits(result.hits, header=header)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)

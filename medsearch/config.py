@@ -1,0 +1,66 @@
+"""Typed settings, layered: defaults, then ``config.toml`` in the data home.
+
+Each field says why it has its default. The file is TOML with a ``[search]`` table; model
+profiles live in ``[profiles.NAME]`` tables (read by :mod:`medsearch.models.profiles`) and
+key bindings in ``[keys]`` (read by the TUI).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from typing import Any
+
+from medsearch.errors import UsageError
+from medsearch.paths import Paths
+
+
+@dataclass(frozen=True)
+class Settings:
+    profile: str | None = None
+    """Model profile; None picks medcpt when cached, else the offline minilm profile."""
+
+    device: str = "auto"
+    """auto picks cuda, then mps, then cpu."""
+
+    lexical_candidates: int = 1000
+    """Lexical top-N fed to fusion (1000 keeps recall on a 40M corpus; cheap in tantivy)."""
+
+    dense_candidates: int = 1000
+    """Dense top-N fed to fusion."""
+
+    rrf_k: int = 60
+    """Reciprocal rank fusion constant (Cormack et al. 2009)."""
+
+    fusion: str = "rrf"
+    """rrf, or "score" for a weighted sum of min-max normalised scores."""
+
+    rerank_head_gpu: int = 100
+    """Cross-encoder head on a GPU (MedCPT's own setting)."""
+
+    rerank_head_cpu: int = 20
+    """Cross-encoder head on a CPU: ~0.1 s per pair with int8 here, so keep it short."""
+
+    index_factory: str | None = None
+    """Faiss factory string overriding the size-based choice."""
+
+
+def load_settings(paths: Paths) -> Settings:
+    """Defaults overridden by the ``[search]`` table of the config file, if there is one."""
+    table = read_config(paths).get("search", {})
+    known = {f.name for f in fields(Settings)}
+    unknown = set(table) - known
+    if unknown:
+        raise UsageError(
+            f"unknown setting(s) {', '.join(sorted(unknown))} in {paths.config_file} [search]"
+        )
+    return Settings(**table)
+
+
+def read_config(paths: Paths) -> dict[str, Any]:
+    if not paths.config_file.exists():
+        return {}
+    try:
+        return tomllib.loads(paths.config_file.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read {paths.config_file}: {exc}") from exc
