@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import click
 
+from medsearch.commands.export import export
 from medsearch.commands.info import show, stats
 from medsearch.commands.ingest import ingest
 from medsearch.commands.quickstart import quickstart
+from medsearch.commands.retrieve import cite, sentences, similar
 from medsearch.commands.search import search
 
-COMMANDS: list[click.Command] = [quickstart, ingest, search, show, stats]
+COMMANDS: list[click.Command] = [
+    quickstart,
+    ingest,
+    search,
+    similar,
+    sentences,
+    cite,
+    show,
+    stats,
+    export,
+]

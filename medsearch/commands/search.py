@@ -19,6 +19,14 @@ from medsearch.commands.common import emit_json, filter_options, make_filters, p
     "-k", "k", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Number of hits."
 )
 @filter_options
+@click.option(
+    "--rerank/--no-rerank",
+    default=True,
+    show_default=True,
+    help="Rerank the head with the cross-encoder (when the profile has one).",
+)
+@click.option("--models", "profile", default=None, help="Model profile (must match the index).")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or mps.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
 @click.pass_context
 def search(
@@ -29,6 +37,9 @@ def search(
     year: str | None,
     journals: tuple[str, ...],
     types: tuple[str, ...],
+    rerank: bool,
+    profile: str | None,
+    device: str,
     as_json: bool,
 ) -> None:
     """Search with PubMed's query syntax: words, "phrases", AND/OR/NOT, field tags.
@@ -42,8 +53,10 @@ def search(
     from medsearch.retrieval.searcher import open_searcher
 
     filters = make_filters(year, journals, types)
-    with open_searcher(paths_of(ctx)) as searcher:
+    with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
         result = searcher.search(query, mode=mode, k=k, filters=filters)
+        if rerank and result.mode != "lexical":
+            result = searcher.rerank(result)
     if as_json:
         emit_json(result.to_dict())
         return

@@ -1,37 +1,63 @@
 """The one ``Searcher`` the CLI and the TUI both call.
 
-It is assembled from parts passed in (store, lexical index, and later the dense side and
-cross-encoder), never creating them itself: :func:`open_searcher` does the assembly for
-a data home, tests assemble their own.
+It is assembled from parts passed in (store, lexical index, dense side, cross-encoder),
+never creating them itself; :func:`open_searcher` does the assembly for a data home and
+tests assemble their own. Each capability is a method returning a
+:class:`~medsearch.retrieval.results.SearchResult`; reranking is a separate step so the
+UI can show first-stage results at once and reranked ones when they are ready.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
-from medsearch.errors import StoreError, UsageError
+import numpy as np
+
+from medsearch.config import Settings
+from medsearch.errors import StoreError, UsageError, VectorsMissingError
 from medsearch.paths import Paths
-from medsearch.records import Filters
+from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
 from medsearch.store import Store
 
 if TYPE_CHECKING:
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical import LexicalIndex, LexicalResult
+    from medsearch.models.cross import CrossEncoder
+    from medsearch.retrieval.cite import CiteResult
+    from medsearch.retrieval.dense import DenseSide
 
 MODES = ("lexical", "dense", "hybrid")
 MAX_K = 10_000
+RERANK_CHUNK = 8  # pairs scored between cancellation checks
+_TAGS = re.compile(r"\[[A-Za-z0-9 ]+\]|\b(?:AND|OR|NOT)\b|[()\"*]")
+
+
+def dense_text(query: str) -> str:
+    """The words of a PubMed-style query, for an encoder that reads natural language."""
+    return " ".join(_TAGS.sub(" ", query).split())
 
 
 @dataclass
 class Searcher:
     store: Store
     lexical: LexicalIndex
+    dense: DenseSide | None = None
+    cross: CrossEncoder | None = None
+    settings: Settings = field(default_factory=Settings)
+    profile_name: str | None = None
+    index_kind: str | None = None
+    loader: Callable[[Searcher], None] | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------
 
     def close(self) -> None:
         self.lexical.close()
+        if self.dense is not None:
+            self.dense.close()
         self.store.close()
 
     def __enter__(self) -> Searcher:
@@ -40,9 +66,44 @@ class Searcher:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def load_models(self) -> None:
+        """Load encoders and cross-encoder (seconds); the TUI calls this in a worker."""
+        if self.loader is not None and self.dense is None:
+            self.loader(self)
+
+    @property
+    def has_vectors(self) -> bool:
+        return self.profile_name is not None
+
+    @property
+    def device(self) -> str | None:
+        return self.dense.encoder.device if self.dense is not None else None
+
+    @property
+    def can_rerank(self) -> bool:
+        return self.cross is not None
+
     @property
     def default_mode(self) -> str:
-        return "lexical"
+        return "hybrid" if self.has_vectors else "lexical"
+
+    def article(self, pmid: int) -> Article:
+        return self.store.get(pmid)
+
+    def articles(self, pmids: Sequence[int]) -> dict[int, Article]:
+        return self.store.get_many(pmids)
+
+    def _dense(self, what: str) -> DenseSide:
+        if self.dense is None:
+            self.load_models()
+        if self.dense is None:
+            raise VectorsMissingError(
+                f"{what} needs article vectors and this corpus has none yet; run"
+                " `medsearch ingest` without --no-encode (or import NCBI's embeddings)"
+            )
+        return self.dense
+
+    # -- search --------------------------------------------------------------------------
 
     def search(
         self,
@@ -51,8 +112,9 @@ class Searcher:
         mode: str | None = None,
         k: int = 10,
         filters: Filters | None = None,
+        syntax: bool = True,
     ) -> SearchResult:
-        """The first stage: ranked hits with their records, ready to show."""
+        """The first stage: lexical and/or dense, fused, joined with their records."""
         mode = mode or self.default_mode
         if mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -61,38 +123,326 @@ class Searcher:
         if not query.strip():
             raise UsageError("the query is empty")
         filters = filters or Filters()
+        timings: list[tuple[str, float]] = []
         t0 = time.perf_counter()
-        result = self.lexical.search(query, k=k, filters=filters)
-        candidates = [
+        depth = k if mode == "lexical" else max(k, self.settings.lexical_candidates)
+        lex = self.lexical.search(
+            query, k=1 if mode == "dense" else depth, filters=filters, syntax=syntax
+        )
+        timings.append(("lexical", time.perf_counter() - t0))
+        lexical = [
             Candidate(pmid=h.pmid, score=h.score, sources=("lexical",), snippet=h.snippet)
-            for h in result.hits
+            for h in lex.hits
         ]
-        t1 = time.perf_counter()
-        hits = make_hits(candidates, self.store.get_many([c.pmid for c in candidates]))
+        notes: list[str] = []
+        if mode == "lexical":
+            ranked, total = lexical[:k], lex.total
+        else:
+            text = dense_text(query) if syntax else query
+            t1 = time.perf_counter()
+            dense = self._dense_candidates(
+                text, lex.filters, max(k, self.settings.dense_candidates)
+            )
+            timings.append(("dense", time.perf_counter() - t1))
+            if mode == "dense":
+                ranked, total = dense[:k], len(dense)
+            else:
+                ranked = self._fuse(lexical if lex.hits and lex.hits[0].score else [], dense, k)
+                total = max(lex.total, len(dense))
         t2 = time.perf_counter()
+        hits = make_hits(ranked, self.store.get_many([c.pmid for c in ranked]))
+        timings.append(("fetch", time.perf_counter() - t2))
+        if self.has_vectors and self.profile_name != "medcpt" and mode != "lexical":
+            notes.append(f"offline model profile {self.profile_name!r} in use (not MedCPT)")
         return SearchResult(
             hits=tuple(hits),
             mode=mode,
-            total=result.total,
+            total=total,
             context=(("query", query),),
-            filters=result.filters,
-            timings=(("lexical", t1 - t0), ("fetch", t2 - t1)),
+            filters=lex.filters,
+            notes=tuple(notes),
+            timings=tuple(timings),
         )
 
+    def _dense_candidates(self, text: str, filters: Filters, depth: int) -> list[Candidate]:
+        dense = self._dense("dense search")
+        vector = dense.encode_query(text)
+        allowed, accept = self._filter(filters)
+        pairs = dense.search_vector(vector, depth, allowed=allowed, accept=accept)
+        return [Candidate(pmid=p, score=s, sources=("dense",)) for p, s in pairs]
 
-def open_searcher(paths: Paths) -> Searcher:
-    """A searcher over one data home; a clear error when nothing was ingested yet."""
+    def _filter(
+        self, filters: Filters
+    ) -> tuple[np.ndarray | None, Callable[[Sequence[int]], set[int]] | None]:
+        """A filter for the dense side: the allowed PMID set when small, else a predicate."""
+        if filters.empty:
+            return None, None
+        from medsearch.retrieval.dense import ALLOWED_MAX
+
+        probe: LexicalResult = self.lexical.search(
+            "", k=ALLOWED_MAX, filters=filters, snippets=0, count=True
+        )
+        if probe.total <= ALLOWED_MAX:
+            return np.array([h.pmid for h in probe.hits], dtype=np.int64), None
+
+        def accept(pmids: Sequence[int]) -> set[int]:
+            return {p for p, a in self.store.get_many(pmids).items() if filters.accepts(a)}
+
+        return None, accept
+
+    def _fuse(self, lexical: list[Candidate], dense: list[Candidate], k: int) -> list[Candidate]:
+        from medsearch.retrieval.fusion import reciprocal_rank_fusion, score_fusion
+
+        if self.settings.fusion == "score":
+            fused = score_fusion(
+                {
+                    "lexical": [(c.pmid, c.score) for c in lexical],
+                    "dense": [(c.pmid, c.score) for c in dense],
+                },
+                limit=k,
+            )
+        else:
+            fused = reciprocal_rank_fusion(
+                {"lexical": [c.pmid for c in lexical], "dense": [c.pmid for c in dense]},
+                k=self.settings.rrf_k,
+                limit=k,
+            )
+        snippets = {c.pmid: c.snippet for c in lexical}
+        return [
+            Candidate(
+                pmid=f.pmid,
+                score=f.score,
+                sources=f.sources,
+                snippet=snippets.get(f.pmid, ""),
+                extra=tuple((f"{name}_rank", rank) for name, rank in f.ranks),
+            )
+            for f in fused
+        ]
+
+    # -- rerank --------------------------------------------------------------------------
+
+    def rerank_head(self) -> int:
+        device = self.device or "cpu"
+        return self.settings.rerank_head_cpu if device == "cpu" else self.settings.rerank_head_gpu
+
+    def rerank(
+        self,
+        result: SearchResult,
+        *,
+        head: int | None = None,
+        is_cancelled: Callable[[], bool] | None = None,
+    ) -> SearchResult:
+        """Cross-encoder scores for the head; the order follows them, the tail keeps its own.
+
+        Without a cross-encoder (the offline profile) the fused order stands and the
+        result says so. A cancelled rerank returns the result unchanged.
+        """
+        if self.cross is None:
+            note = "no cross-encoder in this model profile: first-stage order kept"
+            return replace(result, notes=(*result.notes, note))
+        query = dict(result.context).get("query") or dict(result.context).get("citance", "")
+        size = min(len(result.hits), head or self.rerank_head())
+        if size == 0:
+            return result
+        top = list(result.hits[:size])
+        records = self.store.get_many([h.pmid for h in top])
+        docs = [
+            (records[h.pmid].title, records[h.pmid].abstract_text)
+            if h.pmid in records
+            else (h.title, "")
+            for h in top
+        ]
+        t0 = time.perf_counter()
+        scores: list[float] = []
+        for i in range(0, len(docs), RERANK_CHUNK):
+            if is_cancelled is not None and is_cancelled():
+                return result
+            scores.extend(self.cross.score_pairs(str(query), docs[i : i + RERANK_CHUNK]).tolist())
+        order = sorted(range(size), key=lambda i: -scores[i])
+        hits: list[Hit] = []
+        for i in order:
+            hits.append(
+                replace(
+                    top[i],
+                    rank=len(hits) + 1,
+                    score=scores[i],
+                    extra=(*top[i].extra, ("first_stage_rank", top[i].rank)),
+                )
+            )
+        for h in result.hits[size:]:
+            hits.append(replace(h, rank=len(hits) + 1))
+        return replace(
+            result,
+            hits=tuple(hits),
+            reranked=True,
+            timings=(*result.timings, ("rerank", time.perf_counter() - t0)),
+        )
+
+    # -- similar articles and sentences ------------------------------------------------------
+
+    def similar(
+        self,
+        pmid: int,
+        *,
+        k: int = 10,
+        filters: Filters | None = None,
+        skip_duplicates: bool = True,
+    ) -> SearchResult:
+        """Nearest neighbours of a stored article's vector (itself and same-title copies out)."""
+        source = self.store.get(pmid)
+        dense = self._dense("similar articles")
+        vector = dense.article_vector(pmid)
+        return self._neighbours(
+            vector,
+            k,
+            filters,
+            exclude=frozenset({pmid}),
+            context=(("pmid", pmid),),
+            same_title=source.title if skip_duplicates else None,
+        )
+
+    def similar_text(self, title: str, abstract: str = "", *, k: int = 10) -> SearchResult:
+        if not (title.strip() or abstract.strip()):
+            raise UsageError("give a title and/or an abstract to find similar articles")
+        dense = self._dense("similar articles")
+        vector = dense.encoder.encode_articles([(title, abstract)])
+        return self._neighbours(vector, k, None, context=(("text", f"{title}\n{abstract}"),))
+
+    def _neighbours(
+        self,
+        vector: np.ndarray,
+        k: int,
+        filters: Filters | None,
+        *,
+        exclude: frozenset[int] = frozenset(),
+        context: tuple[tuple[str, Any], ...],
+        same_title: str | None = None,
+    ) -> SearchResult:
+        dense = self._dense("similar articles")
+        allowed, accept = self._filter(filters or Filters())
+        pairs = dense.search_vector(
+            vector, k * 2 + 5, allowed=allowed, accept=accept, exclude=exclude
+        )
+        records = self.store.get_many([p for p, _ in pairs])
+        title_key = same_title.casefold().strip() if same_title else None
+        cands = [
+            Candidate(pmid=p, score=s, sources=("dense",))
+            for p, s in pairs
+            if p in records
+            and (title_key is None or records[p].title.casefold().strip() != title_key)
+        ][:k]
+        return SearchResult(
+            hits=tuple(make_hits(cands, records)),
+            mode="dense",
+            total=len(cands),
+            context=context,
+            filters=filters or Filters(),
+        )
+
+    def sentences(self, text: str, *, k: int = 10) -> SearchResult:
+        """Nearest abstract sentences, each with its neighbours for context."""
+        from ingest.sentences import article_sentences
+
+        dense = self._dense("sentence search")
+        found = dense.search_sentences(text, k)
+        records = self.store.get_many(sorted({p for p, _, _ in found}))
+        cands: list[Candidate] = []
+        for pmid, position, score in found:
+            article = records.get(pmid)
+            if article is None:
+                continue
+            sents = article_sentences(article)
+            if position >= len(sents):
+                continue
+            sent = sents[position]
+            before = sents[position - 1].text if position > 0 else ""
+            after = sents[position + 1].text if position + 1 < len(sents) else ""
+            cands.append(
+                Candidate(
+                    pmid=pmid,
+                    score=score,
+                    sources=("dense",),
+                    extra=(
+                        ("sentence", sent.text),
+                        ("label", sent.label),
+                        ("sentence_id", sent.sentence_id),
+                        ("context", {"before": before, "after": after}),
+                    ),
+                )
+            )
+        return SearchResult(
+            hits=tuple(make_hits(cands, records)),
+            mode="sentences",
+            total=len(cands),
+            context=(("query", text),),
+        )
+
+    def cite(
+        self, paragraph: str, *, k: int = 5, before: int | None = None, rerank: bool = True
+    ) -> CiteResult:
+        """Reference suggestions per citing sentence (see :mod:`medsearch.retrieval.cite`)."""
+        from medsearch.retrieval.cite import suggest
+
+        return suggest(self, paragraph, k=k, before=before, rerank=rerank)
+
+
+def open_searcher(
+    paths: Paths, *, profile: str | None = None, device: str = "auto", load: bool = False
+) -> Searcher:
+    """A searcher over one data home; models load on first need (or now with ``load``)."""
     if not paths.store.exists():
         raise StoreError(
             f"no corpus in {paths.home} yet; run `medsearch ingest PATH` "
             "(or `medsearch ingest --download baseline --limit 1`)"
         )
+    from medsearch.config import load_settings
     from medsearch.index.lexical import LexicalIndex
+    from medsearch.status import vector_manifests
 
+    settings = load_settings(paths)
     store = Store(paths.store, readonly=True)
     lexical = LexicalIndex.open(paths.lexical_index, create=False)
-    return Searcher(store=store, lexical=lexical)
+    manifest = vector_manifests(paths).get("articles")
+    recorded = manifest.get("profile") if manifest else None
+    if recorded and profile and profile != recorded:
+        from medsearch.errors import IndexMismatchError
+
+        store.close()
+        lexical.close()
+        raise IndexMismatchError(
+            f"this corpus's vectors were built with model profile {recorded!r}, not"
+            f" {profile!r}; search with --models {recorded} or re-encode"
+        )
+    searcher = Searcher(
+        store=store,
+        lexical=lexical,
+        settings=settings,
+        profile_name=recorded,
+        index_kind=manifest.get("index_kind") if manifest else None,
+        loader=(lambda s: _load_models(s, paths, device)) if recorded else None,
+    )
+    if load:
+        searcher.load_models()
+    return searcher
 
 
-def pmids_of(result: SearchResult) -> Sequence[int]:
-    return [h.pmid for h in result.hits]
+def _load_models(searcher: Searcher, paths: Paths, device: str) -> None:
+    from medsearch.index.vector import VectorCollection
+    from medsearch.models.cross import load_cross_encoder
+    from medsearch.models.encoders import load_encoder
+    from medsearch.models.profiles import get_profile
+    from medsearch.retrieval.dense import DenseSide
+
+    assert searcher.profile_name is not None
+    profile = get_profile(searcher.profile_name, paths)
+    encoder = load_encoder(profile, device=device, paths=paths)
+    articles = VectorCollection.open(
+        paths.vector_dir("articles"), dim=encoder.dim, profile=profile.name
+    )
+    sentences = None
+    if (paths.vector_dir("sentences") / "manifest.json").exists():
+        sentences = VectorCollection.open(
+            paths.vector_dir("sentences"), dim=encoder.dim, profile=profile.name
+        )
+    searcher.dense = DenseSide(encoder=encoder, articles=articles, sentences=sentences)
+    searcher.cross = load_cross_encoder(profile, device=device, paths=paths)

@@ -1,0 +1,143 @@
+"""``medsearch similar``, ``sentences`` and ``cite``: the dense-side commands."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from medsearch.commands.common import emit_json, filter_options, make_filters, paths_of
+from medsearch.errors import UsageError
+
+
+def _pmid(value: str) -> int:
+    if not value.strip().isdigit():
+        raise UsageError(f"a PMID is a positive whole number, not {value!r}")
+    return int(value)
+
+
+@click.command()
+@click.argument("pmid", required=False)
+@click.option("--text", default=None, help="Title and abstract text instead of a PMID.")
+@click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
+@filter_options
+@click.option("--keep-duplicates", is_flag=True, help="Keep articles with the same title.")
+@click.option("--models", "profile", default=None, help="Model profile (must match the index).")
+@click.option("--device", default="auto", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
+@click.pass_context
+def similar(
+    ctx: click.Context,
+    pmid: str | None,
+    text: str | None,
+    k: int,
+    year: str | None,
+    journals: tuple[str, ...],
+    types: tuple[str, ...],
+    keep_duplicates: bool,
+    profile: str | None,
+    device: str,
+    as_json: bool,
+) -> None:
+    """Articles most similar to PMID (its stored vector), or to --text."""
+    from medsearch.retrieval.searcher import open_searcher
+
+    if (pmid is None) == (text is None):
+        raise UsageError("give either a PMID or --text 'title and abstract'")
+    with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
+        if pmid is not None:
+            result = searcher.similar(
+                _pmid(pmid),
+                k=k,
+                filters=make_filters(year, journals, types),
+                skip_duplicates=not keep_duplicates,
+            )
+        else:
+            assert text is not None
+            title, _, abstract = text.partition("\n")
+            result = searcher.similar_text(title, abstract, k=k)
+    _print(result, as_json)
+
+
+@click.command()
+@click.argument("text")
+@click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--models", "profile", default=None, help="Model profile (must match the index).")
+@click.option("--device", default="auto", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
+@click.pass_context
+def sentences(
+    ctx: click.Context, text: str, k: int, profile: str | None, device: str, as_json: bool
+) -> None:
+    """Abstract sentences closest in meaning to TEXT, with their neighbours for context."""
+    from medsearch.retrieval.searcher import open_searcher
+
+    with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
+        result = searcher.sentences(text, k=k)
+    _print(result, as_json)
+
+
+@click.command()
+@click.option(
+    "--file",
+    "file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A text file with the paragraph (default: standard input).",
+)
+@click.option("-k", "k", type=click.IntRange(1, 100), default=5, show_default=True)
+@click.option("--before", type=int, default=None, help="Only work published before YEAR.")
+@click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder.")
+@click.option("--models", "profile", default=None, help="Model profile (must match the index).")
+@click.option("--device", default="auto", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One object with a citances list.")
+@click.pass_context
+def cite(
+    ctx: click.Context,
+    file: Path | None,
+    k: int,
+    before: int | None,
+    no_rerank: bool,
+    profile: str | None,
+    device: str,
+    as_json: bool,
+) -> None:
+    """Suggest references for each citing sentence of a manuscript paragraph.
+
+    Citation markers such as [12], [3-5,8] and (Smith et al., 2019) are recognised and
+    removed before searching.
+    """
+    from medsearch.retrieval.searcher import open_searcher
+
+    if file is not None:
+        try:
+            paragraph = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from exc
+    else:
+        paragraph = sys.stdin.read()
+    with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
+        result = searcher.cite(paragraph, k=k, before=before, rerank=not no_rerank)
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    from medsearch.commands.render import console, print_hits
+
+    for item in result.citances:
+        console.print(f"[bold]» {item.citance.text}[/]", markup=True, highlight=False)
+        print_hits(item.result.hits)
+
+
+def _print(result: object, as_json: bool) -> None:
+    from medsearch.retrieval.results import SearchResult
+
+    assert isinstance(result, SearchResult)
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    from medsearch.commands.render import print_hits
+
+    print_hits(result.hits)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)

@@ -1,0 +1,122 @@
+"""Reference suggestions for citation sentences pasted from a manuscript (CiteRec's recipe).
+
+Each citing sentence, stripped of its markers, is a query: hybrid retrieval (plain words,
+never the query language, since manuscripts are full of brackets), then the
+cross-encoder when there is one, then the abstract sentence that best supports the
+suggestion as evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from medsearch.errors import NotFoundError, UsageError
+from medsearch.records import Filters, Hit
+from medsearch.retrieval.citances import Citance, split_citances
+from medsearch.retrieval.results import SearchResult
+
+if TYPE_CHECKING:
+    from medsearch.retrieval.searcher import Searcher
+
+
+@dataclass(frozen=True, slots=True)
+class CitanceResult:
+    citance: Citance
+    result: SearchResult
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.result.to_dict()
+        out.pop("query", None)
+        return {
+            "citance": self.citance.text,
+            "original": self.citance.original,
+            "markers": list(self.citance.markers),
+            "has_citation": self.citance.has_citation,
+            **out,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CiteResult:
+    citances: tuple[CitanceResult, ...]
+    before: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "before": self.before,
+            "citances": [c.to_dict() for c in self.citances],
+        }
+
+
+def suggest(
+    searcher: Searcher,
+    paragraph: str,
+    *,
+    k: int = 5,
+    before: int | None = None,
+    rerank: bool = True,
+    all_sentences: bool = False,
+) -> CiteResult:
+    """Ranked references for each citing sentence of ``paragraph``.
+
+    ``before`` keeps only work published before that year (strictly earlier: a
+    manuscript from 2020 is offered nothing from 2020 on). Sentences without a marker are
+    treated as citing when no sentence in the paragraph has one (the user pasted bare
+    claims) or when ``all_sentences`` is set.
+    """
+    if not paragraph.strip():
+        raise UsageError("paste a paragraph (or give --file) to get citation suggestions")
+    citances = split_citances(paragraph)
+    any_marked = any(c.has_citation for c in citances)
+    chosen = [c for c in citances if c.has_citation or all_sentences or not any_marked]
+    filters = Filters(year_to=before - 1) if before is not None else Filters()
+    out: list[CitanceResult] = []
+    for citance in chosen:
+        if not citance.text.strip():
+            continue
+        result = searcher.search(citance.text, k=k, filters=filters, syntax=False)
+        result = replace(result, context=(("citance", citance.text),))
+        if rerank and searcher.can_rerank:
+            result = searcher.rerank(result)
+        result = result.with_hits(with_evidence(searcher, citance.text, result.hits))
+        out.append(CitanceResult(citance=citance, result=result))
+    return CiteResult(citances=tuple(out), before=before)
+
+
+def _overlap(words: set[str], sentence: str) -> int:
+    return len(words & {w.casefold().strip(".,;:()") for w in sentence.split()})
+
+
+def with_evidence(searcher: Searcher, text: str, hits: tuple[Hit, ...]) -> list[Hit]:
+    """Each hit with the abstract sentence closest to ``text`` (dense when possible)."""
+    from ingest.sentences import article_sentences
+
+    records = searcher.articles([h.pmid for h in hits])
+    vector = None
+    if searcher.dense is not None and searcher.dense.sentences is not None:
+        vector = searcher.dense.encode_query(text)
+    words = {w.casefold().strip(".,;:()") for w in text.split() if len(w) > 3}
+    out: list[Hit] = []
+    for hit in hits:
+        article = records.get(hit.pmid)
+        sents = article_sentences(article) if article is not None else []
+        if not sents:
+            out.append(hit)
+            continue
+        best = None
+        if vector is not None and searcher.dense is not None:
+            try:
+                best, _ = searcher.dense.best_sentence(vector, hit.pmid, len(sents))
+            except NotFoundError:
+                best = None
+        if best is None or best >= len(sents):
+            best = max(range(len(sents)), key=lambda i, s=sents: _overlap(words, s[i].text))
+        sentence = sents[best]
+        out.append(
+            replace(
+                hit,
+                extra=(*hit.extra, ("evidence", sentence.text), ("evidence_label", sentence.label)),
+            )
+        )
+    return out
