@@ -247,6 +247,7 @@ def run_vectors_stage(
     embeddings: str | None,
     encode: bool,
     progress: Progress,
+    sentences: bool = True,
 ) -> tuple[list[str], int]:
     """Returns notes for the summary and how many articles got new vectors."""
     notes: list[str] = []
@@ -290,7 +291,8 @@ def run_vectors_stage(
         if removed:
             notes.append(f"removed the vectors of {removed:,} deleted articles")
         encoded += encode_articles(store, encoder, collections[ARTICLES], progress=progress)
-        encode_sentences(store, encoder, collections[SENTENCES], progress=progress)
+        if sentences:
+            encode_sentences(store, encoder, collections[SENTENCES], progress=progress)
         for c in collections.values():
             c.commit()
     finally:

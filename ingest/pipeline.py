@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -163,7 +163,7 @@ class Ingestor:
         by_path = {f.path: f for f in todo}
         try:
             for path, messages in pool:
-                self._apply_file(by_path[path], messages, summary)
+                self.apply(by_path[path], messages, summary)
                 self.progress.advance("files")
         finally:
             pool.close()
@@ -189,9 +189,12 @@ class Ingestor:
             todo.append(item)
         return todo
 
-    def _apply_file(
-        self, item: InputFile, messages: Iterator[Message], summary: IngestSummary
-    ) -> None:
+    def apply(self, item: InputFile, messages: Iterable[Message], summary: IngestSummary) -> None:
+        """Apply one source's messages as one all-or-nothing unit, recorded in the ledger.
+
+        Also the entry point for non-XML sources (BEIR corpora for ``medsearch eval``),
+        so they go through the same store and index code as PubMed.
+        """
         t0 = time.monotonic()
         articles = books = 0
         added = replaced = deleted = 0

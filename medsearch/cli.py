@@ -8,6 +8,7 @@ test enforces it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,16 @@ class MedsearchGroup(click.Group):
             fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
             fail("interrupted; work finished so far is kept; run the command again to resume", 130)
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("MEDSEARCH_DEBUG"):
+                raise
+            fail(
+                f"internal error ({type(exc).__name__}: {exc}); please report it, and set"
+                " MEDSEARCH_DEBUG=1 to see the traceback",
+                70,
+            )
 
 
 @click.group(cls=MedsearchGroup, invoke_without_command=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from medsearch.commands.evaluate import evaluate
 from medsearch.commands.export import export
 from medsearch.commands.info import show, stats
 from medsearch.commands.ingest import ingest
@@ -21,4 +22,5 @@ COMMANDS: list[click.Command] = [
     show,
     stats,
     export,
+    evaluate,
 ]

@@ -1,0 +1,374 @@
+"""Fetch PubMed baseline and update files from NCBI: verified, resumable and patient.
+
+NCBI publishes ``pubmed/baseline/`` (the yearly snapshot, ~1,300 gzipped XML files of
+20-40 MB) and ``pubmed/updatefiles/`` (the daily additions) as plain Apache directory
+listings, each data file next to a ``.md5`` file. A download of the baseline takes hours
+over links that drop, so the rules here are:
+
+- bytes land in ``NAME.part`` and only a file whose MD5 matches NCBI's becomes ``NAME``
+  (``os.replace``, atomic), so a file with the final name is always a good file and a
+  re-run skips it;
+- a ``.part`` left by a broken run is resumed with an HTTP Range request; a server that
+  ignores Range (200 instead of 206) is handled by starting that file over;
+- connection errors, timeouts, 5xx answers and short reads are retried with exponential
+  backoff (``backoff * 2**attempt`` seconds; ``sleep`` is injectable for tests);
+- a checksum mismatch throws the ``.part`` away and fetches once more from scratch, then
+  gives up with a :class:`DownloadError` naming the file and both hashes.
+
+Only the standard library (``urllib.request``): the pipeline must not need more to start.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import http.client
+import os
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from medsearch.errors import DiskFullError, DownloadError, UsageError
+
+DEFAULT_MIRROR = "https://ftp.ncbi.nlm.nih.gov/pubmed/"
+FOLDERS: dict[str, str] = {"baseline": "baseline/", "updates": "updatefiles/"}
+USER_AGENT = "medsearch/0.1 (local PubMed search engine; python urllib)"
+CHUNK = 1 << 20
+
+Kind = Literal["baseline", "updates"]
+Progress = Callable[[int, int | None], None]
+Sleep = Callable[[float], None]
+T = TypeVar("T")
+
+_DATA_FILE = re.compile(r"pubmed\d+n\d+\.xml\.gz")
+_HREF = re.compile(r"""href\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+_CONTENT_RANGE = re.compile(r"bytes\s+(\d+)-(\d+)/(\d+|\*)")
+_MD5_FORMS = (
+    re.compile(r"MD5\s*\((?P<name>.+)\)\s*=\s*(?P<hash>[0-9a-fA-F]{32})"),  # openssl / BSD
+    re.compile(r"(?P<hash>[0-9a-fA-F]{32})\s+\*?(?P<name>\S.*)"),  # md5sum
+    re.compile(r"(?P<hash>[0-9a-fA-F]{32})"),  # a bare hash
+)
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One data file on the mirror and the URL of its checksum."""
+
+    name: str
+    url: str
+    md5_url: str
+
+
+class _Transient(Exception):
+    """A failure worth retrying: the network, a 5xx, a short read."""
+
+
+class _RangeNotSatisfiable(Exception):
+    """416: the ``.part`` is already as long as the file (complete, or junk)."""
+
+
+def list_remote(
+    kind: Kind,
+    *,
+    mirror: str = DEFAULT_MIRROR,
+    timeout: float = 30,
+    retries: int = 3,
+    backoff: float = 1.0,
+    sleep: Sleep = time.sleep,
+) -> list[RemoteFile]:
+    """The data files listed in the mirror's ``baseline/`` or ``updatefiles/`` folder, by name."""
+    folder = _folder_url(kind, mirror)
+    page = _retrying(folder, lambda: _fetch_text(folder, timeout), retries, backoff, sleep)
+    found: dict[str, RemoteFile] = {}
+    for match in _HREF.finditer(page):
+        href = next(g for g in match.groups() if g is not None)
+        name = href.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+        if _DATA_FILE.fullmatch(name) and name not in found:
+            url = urllib.parse.urljoin(folder, href)
+            found[name] = RemoteFile(name=name, url=url, md5_url=url + ".md5")
+    return [found[name] for name in sorted(found)]
+
+
+def download_file(
+    remote: RemoteFile,
+    dest_dir: Path,
+    *,
+    retries: int = 5,
+    backoff: float = 1.0,
+    timeout: float = 60,
+    progress: Progress | None = None,
+    sleep: Sleep = time.sleep,
+) -> Path:
+    """``dest_dir/NAME``, fetched (or resumed) and verified against NCBI's MD5."""
+    try:
+        dest_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DownloadError(f"{dest_dir}: cannot create: {_describe(err)}") from None
+    final = dest_dir / remote.name
+    part = dest_dir / (remote.name + ".part")
+    expected = _expected_md5(remote, timeout, retries, backoff, sleep)
+    if final.exists():
+        if md5_of(final) == expected:
+            size = final.stat().st_size
+            if progress is not None:
+                progress(size, size)
+            return final
+        final.unlink()  # stale or damaged: fetch it again
+    actual = ""
+    for _ in range(2):  # a checksum mismatch earns one clean second try
+        _retrying(
+            remote.url,
+            lambda: _fetch_to_part(remote.url, part, timeout, progress),
+            retries,
+            backoff,
+            sleep,
+        )
+        actual = md5_of(part)
+        if actual == expected:
+            os.replace(part, final)
+            return final
+        part.unlink(missing_ok=True)
+    raise DownloadError(
+        f"{remote.url}: checksum mismatch for {remote.name} (expected {expected}, "
+        f"got {actual}) after downloading it twice"
+    )
+
+
+def download(
+    kind: Kind,
+    dest_dir: Path,
+    *,
+    limit: int | None = None,
+    mirror: str = DEFAULT_MIRROR,
+    progress: Progress | None = None,
+    on_file: Callable[[RemoteFile, int, int], None] | None = None,
+    retries: int = 5,
+    backoff: float = 1.0,
+    timeout: float = 60,
+    sleep: Sleep = time.sleep,
+) -> list[Path]:
+    """Download the first ``limit`` files of ``kind`` (all when None); local paths by name.
+
+    ``on_file(remote, index, count)`` is called before each file so a caller can say which
+    file the byte-level ``progress`` is about.
+    """
+    if limit is not None and limit < 0:
+        raise UsageError(f"--limit must be 0 or more, not {limit}")
+    files = list_remote(
+        kind, mirror=mirror, timeout=timeout, retries=retries, backoff=backoff, sleep=sleep
+    )
+    if not files and kind == "baseline":
+        raise DownloadError(f"{_folder_url(kind, mirror)}: no pubmed*.xml.gz files listed")
+    chosen = files if limit is None else files[:limit]
+    paths: list[Path] = []
+    for index, remote in enumerate(chosen):
+        if on_file is not None:
+            on_file(remote, index, len(chosen))
+        paths.append(
+            download_file(
+                remote,
+                dest_dir,
+                retries=retries,
+                backoff=backoff,
+                timeout=timeout,
+                progress=progress,
+                sleep=sleep,
+            )
+        )
+    return paths
+
+
+def ncbi_reachable(mirror: str = DEFAULT_MIRROR, timeout: float = 3.0) -> bool:
+    """True when the mirror answers a HEAD request quickly; any network failure is False.
+
+    A 4xx still means a server answered (some refuse HEAD), so only 5xx counts as down.
+    """
+    try:
+        request = urllib.request.Request(
+            _root(mirror), method="HEAD", headers={"User-Agent": USER_AGENT}
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return int(response.status) < 500
+    except urllib.error.HTTPError as err:
+        err.close()
+        return err.code < 500
+    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError):
+        return False
+
+
+def md5_of(path: Path) -> str:
+    digest = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def parse_md5(text: str) -> tuple[str, str | None]:
+    """``(hash, file name or None)`` from ``MD5(name)= h``, ``h  name`` or a bare ``h``."""
+    line = text.strip().splitlines()[0].strip() if text.strip() else ""
+    for form in _MD5_FORMS:
+        match = form.fullmatch(line)
+        if match:
+            name = match.groupdict().get("name")
+            return match.group("hash").lower(), name.strip() if name else None
+    raise ValueError(f"not an MD5 checksum line: {line[:80]!r}")
+
+
+# -- internals ----------------------------------------------------------------------------
+
+
+def _root(mirror: str) -> str:
+    return mirror if mirror.endswith("/") else mirror + "/"
+
+
+def _folder_url(kind: str, mirror: str) -> str:
+    if kind not in FOLDERS:
+        raise UsageError(f"unknown download kind {kind!r}: use 'baseline' or 'updates'")
+    return urllib.parse.urljoin(_root(mirror), FOLDERS[kind])
+
+
+def _expected_md5(
+    remote: RemoteFile, timeout: float, retries: int, backoff: float, sleep: Sleep
+) -> str:
+    url = remote.md5_url
+    text = _retrying(url, lambda: _fetch_text(url, timeout), retries, backoff, sleep)
+    try:
+        digest, name = parse_md5(text)
+    except ValueError as err:
+        raise DownloadError(f"{url}: {err}") from None
+    if name is not None and name.rsplit("/", 1)[-1] != remote.name:
+        raise DownloadError(f"{url}: checksum is for {name!r}, not {remote.name!r}")
+    return digest
+
+
+def _retrying(url: str, action: Callable[[], T], retries: int, backoff: float, sleep: Sleep) -> T:
+    """Run ``action``; on a transient failure wait ``backoff * 2**attempt`` and try again."""
+    failure: _Transient | None = None
+    for attempt in range(retries + 1):
+        try:
+            return action()
+        except _Transient as err:
+            failure = err
+            if attempt < retries:
+                sleep(backoff * 2**attempt)
+    tries = "1 attempt" if retries == 0 else f"{retries + 1} attempts"
+    raise DownloadError(f"{url}: {failure} (gave up after {tries})")
+
+
+def _open(url: str, timeout: float, offset: int = 0) -> http.client.HTTPResponse:
+    headers = {"User-Agent": USER_AGENT}
+    if offset:
+        headers["Range"] = f"bytes={offset}-"
+    try:
+        request = urllib.request.Request(url, headers=headers)
+        response: http.client.HTTPResponse = urllib.request.urlopen(request, timeout=timeout)
+    except urllib.error.HTTPError as err:
+        err.close()
+        if err.code == 416:
+            raise _RangeNotSatisfiable from None
+        if err.code >= 500 or err.code in (408, 429):
+            raise _Transient(f"HTTP {err.code} {err.reason}") from None
+        raise DownloadError(f"{url}: HTTP {err.code} {err.reason}") from None
+    except ValueError as err:  # urllib's answer to a malformed URL
+        raise DownloadError(f"{url}: {err}") from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as err:
+        raise _Transient(_describe(err)) from None
+    return response
+
+
+def _describe(err: BaseException) -> str:
+    """The short human reason inside urllib's wrapped exceptions."""
+    if isinstance(err, urllib.error.URLError):
+        reason = err.reason
+        return _describe(reason) if isinstance(reason, BaseException) else str(reason)
+    if isinstance(err, TimeoutError):
+        return "timed out"
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror[0].lower() + err.strerror[1:]
+    return str(err) or type(err).__name__
+
+
+def _read_body(response: http.client.HTTPResponse, sink: Callable[[bytes], None]) -> int:
+    """Copy the body to ``sink``; a body shorter than its Content-Length is transient."""
+    declared = response.headers.get("Content-Length")
+    received = 0
+    while True:
+        try:
+            chunk = response.read(CHUNK)
+        except (OSError, http.client.HTTPException) as err:  # the network's fault only
+            raise _Transient(f"{_describe(err)} after {received} bytes") from None
+        if not chunk:
+            break
+        sink(chunk)
+        received += len(chunk)
+    if declared is not None and declared.isdigit() and received < int(declared):
+        raise _Transient(f"connection closed after {received} of {declared} bytes")
+    return received
+
+
+def _fetch_text(url: str, timeout: float) -> str:
+    parts: list[bytes] = []
+    with _open(url, timeout) as response:
+        _read_body(response, parts.append)
+    return b"".join(parts).decode("utf-8", errors="replace")
+
+
+def _fetch_to_part(url: str, part: Path, timeout: float, progress: Progress | None) -> None:
+    """Append the rest of ``url`` to ``part`` (or rewrite it when the server restarts)."""
+    offset = part.stat().st_size if part.exists() else 0
+    try:
+        response = _open(url, timeout, offset)
+    except _RangeNotSatisfiable:
+        if not offset:
+            raise _Transient("HTTP 416 for a request without Range") from None
+        return  # nothing left to fetch; the checksum decides whether the part is good
+    with response:
+        length = response.headers.get("Content-Length")
+        total = int(length) if length and length.isdigit() else None
+        if response.status == 206 and offset:
+            match = _CONTENT_RANGE.search(response.headers.get("Content-Range") or "")
+            if match is None or int(match.group(1)) != offset:
+                part.unlink(missing_ok=True)
+                raise _Transient(f"server resumed at the wrong place ({match and match[0]})")
+            total = int(match.group(3)) if match.group(3) != "*" else None
+        elif response.status == 200:
+            offset = 0  # no Range asked, or the server ignored it: start over
+        else:
+            raise _Transient(f"unexpected HTTP {response.status}")
+        try:
+            _append_body(response, part, offset, total, progress)
+        except OSError as err:  # the local disk, not the network: retrying will not help
+            if err.errno == errno.ENOSPC:
+                raise DiskFullError(
+                    f"{part}: disk full while downloading {url}; free space and run again to resume"
+                ) from None
+            raise DownloadError(f"{part}: cannot write: {_describe(err)}") from None
+
+
+def _append_body(
+    response: http.client.HTTPResponse,
+    part: Path,
+    offset: int,
+    total: int | None,
+    progress: Progress | None,
+) -> None:
+    done = offset
+    with part.open("ab" if offset else "wb") as out:
+        if progress is not None:
+            progress(done, total)
+
+        def sink(chunk: bytes) -> None:
+            nonlocal done
+            out.write(chunk)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, total)
+
+        _read_body(response, sink)

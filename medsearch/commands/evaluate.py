@@ -1,0 +1,63 @@
+"""``medsearch eval``: retrieval quality on a BEIR-format corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from medsearch.commands.common import emit_json, paths_of
+
+
+@click.command(name="eval")
+@click.argument("beir_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--mode",
+    type=click.Choice(["lexical", "dense", "hybrid", "rerank"]),
+    default="lexical",
+    show_default=True,
+)
+@click.option("--split", default="test", show_default=True, help="qrels/SPLIT.tsv to score.")
+@click.option("--models", "profile", default=None, help="Model profile for dense modes.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N queries.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def evaluate(
+    ctx: click.Context,
+    beir_dir: Path,
+    mode: str,
+    split: str,
+    profile: str | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """nDCG@10, Recall@100, MAP@10 and MRR@10 on BEIR_DIR (corpus/queries/qrels).
+
+    The corpus goes through the same ingest, encoders and searcher as PubMed; the built
+    collection and its vectors are cached, so a second run only searches.
+    """
+    from medsearch.commands.progress import RichProgress
+    from medsearch.evaluate import evaluate as run_eval
+
+    paths = paths_of(ctx).ensure()
+    with RichProgress(enabled=not as_json) as progress:
+        report = run_eval(
+            beir_dir,
+            paths,
+            mode=mode,
+            split=split,
+            profile=profile,
+            limit=limit,
+            progress=progress,
+        )
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    click.echo(
+        f"{report.corpus} [{report.split}] mode={report.mode} profile={report.profile}"
+        f" queries={report.queries} ({report.seconds:.1f} s)"
+    )
+    for name, value in report.metrics.items():
+        click.echo(f"  {name:<11} {value:.4f}")
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)

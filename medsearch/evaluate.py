@@ -1,0 +1,159 @@
+"""``medsearch eval``: BEIR-format evaluation through the same code paths as PubMed.
+
+A BEIR corpus becomes an ingest source: its documents are turned into Articles and
+applied by the same :class:`~ingest.pipeline.Ingestor` (store + tantivy), encoded by the
+same vector stage and searched by the same :class:`Searcher`. There is no eval-only
+retrieval code. Each (corpus, profile) pair gets its own data home under the eval cache,
+keyed by the corpus file's MD5, so a re-run reuses the store, index and vectors.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from medsearch.beir import PmidMap, beir_doc_to_article, load_corpus, load_qrels
+from medsearch.beir import load_queries as load_beir_queries
+from medsearch.errors import UsageError
+from medsearch.paths import Paths
+from medsearch.progress import NullProgress, Progress
+
+EVAL_MODES = ("lexical", "dense", "hybrid", "rerank")
+BATCH = 1000
+
+
+@dataclass
+class EvalReport:
+    corpus: str
+    split: str
+    mode: str
+    profile: str | None
+    queries: int
+    metrics: dict[str, float]
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "corpus": self.corpus,
+            "split": self.split,
+            "mode": self.mode,
+            "profile": self.profile,
+            "queries": self.queries,
+            "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
+            "seconds": round(self.seconds, 2),
+            "notes": self.notes,
+        }
+
+
+def _messages(directory: Path, pmids: PmidMap) -> Iterator[tuple[str, Any]]:
+    batch = []
+    for doc in load_corpus(directory):
+        pmid = pmids.add(doc.doc_id)
+        batch.append(beir_doc_to_article(doc, pmid))
+        if len(batch) >= BATCH:
+            yield ("articles", batch)
+            batch = []
+    if batch:
+        yield ("articles", batch)
+    yield ("done", None)
+
+
+def build_collection(
+    directory: Path, paths: Paths, *, profile: str | None, encode: bool, progress: Progress
+) -> tuple[Paths, PmidMap, list[str]]:
+    """The eval home for this corpus (and profile), ingested and encoded as needed."""
+    from ingest.encode_stage import choose_profile, run_vectors_stage
+    from ingest.pipeline import Ingestor, IngestSummary, InputFile, md5sum
+
+    corpus_file = directory / "corpus.jsonl"
+    if not corpus_file.exists():
+        raise UsageError(f"{directory} is not a BEIR folder: corpus.jsonl is missing")
+    digest = md5sum(corpus_file)
+    profile_name = choose_profile(paths, profile).name if encode else "lexical"
+    home = Paths(paths.eval_cache / f"{directory.name}-{digest[:12]}-{profile_name}")
+    pmids = PmidMap()
+    notes: list[str] = []
+    with Ingestor(home, jobs=0, progress=progress) as ing:
+        item = InputFile(corpus_file, corpus_file.stat().st_size, digest)
+        entry = ing.store.ledger_entry(item.name)
+        if entry is not None and entry.status == "done" and entry.checksum == digest:
+            for doc in load_corpus(directory):
+                pmids.add(doc.doc_id)
+            notes.append(f"reused the cached collection in {home.home}")
+        else:
+            summary = IngestSummary()
+            ing.apply(item, _messages(directory, pmids), summary)
+            if summary.failures:
+                raise UsageError(f"cannot ingest {corpus_file}: {summary.failures[0][1]}")
+        if encode:
+            more, _ = run_vectors_stage(
+                home,
+                ing.store,
+                profile=profile_name,
+                device="auto",
+                index_factory=None,
+                embeddings=None,
+                encode=True,
+                progress=progress,
+                sentences=False,
+            )
+            notes.extend(more)
+    return home, pmids, notes
+
+
+def evaluate(
+    directory: Path,
+    paths: Paths,
+    *,
+    mode: str = "lexical",
+    split: str = "test",
+    profile: str | None = None,
+    k: int = 100,
+    limit: int | None = None,
+    progress: Progress | None = None,
+) -> EvalReport:
+    """nDCG@10, Recall@100, MAP@10 and MRR@10 of ``mode`` on a BEIR corpus."""
+    from medsearch.metrics import evaluate_run
+    from medsearch.retrieval.searcher import open_searcher
+
+    if mode not in EVAL_MODES:
+        raise UsageError(f"unknown mode {mode!r}; choose one of {', '.join(EVAL_MODES)}")
+    progress = progress or NullProgress()
+    started = time.monotonic()
+    qrels = load_qrels(directory, split)
+    queries = load_beir_queries(directory)
+    wanted = [q for q in qrels if q in queries]
+    if limit is not None:
+        wanted = wanted[:limit]
+        qrels = {q: qrels[q] for q in wanted}
+    home, pmids, notes = build_collection(
+        directory, paths, profile=profile, encode=mode != "lexical", progress=progress
+    )
+    run: dict[str, list[str]] = {}
+    progress.start("queries", f"Queries ({mode})", total=len(wanted))
+    with open_searcher(home) as searcher:
+        first = "hybrid" if mode == "rerank" else mode
+        for qid in wanted:
+            result = searcher.search(queries[qid], mode=first, k=k, syntax=False)
+            if mode == "rerank":
+                result = searcher.rerank(result)
+            run[qid] = [pmids.doc_id(h.pmid) for h in result.hits]
+            progress.advance("queries")
+        used = searcher.profile_name
+    progress.finish("queries")
+    metrics = evaluate_run(run, qrels, k_values=(10, 100))
+    chosen = {m: metrics[m] for m in ("ndcg@10", "recall@100", "map@10", "mrr@10")}
+    return EvalReport(
+        corpus=str(directory),
+        split=split,
+        mode=mode,
+        profile=used if mode != "lexical" else None,
+        queries=len(wanted),
+        metrics=chosen,
+        seconds=time.monotonic() - started,
+        notes=notes,
+    )
