@@ -1,0 +1,284 @@
+"""Retrieval end to end: ingest -> encode (tiny real BERT models) -> Searcher -> CLI JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from pubmed_builders import article_xml, pubmed_file
+from tiny_models import TinyModels, build_tiny_models
+
+from ingest.encode_stage import run_vectors_stage
+from ingest.pipeline import Ingestor
+from medsearch.cli import main
+from medsearch.errors import IndexMismatchError, NotFoundError, VectorsMissingError
+from medsearch.index.vector import VectorCollection
+from medsearch.paths import Paths
+from medsearch.progress import NullProgress
+from medsearch.records import Filters
+from medsearch.retrieval.searcher import Searcher, open_searcher
+from medsearch.store import Store
+
+TOPICS = [
+    (
+        "Interleukin-6 drives the cytokine storm in COVID-19",
+        "IL-6 levels rise. Tocilizumab blocks IL-6 signalling.",
+    ),
+    (
+        "Metformin and the risk of type 2 diabetes",
+        "Metformin lowers glucose. It is first-line therapy.",
+    ),
+    (
+        "BRCA1 mutations in hereditary breast cancer",
+        "BRCA1 carriers have high risk. Screening helps.",
+    ),
+    (
+        "Statins lower LDL cholesterol in hypertension trials",
+        "Statins reduce events. LDL fell by a third.",
+    ),
+    ("CRISPR screens of T-cell exhaustion", "CRISPR finds regulators. T cells recover function."),
+    (
+        "Alpha-synuclein aggregation in Parkinson disease",
+        "Aggregates spread. Neurons die in the substantia nigra.",
+    ),
+    ("Sepsis mortality and early antibiotics", "Early antibiotics save lives. Each hour counts."),
+    ("Amyloid beta in Alzheimer disease", "Amyloid plaques accumulate. Antibodies clear plaques."),
+]
+
+
+def build_corpus(root: Path) -> Path:
+    folder = root / "xml"
+    folder.mkdir(parents=True)
+    articles = [
+        article_xml(1000 + i, title, abstract, year=2000 + 3 * i)
+        for i, (title, abstract) in enumerate(TOPICS)
+    ]
+    pubmed_file(folder / "pubmed26n0001.xml", articles)
+    return folder
+
+
+def write_tiny_profile(paths: Paths, models: TinyModels) -> None:
+    paths.ensure()
+    paths.config_file.write_text(
+        "[profiles.tiny]\n"
+        f'query_model = "{models.query_dir}"\n'
+        f'article_model = "{models.article_dir}"\n'
+        f'cross_model = "{models.cross_dir}"\n'
+        'pooling = "cls"\n'
+        'description = "tiny test BERT"\n'
+    )
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> TinyModels:
+    return build_tiny_models(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture
+def home(tmp_path: Path, tiny: TinyModels) -> Paths:
+    paths = Paths(tmp_path / "home")
+    write_tiny_profile(paths, tiny)
+    with Ingestor(paths, jobs=0) as ing:
+        assert ing.run([build_corpus(tmp_path)]).ok
+        run_vectors_stage(
+            paths,
+            ing.store,
+            profile="tiny",
+            device="cpu",
+            index_factory=None,
+            embeddings=None,
+            encode=True,
+            progress=NullProgress(),
+        )
+    return paths
+
+
+@pytest.fixture
+def searcher(home: Paths) -> Searcher:
+    s = open_searcher(home, device="cpu", load=True)
+    yield s
+    s.close()
+
+
+def test_hybrid_is_the_default_with_vectors_and_hits_say_where_they_came_from(
+    searcher: Searcher,
+) -> None:
+    assert searcher.default_mode == "hybrid" and searcher.profile_name == "tiny"
+    result = searcher.search("IL-6 cytokine storm", k=5)
+    assert result.mode == "hybrid"
+    assert result.hits[0].pmid == 1000
+    assert "lexical" in result.hits[0].sources and "dense" in result.hits[0].sources
+    assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
+    assert all(set(h.sources) <= {"lexical", "dense"} for h in result.hits)
+
+
+def test_dense_mode_ranks_by_inner_product_of_the_stored_vectors(
+    searcher: Searcher, home: Paths
+) -> None:
+    result = searcher.search("metformin glucose", mode="dense", k=8)
+    assert searcher.dense is not None
+    q = searcher.dense.encode_query("metformin glucose")[0]
+    with VectorCollection.open(home.vector_dir("articles")) as coll:
+        ids = np.array([1000 + i for i in range(len(TOPICS))], dtype=np.int64)
+        expected = ids[np.argsort(-(coll.get(ids) @ q), kind="stable")]
+    assert [h.pmid for h in result.hits] == list(expected)
+
+
+def test_filters_apply_to_the_dense_side_too(searcher: Searcher) -> None:
+    f = Filters(year_from=2010, year_to=2015)
+    for mode in ("dense", "hybrid"):
+        result = searcher.search("disease", mode=mode, k=8, filters=f)
+        years = [h.year for h in result.hits]
+        assert years and all(y is not None and 2010 <= y <= 2015 for y in years)
+
+
+def test_rerank_orders_the_head_by_cross_encoder_scores(searcher: Searcher) -> None:
+    first = searcher.search("amyloid plaques", k=6)
+    reranked = searcher.rerank(first, head=4)
+    assert reranked.reranked
+    head_scores = [h.score for h in reranked.hits[:4]]
+    assert head_scores == sorted(head_scores, reverse=True)
+    assert {h.pmid for h in reranked.hits[:4]} == {h.pmid for h in first.hits[:4]}
+    assert [h.pmid for h in reranked.hits[4:]] == [h.pmid for h in first.hits[4:]]
+
+
+def test_a_cancelled_rerank_returns_the_first_stage_unchanged(searcher: Searcher) -> None:
+    first = searcher.search("amyloid", k=6)
+    assert searcher.rerank(first, is_cancelled=lambda: True) == first
+
+
+def test_similar_articles_exclude_the_article_itself(searcher: Searcher) -> None:
+    result = searcher.similar(1003, k=5)
+    assert result.hits and 1003 not in [h.pmid for h in result.hits]
+    with pytest.raises(NotFoundError):
+        searcher.similar(424242)
+
+
+def test_similar_sentences_carry_the_sentence_and_its_context(searcher: Searcher) -> None:
+    result = searcher.sentences("tocilizumab blocks signalling", k=3)
+    assert result.hits
+    extra = dict(result.hits[0].extra)
+    assert extra["sentence"] and "before" in extra["context"]
+    assert extra["sentence_id"] // 1000 == result.hits[0].pmid
+
+
+def test_cite_strips_markers_and_gives_evidence(searcher: Searcher) -> None:
+    paragraph = (
+        "Blocking IL-6 with tocilizumab calms the cytokine storm [3,4]. "
+        "Statins lower LDL cholesterol (Smith et al., 2019). We used R."
+    )
+    result = searcher.cite(paragraph, k=3, before=2020)
+    texts = [c.citance.text for c in result.citances]
+    assert len(texts) == 2 and "[3,4]" not in texts[0] and "Smith" not in texts[1]
+    for item in result.citances:
+        assert all(h.year is not None and h.year < 2020 for h in item.result.hits)
+        assert all(dict(h.extra).get("evidence") for h in item.result.hits)
+
+
+def test_searching_with_another_profile_is_a_clear_error(home: Paths) -> None:
+    with pytest.raises(IndexMismatchError, match="'tiny'.*'minilm'"):
+        open_searcher(home, profile="minilm")
+
+
+def test_a_lexical_only_corpus_refuses_dense_mode_clearly(tmp_path: Path) -> None:
+    paths = Paths(tmp_path / "lex")
+    with Ingestor(paths, jobs=0) as ing:
+        ing.run([build_corpus(tmp_path / "c")])
+    with open_searcher(paths) as s:
+        assert s.default_mode == "lexical"
+        assert s.search("metformin").hits[0].pmid == 1001
+        with pytest.raises(VectorsMissingError, match="no.*vectors"):
+            s.search("metformin", mode="dense")
+
+
+def test_reencoding_only_touches_changed_articles_and_drops_deleted(
+    home: Paths, tmp_path: Path
+) -> None:
+    update = tmp_path / "upd"
+    update.mkdir()
+    pubmed_file(
+        update / "pubmed26n0002.xml",
+        [article_xml(1001, "Metformin and ageing", "A new abstract.", version=2)],
+        deletions=[1002],
+    )
+    with Ingestor(home, jobs=0) as ing:
+        ing.run([update])
+        _, encoded = run_vectors_stage(
+            home,
+            ing.store,
+            profile=None,
+            device="cpu",
+            index_factory=None,
+            embeddings=None,
+            encode=True,
+            progress=NullProgress(),
+        )
+    assert encoded == 1
+    with VectorCollection.open(home.vector_dir("articles")) as coll:
+        assert len(coll) == len(TOPICS) - 1
+        assert not coll.contains(np.array([1002]))[0]
+    with Store(home.store) as store:
+        n = store.conn.execute("SELECT COUNT(*) FROM encoded WHERE pmid = 1002").fetchone()[0]
+        assert n == 0
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+def cli(home: Paths, *args: str, input: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["--home", str(home.home), *args], input=input)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_search_json_has_the_documented_shape(home: Paths) -> None:
+    code, out, _ = cli(home, "search", "BRCA1 breast", "--json", "-k", "3", "--device", "cpu")
+    assert code == 0
+    data = json.loads(out)
+    assert data["query"] == "BRCA1 breast" and data["mode"] == "hybrid"
+    hit = data["hits"][0]
+    assert {"rank", "pmid", "title", "journal", "year", "score", "snippet"} <= set(hit)
+    assert hit["pmid"] == 1002
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("show", "999"), "PMID 999 is not in the store"),
+        (("show", "abc"), "positive whole number"),
+        (("similar", "999", "--device", "cpu"), "PMID 999"),
+        (("search", "(IL-6", "--mode", "lexical"), "parenthes"),
+        (("search", "--year", "2020:2010", "x"), "empty"),
+        (("export", "1000", "999"), "999"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_a_non_zero_exit(
+    home: Paths, args: tuple[str, ...], message: str
+) -> None:
+    code, _, err = cli(home, *args)
+    assert code != 0
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cite_reads_stdin_and_prints_citances_json(home: Paths) -> None:
+    code, out, _ = cli(
+        home, "cite", "--json", "--device", "cpu", input="Amyloid plaques accumulate [1].\n"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["citances"][0]["citance"] == "Amyloid plaques accumulate."
+    assert data["citances"][0]["hits"]
+
+
+def test_stats_and_export(home: Paths, tmp_path: Path) -> None:
+    code, out, _ = cli(home, "stats", "--json")
+    stats = json.loads(out)
+    assert code == 0 and stats["articles"] == len(TOPICS) and stats["files"] == 1
+    assert stats["articles_vectors"]["profile"] == "tiny"
+    target = tmp_path / "refs.ris"
+    code, _, _ = cli(home, "export", "1000", "1001", "--format", "ris", "-o", str(target))
+    text = target.read_text()
+    assert code == 0 and text.count("ER  -") == 2 and "AN  - 1000" in text
