@@ -179,7 +179,7 @@ def test_cite_strips_markers_and_gives_evidence(searcher: Searcher) -> None:
 
 
 def test_searching_with_another_profile_is_a_clear_error(home: Paths) -> None:
-    with pytest.raises(IndexMismatchError, match="'tiny'.*'minilm'"):
+    with pytest.raises(IndexMismatchError, match=r"'tiny'.*'minilm'"):
         open_searcher(home, profile="minilm")
 
 
@@ -190,7 +190,7 @@ def test_a_lexical_only_corpus_refuses_dense_mode_clearly(tmp_path: Path) -> Non
     with open_searcher(paths) as s:
         assert s.default_mode == "lexical"
         assert s.search("metformin").hits[0].pmid == 1001
-        with pytest.raises(VectorsMissingError, match="no.*vectors"):
+        with pytest.raises(VectorsMissingError, match=r"no.*vectors"):
             s.search("metformin", mode="dense")
 
 
