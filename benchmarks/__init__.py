@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that measure speed and quality; results go in BENCHMARKS.md."""

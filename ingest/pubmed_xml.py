@@ -1,0 +1,397 @@
+"""Streaming PubMed/MEDLINE XML parser: one file -> ``Iterator[Article | Deletion]``.
+
+Baseline and update files hold ~30K citations (~200 MB of XML each), so the parser
+never builds the tree: ``lxml.etree.iterparse`` fires only on the record elements, each
+record is turned into frozen records and then cleared together with the siblings
+already seen, which keeps memory flat whatever the file size.
+
+Two roots are understood: ``PubmedArticleSet`` (baseline/update files and efetch
+output: ``PubmedArticle``, ``PubmedBookArticle``, ``DeleteCitation``) and the older
+``MedlineCitationSet`` (bare ``MedlineCitation`` records and ``DeleteCitation``).
+Anything else, and every unreadable file, is a :class:`ParseError` naming the file and,
+when known, the line. Because this is a generator, an error can surface after many
+records were yielded; the ingest pipeline rolls the whole file back in that case.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from lxml import etree
+
+from ingest.text import flatten, history_date, normalise_space, pub_date
+from medsearch.errors import ParseError
+from medsearch.records import (
+    AbstractSection,
+    Article,
+    Author,
+    Deletion,
+    MeshHeading,
+    Qualifier,
+)
+
+log = logging.getLogger(__name__)
+
+GZIP_MAGIC = b"\x1f\x8b"
+RECORD_TAGS = {
+    "PubmedArticleSet": ("PubmedArticle", "PubmedBookArticle", "DeleteCitation"),
+    "MedlineCitationSet": ("MedlineCitation", "DeleteCitation"),
+}
+SNIFF_BYTES = 64 * 1024
+_ROOT = re.compile(rb"<(?![?!])([^\s/>]+)")
+_COMMENT = re.compile(rb"<!--.*?-->", re.DOTALL)
+_LXML_WHERE = re.compile(r",? line \d+, column \d+$")
+
+Element = etree._Element
+
+
+@dataclass(slots=True)
+class ParseStats:
+    """What one pass over a file produced; pass one in to ``parse_file`` to fill it."""
+
+    articles: int = 0
+    books: int = 0
+    deletions: int = 0
+    skipped: int = 0  # records without a usable PMID
+
+
+def parse_file(
+    path: Path | str, *, stats: ParseStats | None = None
+) -> Iterator[Article | Deletion]:
+    """Yield every citation and deletion in a ``.xml`` or ``.xml.gz`` PubMed file, in order."""
+    path = Path(path)
+    stats = stats if stats is not None else ParseStats()
+    if not path.is_file():
+        raise ParseError(str(path), "no such file")
+    tags = RECORD_TAGS[_sniff_root(path)]
+    with _open(path) as stream:
+        context = etree.iterparse(
+            stream,
+            events=("end",),
+            tag=tags,
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            huge_tree=True,
+        )
+        try:
+            for _event, elem in context:
+                record = _record(elem, stats)
+                _release(elem)
+                if record is not None:
+                    yield record
+        except etree.XMLSyntaxError as err:
+            raise _syntax_error(path, err) from err
+        except (EOFError, zlib.error, gzip.BadGzipFile) as err:
+            raise ParseError(str(path), "truncated gzip stream") from err
+        except OSError as err:
+            raise ParseError(str(path), f"cannot read file ({err.strerror or err})") from err
+
+
+def _open(path: Path) -> io.BufferedIOBase:
+    """Open plain or gzipped XML; gzip is recognised by its magic bytes, not the suffix."""
+    with path.open("rb") as probe:
+        magic = probe.read(2)
+    if magic == GZIP_MAGIC:
+        return gzip.open(path, "rb")
+    return path.open("rb")
+
+
+def _sniff_root(path: Path) -> str:
+    """The root element's name, read from the first bytes so a wrong file fails fast."""
+    try:
+        with _open(path) as stream:
+            head = stream.read(SNIFF_BYTES)
+    except (EOFError, zlib.error) as err:
+        raise ParseError(str(path), "truncated gzip stream") from err
+    except gzip.BadGzipFile as err:
+        raise ParseError(str(path), f"corrupt gzip stream ({err})") from err
+    except OSError as err:
+        raise ParseError(str(path), f"cannot read file ({err.strerror or err})") from err
+    if not head.strip():
+        raise ParseError(str(path), "empty file")
+    match = _ROOT.search(_COMMENT.sub(b"", head))
+    if match is None:
+        if b"<" not in head:
+            raise ParseError(str(path), "not XML (no element found)", "line 1")
+        # Let lxml say precisely what is wrong with the prolog.
+        _raise_first_syntax_error(path)
+        raise ParseError(str(path), "malformed XML (no root element)")
+    root = match.group(1).decode("utf-8", "replace")
+    if root not in RECORD_TAGS:
+        raise ParseError(str(path), f"not PubMed XML (root element <{root}>)")
+    return root
+
+
+def _raise_first_syntax_error(path: Path) -> None:
+    with _open(path) as stream:
+        try:
+            for _event, elem in etree.iterparse(stream, events=("end",), load_dtd=False):
+                elem.clear()
+        except etree.XMLSyntaxError as err:
+            raise _syntax_error(path, err) from err
+
+
+def _syntax_error(path: Path, err: etree.XMLSyntaxError) -> ParseError:
+    message = _LXML_WHERE.sub("", str(err.msg or err)).strip()
+    if len(message) > 120:
+        message = message[:117] + "..."
+    position = f"line {err.lineno}" if err.lineno else None
+    return ParseError(str(path), f"malformed XML: {message}", position)
+
+
+def _release(elem: Element) -> None:
+    """Free a finished record and the earlier siblings lxml still links to."""
+    elem.clear(keep_tail=True)  # type: ignore[call-arg]  # lxml-stubs predates keep_tail
+    parent = elem.getparent()
+    if parent is not None:
+        while elem.getprevious() is not None:
+            del parent[0]
+
+
+def _record(elem: Element, stats: ParseStats) -> Article | Deletion | None:
+    tag = elem.tag
+    record: Article | Deletion | None
+    if tag == "PubmedArticle":
+        citation = elem.find("MedlineCitation")
+        record = None if citation is None else _citation(citation, elem.find("PubmedData"))
+    elif tag == "MedlineCitation":
+        record = _citation(elem, None)
+    elif tag == "PubmedBookArticle":
+        record = _book(elem)
+    else:
+        pmids = tuple(p for p in (_int(e.text) for e in elem.iterfind("PMID")) if p is not None)
+        stats.deletions += 1
+        return Deletion(pmids=pmids)
+    if record is None:
+        stats.skipped += 1
+        log.warning("skipped a <%s> record without a PMID", tag)
+    elif record.kind == "book":
+        stats.books += 1
+    else:
+        stats.articles += 1
+    return record
+
+
+def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
+    """A ``MedlineCitation`` (plus its ``PubmedData`` sibling when there is one)."""
+    pmid_el = mc.find("PMID")
+    pmid = _int(pmid_el.text) if pmid_el is not None else None
+    if pmid is None or pmid_el is None:
+        return None
+    version = _int(pmid_el.get("Version")) or 1
+    art = mc.find("Article")
+    if art is None:
+        return Article(pmid=pmid, version=version)
+    journal = art.find("Journal")
+    issue = journal.find("JournalIssue") if journal is not None else None
+    info = mc.find("MedlineJournalInfo")
+    medline_ta = _child_text(info, "MedlineTA")
+    title = _flat(art.find("ArticleTitle")) or _flat(art.find("VernacularTitle"))
+    abstract = art.find("Abstract")
+    if abstract is None:
+        abstract = mc.find("OtherAbstract")
+    date = pub_date(issue.find("PubDate") if issue is not None else None)
+    if date.year is None:
+        date = pub_date(art.find("ArticleDate"))
+    if date.year is None:
+        date = history_date(pubmed_data)
+    id_sources: list[Iterable[Element]] = [art.iterfind("ELocationID")]
+    if pubmed_data is not None:
+        id_sources.insert(0, pubmed_data.iterfind("ArticleIdList/ArticleId"))
+    authors = _authors(art.find("AuthorList"))
+    legacy_affiliation = _flat(art.find("Affiliation"))
+    if legacy_affiliation and authors and not authors[0].affiliations:
+        first = authors[0]
+        authors = (
+            Author(
+                first.last_name,
+                first.fore_name,
+                first.initials,
+                first.collective_name,
+                (legacy_affiliation,),
+            ),
+            *authors[1:],
+        )
+    return Article(
+        pmid=pmid,
+        version=version,
+        title=title,
+        abstract=_abstract(abstract),
+        authors=authors,
+        journal=_child_text(journal, "Title") or medline_ta or "",
+        journal_abbrev=_child_text(journal, "ISOAbbreviation") or medline_ta or "",
+        issn=_child_text(journal, "ISSN") or _child_text(info, "ISSNLinking"),
+        volume=_child_text(issue, "Volume"),
+        issue=_child_text(issue, "Issue"),
+        pages=_pages(art.find("Pagination")),
+        pub_date=date,
+        mesh=_mesh(mc.find("MeshHeadingList")),
+        keywords=_texts(mc.iterfind("KeywordList/Keyword")),
+        publication_types=_texts(art.iterfind("PublicationTypeList/PublicationType")),
+        languages=_texts(art.iterfind("Language")),
+        article_ids=_article_ids(id_sources),
+        chemicals=_texts(mc.iterfind("ChemicalList/Chemical/NameOfSubstance")),
+    )
+
+
+def _book(elem: Element) -> Article | None:
+    """A ``PubmedBookArticle`` (NCBI Bookshelf chapter or book) as an Article of kind book."""
+    doc = elem.find("BookDocument")
+    if doc is None:
+        return None
+    pmid_el = doc.find("PMID")
+    pmid = _int(pmid_el.text) if pmid_el is not None else None
+    if pmid is None or pmid_el is None:
+        return None
+    book = doc.find("Book")
+    book_title = _flat(book.find("BookTitle")) if book is not None else ""
+    chapter_title = _flat(doc.find("ArticleTitle"))
+    publisher = _child_text(book, "Publisher/PublisherName")
+    authors = _authors(doc.find("AuthorList"))
+    if not authors and book is not None:
+        authors = _authors(book.find("AuthorList"))
+    date = pub_date(book.find("PubDate") if book is not None else None)
+    if date.year is None:
+        date = pub_date(doc.find("ContributionDate"))
+    book_data = elem.find("PubmedBookData")
+    if date.year is None:
+        date = history_date(book_data)
+    id_sources: list[Iterable[Element]] = [doc.iterfind("ArticleIdList/ArticleId")]
+    if book_data is not None:
+        id_sources.append(book_data.iterfind("ArticleIdList/ArticleId"))
+    return Article(
+        pmid=pmid,
+        version=_int(pmid_el.get("Version")) or 1,
+        title=chapter_title or book_title,
+        abstract=_abstract(doc.find("Abstract")),
+        authors=authors,
+        journal=book_title if chapter_title else publisher or "",
+        pub_date=date,
+        keywords=_texts(doc.iterfind("KeywordList/Keyword")),
+        publication_types=_texts(doc.iterfind("PublicationType")),
+        languages=_texts(doc.iterfind("Language")),
+        article_ids=_article_ids(id_sources),
+        kind="book",
+    )
+
+
+def _abstract(abstract: Element | None) -> tuple[AbstractSection, ...]:
+    if abstract is None:
+        return ()
+    sections = []
+    for part in abstract.iterfind("AbstractText"):
+        text = flatten(part)
+        if text:
+            label = part.get("Label")
+            category = part.get("NlmCategory")
+            sections.append(AbstractSection(text, label or None, category or None))
+    return tuple(sections)
+
+
+def _authors(author_list: Element | None) -> tuple[Author, ...]:
+    if author_list is None:
+        return ()
+    authors = []
+    for author in author_list.iterfind("Author"):
+        if author.get("ValidYN") == "N":
+            continue
+        affiliations = _texts(author.iterfind("AffiliationInfo/Affiliation")) or _texts(
+            author.iterfind("Affiliation")
+        )
+        entry = Author(
+            last_name=_clean(author.findtext("LastName")),
+            fore_name=_clean(author.findtext("ForeName")),
+            initials=_clean(author.findtext("Initials")),
+            collective_name=_flat(author.find("CollectiveName")) or None,
+            affiliations=affiliations,
+        )
+        if entry.last_name or entry.collective_name or entry.fore_name:
+            authors.append(entry)
+    return tuple(authors)
+
+
+def _mesh(mesh_list: Element | None) -> tuple[MeshHeading, ...]:
+    if mesh_list is None:
+        return ()
+    headings = []
+    for heading in mesh_list.iterfind("MeshHeading"):
+        descriptor = heading.find("DescriptorName")
+        name = _clean(descriptor.text) if descriptor is not None else None
+        if descriptor is None or not name:
+            continue
+        qualifiers = tuple(
+            Qualifier(q_name, q.get("UI"), q.get("MajorTopicYN") == "Y")
+            for q in heading.iterfind("QualifierName")
+            if (q_name := _clean(q.text))
+        )
+        headings.append(
+            MeshHeading(
+                name, descriptor.get("UI"), descriptor.get("MajorTopicYN") == "Y", qualifiers
+            )
+        )
+    return tuple(headings)
+
+
+def _pages(pagination: Element | None) -> str | None:
+    if pagination is None:
+        return None
+    medline = _clean(pagination.findtext("MedlinePgn"))
+    if medline:
+        return medline
+    start = _clean(pagination.findtext("StartPage"))
+    end = _clean(pagination.findtext("EndPage"))
+    if start and end:
+        return f"{start}-{end}"
+    return start
+
+
+def _article_ids(sources: Iterable[Iterable[Element]]) -> tuple[tuple[str, str], ...]:
+    """``(id type, value)`` pairs, lower-case types, each pair once (DOIs compared caselessly)."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for source in sources:
+        for elem in source:
+            if elem.get("ValidYN") == "N":
+                continue
+            id_type = (elem.get("IdType") or elem.get("EIdType") or "").strip().lower()
+            value = _clean(elem.text)
+            if not id_type or not value:
+                continue
+            key = (id_type, value.lower() if id_type == "doi" else value)
+            if key not in seen:
+                seen.add(key)
+                out.append((id_type, value))
+    return tuple(out)
+
+
+def _texts(elems: Iterable[Element]) -> tuple[str, ...]:
+    return tuple(text for text in (flatten(e) for e in elems) if text)
+
+
+def _flat(elem: Element | None) -> str:
+    return flatten(elem) if elem is not None else ""
+
+
+def _child_text(elem: Element | None, path: str) -> str | None:
+    return _clean(elem.findtext(path)) if elem is not None else None
+
+
+def _clean(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return normalise_space(text) or None
+
+
+def _int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if text.isdigit() else None
