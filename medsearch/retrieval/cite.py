@@ -111,7 +111,8 @@ def with_evidence(searcher: Searcher, text: str, hits: tuple[Hit, ...]) -> list[
             except NotFoundError:
                 best = None
         if best is None or best >= len(sents):
-            best = max(range(len(sents)), key=lambda i, s=sents: _overlap(words, s[i].text))
+            overlaps = [_overlap(words, s.text) for s in sents]
+            best = overlaps.index(max(overlaps))
         sentence = sents[best]
         out.append(
             replace(

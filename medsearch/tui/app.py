@@ -1,0 +1,178 @@
+"""``MedsearchApp``: start-up, the corpus and models, and the screens over them.
+
+Start-up is deliberately empty: the first frame draws before anything is opened. A
+worker then opens the corpus on the backend's lane (store + lexical index: cheap) and
+loads the models (seconds) while the user types; a query typed meanwhile queues behind
+them on the same lane. An empty home gets the welcome screen instead of an error.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import BindingType
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from medsearch.errors import MedsearchError
+from medsearch.paths import Paths
+from medsearch.tui import keys
+from medsearch.tui.backend import Backend
+from medsearch.tui.history import History
+from medsearch.tui.jobs import CorpusInfo, corpus_info
+from medsearch.tui.messages import (
+    CorpusFailed,
+    CorpusMissing,
+    CorpusOpened,
+    ModelsFailed,
+    ModelsLoaded,
+)
+from medsearch.tui.screens.help import HelpScreen
+from medsearch.tui.screens.main import MainScreen
+from medsearch.tui.screens.welcome import WelcomeScreen
+from medsearch.tui.session import Session
+
+if TYPE_CHECKING:
+    from medsearch.retrieval.searcher import Searcher
+
+
+def corpus_label(info: CorpusInfo) -> str:
+    text = f"{info.articles:,} articles"
+    if info.lexical_only:
+        return text + " · lexical only (no vectors yet)"
+    return text + f" · {info.vectors:,} vectors · profile {info.profile}"
+
+
+class MedsearchApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "medsearch"
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings("app.")
+
+    def __init__(self, paths: Paths, *, show_timings: bool = True) -> None:
+        super().__init__()
+        try:
+            history = History.load(paths.history_file)
+        except MedsearchError:
+            history = History([], paths.history_file)
+        self.session = Session(
+            paths=paths, backend=Backend(), history=history, show_timings=show_timings
+        )
+        self.main = MainScreen(self.session)
+        self.info: CorpusInfo | None = None
+
+    def get_default_screen(self) -> Screen[None]:
+        return self.main
+
+    def on_mount(self) -> None:
+        self.apply_keymap()
+        self.open_corpus()
+
+    def apply_keymap(self) -> None:
+        try:
+            keymap = keys.load_keymap(self.session.paths)
+        except MedsearchError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.session.keymap = keymap
+        self.set_keymap(dict(keymap.keys))
+        for problem in keymap.problems:
+            self.notify(problem, title="config", severity="warning")
+
+    # -- the corpus and the models ---------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="corpus", description="open")
+    def open_corpus(self) -> None:
+        paths = self.session.paths
+        try:
+            info = corpus_info(paths)
+            if info is None:
+                self.post_message(CorpusMissing())
+                return
+            from medsearch.config import load_settings
+            from medsearch.retrieval.searcher import open_searcher
+
+            settings = load_settings(paths)
+            searcher = self.session.backend.open(
+                lambda: open_searcher(paths, profile=settings.profile, device=settings.device)
+            )
+        except MedsearchError as exc:
+            self.post_message(CorpusFailed(str(exc)))
+            return
+        self.post_message(CorpusOpened(info))
+        if not searcher.has_vectors:
+            return
+
+        def load(searcher: Searcher) -> Searcher:
+            searcher.load_models()
+            return searcher
+
+        try:
+            loaded = self.session.backend.run(load)
+        except MedsearchError as exc:
+            self.post_message(ModelsFailed(str(exc)))
+            return
+        self.post_message(ModelsLoaded(loaded.device, loaded.index_kind, loaded.can_rerank))
+
+    def action_reopen(self) -> None:
+        self.main.status.corpus = "opening corpus…"
+        self.open_corpus()
+
+    def on_corpus_opened(self, message: CorpusOpened) -> None:
+        self.info = message.info
+        status = self.main.status
+        status.corpus = corpus_label(message.info)
+        if not message.info.lexical_only:
+            status.activity = "loading models…"
+
+    def on_corpus_missing(self) -> None:
+        self.main.status.corpus = "no corpus yet"
+        self.push_screen(WelcomeScreen(str(self.session.paths.home)))
+
+    def on_corpus_failed(self, message: CorpusFailed) -> None:
+        self.main.status.corpus = "corpus unavailable"
+        self.notify(message.error, title="cannot open the corpus", severity="error", timeout=10)
+
+    def on_models_loaded(self, message: ModelsLoaded) -> None:
+        status = self.main.status
+        if status.activity == "loading models…":
+            status.activity = ""
+        parts = [message.device or "cpu", message.index_kind or "index ?"]
+        parts.append("rerank on" if message.can_rerank else "no reranker")
+        status.models = " · ".join(parts)
+
+    def on_models_failed(self, message: ModelsFailed) -> None:
+        self.main.search_mode = "lexical"
+        status = self.main.status
+        status.activity = ""
+        status.models = "models unavailable: lexical only"
+        self.notify(message.error, title="models", severity="error", timeout=10)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker that died of anything but a MedsearchError is a bug: say so, keep running."""
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.main.status.activity = ""
+            self.notify(
+                f"{type(error).__name__}: {error}",
+                title=f"internal error in {event.worker.description or 'a worker'}",
+                severity="error",
+                timeout=10,
+            )
+
+    # -- app-wide actions ------------------------------------------------------------
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            self.pop_screen()
+            return
+        self.push_screen(HelpScreen(self.session.keymap, str(self.session.paths.config_file)))
+
+    def on_unmount(self) -> None:
+        self.session.backend.close()
+
+
+def run_app(paths: Paths) -> None:
+    """Open the terminal UI over the data home ``paths`` (blocks until the user quits)."""
+    MedsearchApp(paths).run()

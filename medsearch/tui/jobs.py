@@ -1,0 +1,136 @@
+"""The work behind each screen, as plain functions of a ``Searcher`` (no textual).
+
+Workers call these on the backend's lane and post what they return. Each answer carries
+the full records of its hits, fetched in the same call, so the detail pane and the
+basket never go back to the store while the user scrolls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from medsearch.errors import UsageError
+from medsearch.paths import Paths
+from medsearch.records import Article, Filters
+from medsearch.retrieval.results import SearchResult
+
+if TYPE_CHECKING:
+    from medsearch.retrieval.cite import CiteResult
+    from medsearch.retrieval.searcher import Searcher
+
+MODES = ("search", "similar", "sentences", "cite")
+RESULTS_K = 50
+CITE_K = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One query from the search bar: which mode, what text, which restrictions."""
+
+    mode: str
+    text: str
+    filters: Filters = field(default_factory=Filters)
+    k: int = RESULTS_K
+    search_mode: str | None = None  # "lexical" forces lexical-only (models failed to load)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    result: SearchResult
+    articles: Mapping[int, Article]
+    can_rerank: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CiteAnswer:
+    cite: CiteResult
+    articles: Mapping[int, Article]
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusInfo:
+    """What the status bar says about the corpus before any model is loaded."""
+
+    articles: int
+    profile: str | None = None
+    index_kind: str | None = None
+    vectors: int = 0
+
+    @property
+    def lexical_only(self) -> bool:
+        return self.profile is None
+
+
+def corpus_info(paths: Paths) -> CorpusInfo | None:
+    """Counts from the store and vector manifests; None when there is nothing to search."""
+    if not paths.store.exists() or not paths.lexical_index.exists():
+        return None
+    from medsearch.status import corpus_status
+
+    status = corpus_status(paths)
+    if not status["articles"]:
+        return None
+    vectors = status.get("articles_vectors") or {}
+    return CorpusInfo(
+        articles=int(status["articles"]),
+        profile=vectors.get("profile"),
+        index_kind=vectors.get("kind"),
+        vectors=int(vectors.get("count") or 0),
+    )
+
+
+def pmid_of(text: str) -> int:
+    """The PMID typed in Similar mode (``PMID 123``, ``123``)."""
+    digits = text.strip().upper().removeprefix("PMID").strip(" :")
+    if not digits.isdigit():
+        raise UsageError("Similar mode takes a PMID: type one, or press s on a result")
+    return int(digits)
+
+
+def answer(searcher: Searcher, request: Request) -> Answer:
+    """First-stage results for ``request`` plus their records."""
+    if request.mode == "similar":
+        result = searcher.similar(pmid_of(request.text), k=request.k, filters=request.filters)
+    elif request.mode == "sentences":
+        result = searcher.sentences(request.text, k=request.k)
+    elif request.mode == "search":
+        result = searcher.search(
+            request.text, mode=request.search_mode, k=request.k, filters=request.filters
+        )
+    else:
+        raise UsageError(f"unknown mode {request.mode!r}")
+    articles = searcher.articles([h.pmid for h in result.hits])
+    can_rerank = request.mode == "search" and searcher.can_rerank and bool(result.hits)
+    return Answer(result=result, articles=articles, can_rerank=can_rerank)
+
+
+def cite(searcher: Searcher, paragraph: str, k: int = CITE_K) -> CiteAnswer:
+    found = searcher.cite(paragraph, k=k)
+    pmids = sorted({h.pmid for c in found.citances for h in c.result.hits})
+    return CiteAnswer(cite=found, articles=searcher.articles(pmids))
+
+
+def abstract_sentences(article: Article) -> list[str]:
+    """The abstract's sentences, split by the shared splitter when it is installed."""
+    import importlib
+
+    try:
+        module = importlib.import_module("ingest.sentences")
+    except ImportError:
+        module = None
+    splitter = getattr(module, "article_sentences", None)
+    if splitter is not None:
+        return [s.text for s in splitter(article)]
+    out: list[str] = []
+    for section in article.abstract:
+        sentence = ""
+        for word in section.text.split():
+            sentence = f"{sentence} {word}".strip()
+            if word.endswith((".", "?", "!")) and len(sentence) > 20:
+                out.append(sentence)
+                sentence = ""
+        if sentence:
+            out.append(sentence)
+    return out

@@ -1,0 +1,124 @@
+"""Every key binding, by id, in one table: widgets build their ``BINDINGS`` from it, the
+help screen lists it, and users remap it.
+
+Remapping is a ``[keys]`` table in the config file (``paths.config_file``)::
+
+    [keys]
+    "article.mark" = "m"
+    "main.export" = "ctrl+x,f9"
+
+Textual applies it with ``App.set_keymap``; an unknown id is reported, not ignored, so a
+typo does not silently leave the old key in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from textual.binding import Binding, BindingType
+
+from medsearch.config import read_config
+from medsearch.paths import Paths
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    id: str
+    key: str
+    action: str
+    description: str
+    where: str
+    show: bool = True
+    priority: bool = False
+
+
+SPECS: tuple[KeySpec, ...] = (
+    KeySpec("app.help", "f1", "help", "Help", "everywhere", priority=True),
+    KeySpec("app.quit", "ctrl+q", "quit", "Quit", "everywhere", priority=True),
+    KeySpec("main.mode_search", "f2", "mode('search')", "Search mode", "main", False, True),
+    KeySpec(
+        "main.mode_similar", "f3", "mode('similar')", "Similar articles mode", "main", False, True
+    ),
+    KeySpec(
+        "main.mode_sentences",
+        "f4",
+        "mode('sentences')",
+        "Similar sentences mode",
+        "main",
+        False,
+        True,
+    ),
+    KeySpec(
+        "main.mode_cite", "f5", "mode('cite')", "Cite mode: paste a paragraph", "main", False, True
+    ),
+    KeySpec("main.filters", "ctrl+f", "filters", "Filters", "main", priority=True),
+    KeySpec("main.export", "ctrl+s", "export", "Export basket", "main", priority=True),
+    KeySpec(
+        "main.run_cite", "ctrl+r", "run_cite", "Suggest references", "cite editor", False, True
+    ),
+    KeySpec(
+        "main.focus_search", "slash", "focus_search", "Back to the query", "results, detail", False
+    ),
+    KeySpec("article.mark", "space", "mark", "Mark", "results, detail"),
+    KeySpec("article.open_pubmed", "o", "open('pubmed')", "Open PubMed", "results, detail"),
+    KeySpec("article.open_doi", "d", "open('doi')", "Open DOI", "results, detail", False),
+    KeySpec("article.copy", "c", "copy_citation", "Copy citation", "results, detail"),
+    KeySpec("article.similar", "s", "similar", "Similar articles", "results, detail"),
+    KeySpec("article.sentences", "t", "pick_sentence", "Sentences like…", "results, detail"),
+    KeySpec("search.older", "up", "older", "Older query (history)", "search bar", False),
+    KeySpec("search.newer", "down", "newer", "Newer query (history)", "search bar", False),
+)
+
+_BY_ID = {spec.id: spec for spec in SPECS}
+
+
+def bindings(prefix: str) -> list[BindingType]:
+    """The textual bindings whose id starts with ``prefix`` (``"main."``, ``"article."``)."""
+    return [
+        Binding(
+            spec.key,
+            spec.action,
+            spec.description,
+            show=spec.show,
+            priority=spec.priority,
+            id=spec.id,
+            tooltip=f"{spec.description} ({spec.id})",
+        )
+        for spec in SPECS
+        if spec.id.startswith(prefix)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Keymap:
+    """The user's remapping, plus what was wrong with the ``[keys]`` table (if anything)."""
+
+    keys: Mapping[str, str]
+    problems: tuple[str, ...] = ()
+
+    def key_for(self, spec: KeySpec) -> str:
+        return self.keys.get(spec.id, spec.key)
+
+
+def parse_keymap(table: Mapping[str, Any]) -> Keymap:
+    """Validate a ``[keys]`` table: known ids, string values."""
+    keys: dict[str, str] = {}
+    problems: list[str] = []
+    for binding_id, value in table.items():
+        if binding_id not in _BY_ID:
+            problems.append(f"unknown key binding id {binding_id!r} in [keys]")
+        elif not isinstance(value, str) or not value.strip():
+            problems.append(f'[keys] {binding_id} must be a key name such as "ctrl+x"')
+        else:
+            keys[binding_id] = value.replace(" ", "")
+    return Keymap(keys=keys, problems=tuple(problems))
+
+
+def load_keymap(paths: Paths) -> Keymap:
+    """The ``[keys]`` table of the config file; problems (not exceptions) for bad entries."""
+    table = read_config(paths).get("keys", {})
+    if not isinstance(table, dict):
+        return Keymap(keys={}, problems=("[keys] in the config file must be a table",))
+    return parse_keymap(table)

@@ -1,0 +1,136 @@
+"""What a hit and an article look like on screen: plain functions returning rich Text.
+
+Kept apart from the widgets so the look is testable without running an app, and so a
+results row, the detail pane and the clipboard citation agree on every field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from medsearch.records import Article, Hit
+from medsearch.tui.highlight import highlighted, snippet_text
+
+PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+DOI_URL = "https://doi.org/{doi}"
+PMC_URL = "https://www.ncbi.nlm.nih.gov/pmc/articles/{pmcid}/"
+MARK = "●"
+
+
+def sources_label(sources: Iterable[str]) -> str:
+    """``lexical``, ``dense`` or ``both``: which side of the hybrid search found the hit."""
+    found = set(sources)
+    if {"lexical", "dense"} <= found:
+        return "both"
+    return next(iter(sorted(found)), "")
+
+
+def authors_short(authors: tuple[str, ...]) -> str:
+    if not authors:
+        return "(no authors)"
+    return authors[0] + (" et al." if len(authors) > 1 else "")
+
+
+def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
+    """A results row: rank and title, then author, journal, year, PMID and sources.
+
+    The title wraps under itself (a hanging indent after the rank); the meta line and
+    the snippet or evidence sentence are one line each, cut with an ellipsis.
+    """
+    extra = dict(hit.extra)
+    gutter = Text(MARK if marked else " ", style="bold #87d787")
+    gutter.append(f"{hit.rank:>3}.", style="bold")
+    meta = Text(style="dim", no_wrap=True, overflow="ellipsis")
+    meta.append(authors_short(hit.authors))
+    meta.append(" · ")
+    meta.append(hit.journal or "", style="italic")
+    meta.append(f" · {hit.year or 'n.d.'} · PMID {hit.pmid}")
+    label = sources_label(hit.sources)
+    if label:
+        meta.append(f" · {label}", style="cyan")
+    body: list[Text] = [highlighted(hit.title or "(no title)", terms, style="bold"), meta]
+    evidence = extra.get("sentence") or extra.get("evidence")
+    if evidence:
+        quote = Text("“", style="italic", no_wrap=True, overflow="ellipsis")
+        quote.append_text(highlighted(str(evidence), terms, style="italic"))
+        quote.append("”")
+        body.append(quote)
+    elif hit.snippet:
+        snippet = snippet_text(hit.snippet, style="dim")
+        snippet.no_wrap, snippet.overflow = True, "ellipsis"
+        body.append(snippet)
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(width=5, no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row(gutter, Group(*body))
+    return grid
+
+
+def journal_citation(article: Article) -> str:
+    """``J Test. 2020 Mar;1(2):10-20.``: the journal line as PubMed prints it."""
+    out = f"{article.journal_abbrev or article.journal}."
+    date = str(article.pub_date)
+    if date:
+        out += f" {date}"
+    if article.volume:
+        out += f";{article.volume}"
+        if article.issue:
+            out += f"({article.issue})"
+    if article.pages:
+        out += f":{article.pages}"
+    return out + "."
+
+
+def citation(article: Article) -> str:
+    """One-line reference for the clipboard (authors, title, journal, DOI, PMID)."""
+    names = [a.display for a in article.authors]
+    authors = ", ".join(names[:6]) + (", et al" if len(names) > 6 else "")
+    parts = [
+        f"{authors}." if authors else "",
+        article.title.rstrip(".") + ".",
+        journal_citation(article),
+    ]
+    if article.doi:
+        parts.append(f"doi:{article.doi}.")
+    parts.append(f"PMID: {article.pmid}.")
+    return " ".join(p for p in parts if p)
+
+
+def links(article: Article) -> list[tuple[str, str]]:
+    out = [("PubMed", PUBMED_URL.format(pmid=article.pmid))]
+    if article.doi:
+        out.append(("DOI", DOI_URL.format(doi=article.doi)))
+    if article.pmcid:
+        out.append(("PMC", PMC_URL.format(pmcid=article.pmcid)))
+    return out
+
+
+def article_detail(article: Article, terms: frozenset[str]) -> Text:
+    """The detail pane: title, authors, citation, labelled abstract, MeSH, types, links."""
+    parts: list[Text] = [highlighted(article.title or "(no title)", terms, style="bold")]
+    parts.append(Text(", ".join(a.display for a in article.authors) or "(no authors)"))
+    parts.append(Text(journal_citation(article), style="italic"))
+    parts.append(Text(""))
+    if not article.abstract:
+        parts.append(Text("(no abstract)", style="dim"))
+    for section in article.abstract:
+        para = Text()
+        if section.label:
+            para.append(f"{section.label.upper()}: ", style="bold cyan")
+        para.append_text(highlighted(section.text, terms))
+        parts.extend([para, Text("")])
+    if article.mesh:
+        mesh = Text("MeSH: ", style="bold")
+        for i, heading in enumerate(article.mesh):
+            name = heading.descriptor + ("*" if heading.is_major else "")
+            mesh.append(("; " if i else "") + name)
+        parts.append(mesh)
+    if article.publication_types:
+        parts.append(Text("Type: ", style="bold").append(", ".join(article.publication_types)))
+    for name, url in links(article):
+        parts.append(Text(f"{name}: ", style="bold").append(url, style=f"underline link {url}"))
+    return Text("\n").join(parts)

@@ -1,0 +1,151 @@
+"""Small modal dialogs that return typed values: filters, export target, a sentence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, OptionList, Select
+
+from medsearch.errors import UsageError
+from medsearch.export import FORMATS, suffix_for
+from medsearch.records import Filters
+
+CLOSE: list[BindingType] = [Binding("escape", "dismiss", "Cancel", id="dialog.cancel")]
+
+
+def parse_year(text: str, name: str) -> int | None:
+    text = text.strip()
+    if not text:
+        return None
+    if not (text.isdigit() and len(text) == 4):
+        raise UsageError(f"{name} must be a four-digit year, not {text!r}")
+    return int(text)
+
+
+def filters_from(year_from: str, year_to: str, journal: str, pub_type: str) -> Filters:
+    """The dialog's fields as :class:`Filters`; empty fields mean no restriction."""
+    first, last = parse_year(year_from, "from"), parse_year(year_to, "to")
+    if first is not None and last is not None and first > last:
+        raise UsageError(f"the year range {first}–{last} is empty")
+    return Filters(
+        year_from=first,
+        year_to=last,
+        journals=(journal.strip(),) if journal.strip() else (),
+        publication_types=(pub_type.strip(),) if pub_type.strip() else (),
+    )
+
+
+class FiltersScreen(ModalScreen[Filters | None]):
+    BINDINGS: ClassVar[list[BindingType]] = CLOSE
+
+    def __init__(self, current: Filters) -> None:
+        super().__init__()
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        c = self.current
+        with Vertical(classes="dialog"):
+            yield Label("Filters (empty = any)", classes="dialog-title")
+            with Horizontal(classes="row"):
+                yield Input(str(c.year_from or ""), placeholder="from year", id="year-from")
+                yield Input(str(c.year_to or ""), placeholder="to year", id="year-to")
+            yield Input(
+                ", ".join(c.journals), placeholder="journal (title or ISO abbrev.)", id="journal"
+            )
+            yield Input(
+                ", ".join(c.publication_types),
+                placeholder="publication type, e.g. Review",
+                id="pub-type",
+            )
+            with Horizontal(classes="buttons"):
+                yield Button("Apply", variant="primary", id="apply")
+                yield Button("Clear", id="clear")
+
+    def on_mount(self) -> None:
+        self.query_one("#year-from", Input).focus()
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#apply")
+    def apply(self) -> None:
+        values = [
+            self.query_one(f"#{i}", Input).value
+            for i in ("year-from", "year-to", "journal", "pub-type")
+        ]
+        try:
+            self.dismiss(filters_from(*values))
+        except UsageError as exc:
+            self.notify(str(exc), severity="error")
+
+    @on(Button.Pressed, "#clear")
+    def clear(self) -> None:
+        self.dismiss(Filters())
+
+
+@dataclass(frozen=True, slots=True)
+class ExportRequest:
+    fmt: str
+    path: Path
+
+
+class ExportScreen(ModalScreen[ExportRequest | None]):
+    BINDINGS: ClassVar[list[BindingType]] = CLOSE
+
+    def __init__(self, count: int, default: Path) -> None:
+        super().__init__()
+        self.count = count
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"Export {self.count} marked article(s)", classes="dialog-title")
+            yield Select([(f, f) for f in FORMATS], value="bibtex", allow_blank=False, id="format")
+            yield Input(str(self.default.with_suffix(suffix_for("bibtex"))), id="path")
+            with Horizontal(classes="buttons"):
+                yield Button("Export", variant="primary", id="export")
+
+    def on_mount(self) -> None:
+        self.query_one("#path", Input).focus()
+
+    @on(Select.Changed, "#format")
+    def follow_format(self, event: Select.Changed) -> None:
+        """Keep the file suffix in step with the format, unless the user chose their own."""
+        path_input = self.query_one("#path", Input)
+        path = Path(path_input.value)
+        if path.suffix in {suffix_for(f) for f in FORMATS} and isinstance(event.value, str):
+            path_input.value = str(path.with_suffix(suffix_for(event.value)))
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#export")
+    def export(self) -> None:
+        text = self.query_one("#path", Input).value.strip()
+        fmt = self.query_one("#format", Select).value
+        if not text:
+            self.notify("give a file path to export to", severity="error")
+            return
+        self.dismiss(ExportRequest(fmt=str(fmt), path=Path(text).expanduser()))
+
+
+class SentencePicker(ModalScreen[str | None]):
+    """Choose one abstract sentence to search for sentences like it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = CLOSE
+
+    def __init__(self, sentences: list[str]) -> None:
+        super().__init__()
+        self.sentences = sentences
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Label("Find sentences like…", classes="dialog-title")
+            yield OptionList(*self.sentences, id="sentences")
+
+    @on(OptionList.OptionSelected)
+    def pick(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.sentences[event.option_index])

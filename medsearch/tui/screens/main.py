@@ -1,0 +1,363 @@
+"""The main screen: mode bar, query (search bar or cite editor), results, detail, status.
+
+Every query gets a ticket; the search worker posts its first-stage answer, then (search
+mode, when a cross-encoder is loaded) a rerank worker reorders the list in place. A new
+query takes a new ticket, cancels the old rerank and makes any late answer stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, OptionList, TextArea
+from textual.worker import get_current_worker
+
+from medsearch.errors import MedsearchError
+from medsearch.export import write_export
+from medsearch.records import Article, Filters
+from medsearch.tui import jobs, keys
+from medsearch.tui.highlight import snippet_terms
+from medsearch.tui.messages import (
+    CiteReady,
+    Exported,
+    RerankDone,
+    ResultsReady,
+    ResultsRendered,
+    WorkFailed,
+)
+from medsearch.tui.render import DOI_URL, PUBMED_URL, citation
+from medsearch.tui.screens.dialogs import ExportRequest, ExportScreen, FiltersScreen, SentencePicker
+from medsearch.tui.session import Session
+from medsearch.tui.widgets.bars import ModeBar, StatusBar
+from medsearch.tui.widgets.detail import DetailPane
+from medsearch.tui.widgets.results import Heading, ResultsList, Row
+from medsearch.tui.widgets.search_bar import SearchBar
+
+PLACEHOLDERS = {
+    "search": 'Search PubMed: words, "phrases", AND/OR/NOT, field tags like brca1[ti]',
+    "similar": "Similar articles: type a PMID (or press s on a result)",
+    "sentences": "Similar sentences: type a sentence (or press t on a result)",
+}
+
+
+class MainScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.bindings("main."), *keys.bindings("article.")]
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+        self.mode = "search"
+        self.filters = Filters()
+        self.search_mode: str | None = None
+        self.ticket = 0
+        self.articles: dict[int, Article] = {}
+        self.last: jobs.Request | None = None
+
+    def compose(self) -> ComposeResult:
+        yield ModeBar(id="modes")
+        with ContentSwitcher(initial="query", id="query-switch"):
+            yield SearchBar(self.session.history, id="query", placeholder=PLACEHOLDERS["search"])
+            yield TextArea(
+                id="cite-editor",
+                placeholder="Paste a manuscript paragraph, then ctrl+r for references",
+            )
+        with Horizontal(id="body"):
+            yield ResultsList(id="results")
+            yield DetailPane(id="detail")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(SearchBar).focus()
+        self.query_one(DetailPane).clear("Type a query and press Enter.")
+
+    @property
+    def results(self) -> ResultsList:
+        return self.query_one(ResultsList)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    # -- queries ---------------------------------------------------------------------
+
+    @on(SearchBar.Submitted, "#query")
+    def submitted(self, event: SearchBar.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            return
+        try:
+            self.session.history.add(text)
+        except MedsearchError as exc:
+            self.notify(str(exc), severity="warning")
+        self.run_request(jobs.Request(self.mode, text, self.filters, search_mode=self.search_mode))
+
+    def run_request(self, request: jobs.Request) -> None:
+        self.last = request
+        self.ticket += 1
+        self.workers.cancel_group(self, "rerank")
+        self.status.activity = "searching…"
+        self.first_stage(self.ticket, request)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search", description="search")
+    def first_stage(self, ticket: int, request: jobs.Request) -> None:
+        try:
+            answer = self.session.backend.run(lambda s: jobs.answer(s, request))
+        except MedsearchError as exc:
+            self.post_message(WorkFailed(ticket, str(exc), "search"))
+            return
+        self.post_message(ResultsReady(ticket, answer))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="rerank", description="rerank")
+    def rerank(self, ticket: int, answer: jobs.Answer) -> None:
+        worker = get_current_worker()
+
+        def cancelled() -> bool:
+            return worker.is_cancelled or ticket != self.ticket
+
+        try:
+            result = self.session.backend.run(
+                lambda s: s.rerank(answer.result, is_cancelled=cancelled)
+            )
+        except MedsearchError as exc:
+            self.post_message(WorkFailed(ticket, str(exc), "rerank"))
+            return
+        if not cancelled():
+            self.post_message(RerankDone(ticket, result))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search", description="cite")
+    def suggest(self, ticket: int, paragraph: str) -> None:
+        try:
+            answer = self.session.backend.run(lambda s: jobs.cite(s, paragraph))
+        except MedsearchError as exc:
+            self.post_message(WorkFailed(ticket, str(exc), "cite"))
+            return
+        self.post_message(CiteReady(ticket, answer))
+
+    def on_results_ready(self, message: ResultsReady) -> None:
+        if message.ticket != self.ticket:
+            return
+        answer = message.answer
+        self.articles.update(answer.articles)
+        result = answer.result
+        from medsearch.retrieval.searcher import dense_text
+
+        query = str(dict(result.context).get("query", ""))
+        terms = snippet_terms(h.snippet for h in result.hits)
+        terms |= {w.lower() for w in dense_text(query).split() if len(w) > 2}
+        self.show_rows(list(result.hits), terms, message.ticket, reranked=False)
+        self.summarise(result.total, len(result.hits), result.timings, result.notes)
+        if answer.can_rerank:
+            self.status.activity = "reranking…"
+            self.rerank(message.ticket, answer)
+        else:
+            self.status.activity = ""
+
+    def on_rerank_done(self, message: RerankDone) -> None:
+        if message.ticket != self.ticket:
+            return
+        self.status.activity = ""
+        if message.result.reranked:
+            current = self.results.current
+            keep = current.pmid if current else None
+            self.show_rows(
+                list(message.result.hits), self.results.terms, message.ticket, True, keep
+            )
+            self.query_one(ModeBar).summary += " · reranked"
+
+    def on_cite_ready(self, message: CiteReady) -> None:
+        if message.ticket != self.ticket:
+            return
+        self.status.activity = ""
+        self.articles.update(message.answer.articles)
+        rows: list[Row] = []
+        for n, item in enumerate(message.answer.cite.citances, 1):
+            head = Text(f"¶{n} ", style="bold magenta").append(item.citance.original, style="bold")
+            if item.citance.markers:
+                head.append(f"  [{' '.join(item.citance.markers)}]", style="dim")
+            rows.append(Heading(head))
+            rows.extend(item.result.hits)
+        count = len(message.answer.cite.citances)
+        self.query_one(ModeBar).summary = f"{count} citing sentence(s)"
+        self.show_rows(rows, frozenset(), message.ticket, reranked=False)
+
+    def on_work_failed(self, message: WorkFailed) -> None:
+        if message.ticket != self.ticket:
+            return
+        self.status.activity = ""
+        self.notify(message.error, title=f"{message.stage} failed", severity="error")
+
+    def show_rows(
+        self,
+        rows: list[Row],
+        terms: frozenset[str],
+        ticket: int,
+        reranked: bool,
+        keep: int | None = None,
+    ) -> None:
+        results = self.results
+        results.show(rows, marked=self.session.basket, terms=terms, keep=keep)
+        self.show_detail()
+        if results.hits and self.focused in (self.query_one(SearchBar), None):
+            results.focus()
+        count = len(results.hits)
+        self.call_after_refresh(self.post_message, ResultsRendered(ticket, count, reranked))
+
+    def summarise(
+        self, total: int, shown: int, timings: tuple[tuple[str, float], ...], notes: tuple[str, ...]
+    ) -> None:
+        text = f"{total:,} matching · showing {shown}" if total else "no results"
+        if self.session.show_timings and timings:
+            text += f" · {sum(t for _, t in timings) * 1000:.0f} ms"
+        self.query_one(ModeBar).summary = text
+        for note in notes:
+            self.notify(note, severity="information", timeout=4)
+
+    # -- the highlighted article -----------------------------------------------------
+
+    @on(OptionList.OptionHighlighted, "#results")
+    def show_detail(self) -> None:
+        hit = self.results.current
+        article = self.articles.get(hit.pmid) if hit else None
+        if article is not None:
+            self.query_one(DetailPane).show(article, self.results.terms)
+
+    @on(OptionList.OptionSelected, "#results")
+    def read(self) -> None:
+        self.query_one(DetailPane).focus()
+
+    def current_article(self) -> Article | None:
+        hit = self.results.current
+        article = self.articles.get(hit.pmid) if hit else None
+        if article is None:
+            self.notify("no article highlighted", severity="warning")
+        return article
+
+    def action_mark(self) -> None:
+        article = self.current_article()
+        if article is None:
+            return
+        self.session.toggle(article)
+        self.results.refresh_marks(self.session.basket)
+        self.status.basket = len(self.session.basket)
+
+    def action_open(self, kind: str) -> None:
+        article = self.current_article()
+        if article is None:
+            return
+        if kind == "doi" and not article.doi:
+            self.notify(f"PMID {article.pmid} has no DOI", severity="warning")
+            return
+        url = (
+            DOI_URL.format(doi=article.doi)
+            if kind == "doi"
+            else PUBMED_URL.format(pmid=article.pmid)
+        )
+        self.app.open_url(url)
+        self.notify(f"opened {url}")
+
+    def action_copy_citation(self) -> None:
+        article = self.current_article()
+        if article is not None:
+            self.app.copy_to_clipboard(citation(article))
+            self.notify(f"citation of PMID {article.pmid} copied")
+
+    def action_similar(self) -> None:
+        article = self.current_article()
+        if article is not None:
+            self.action_mode("similar")
+            self.query_one(SearchBar).value = str(article.pmid)
+            self.run_request(jobs.Request("similar", str(article.pmid), self.filters))
+
+    def action_pick_sentence(self) -> None:
+        article = self.current_article()
+        if article is None:
+            return
+        sentences = jobs.abstract_sentences(article)
+        if not sentences:
+            self.notify(f"PMID {article.pmid} has no abstract", severity="warning")
+            return
+
+        def chosen(sentence: str | None) -> None:
+            if sentence:
+                self.action_mode("sentences")
+                self.query_one(SearchBar).value = sentence
+                self.run_request(jobs.Request("sentences", sentence))
+
+        self.app.push_screen(SentencePicker(sentences), chosen)
+
+    # -- modes, filters, basket ------------------------------------------------------
+
+    def action_mode(self, mode: str) -> None:
+        self.mode = mode
+        self.query_one(ModeBar).mode = mode
+        switcher = self.query_one(ContentSwitcher)
+        if mode == "cite":
+            switcher.current = "cite-editor"
+            self.query_one(TextArea).focus()
+            return
+        switcher.current = "query"
+        bar = self.query_one(SearchBar)
+        bar.placeholder = PLACEHOLDERS[mode]
+        bar.focus()
+
+    def action_focus_search(self) -> None:
+        self.action_mode(self.mode)
+
+    def key_escape(self) -> None:
+        self.action_focus_search()
+
+    def action_run_cite(self) -> None:
+        if self.mode != "cite":
+            self.action_mode("cite")
+            return
+        paragraph = self.query_one(TextArea).text
+        if not paragraph.strip():
+            self.notify("paste a paragraph first", severity="warning")
+            return
+        self.ticket += 1
+        self.workers.cancel_group(self, "rerank")
+        self.status.activity = "finding references…"
+        self.suggest(self.ticket, paragraph)
+
+    def action_filters(self) -> None:
+        def chosen(filters: Filters | None) -> None:
+            if filters is None:
+                return
+            self.filters = filters
+            self.query_one(ModeBar).filters = filters
+            if self.last is not None and self.last.mode != "sentences":
+                self.run_request(replace(self.last, filters=filters))
+
+        self.app.push_screen(FiltersScreen(self.filters), chosen)
+
+    def action_export(self) -> None:
+        basket = list(self.session.basket.values())
+        if not basket:
+            self.notify("the basket is empty: mark articles with space first", severity="warning")
+            return
+
+        def chosen(request: ExportRequest | None) -> None:
+            if request is None:
+                return
+            try:
+                write_export(basket, request.fmt, request.path)
+            except MedsearchError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            except OSError as exc:
+                self.notify(f"cannot write {request.path}: {exc.strerror or exc}", severity="error")
+                return
+            self.notify(f"exported {len(basket)} article(s) to {request.path}")
+            self.post_message(Exported(str(request.path), len(basket)))
+
+        default = Path.cwd() / "medsearch-basket.bib"
+        self.app.push_screen(ExportScreen(len(basket), default), chosen)
