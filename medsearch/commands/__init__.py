@@ -11,6 +11,7 @@ from medsearch.commands.ingest import ingest
 from medsearch.commands.quickstart import quickstart
 from medsearch.commands.retrieve import cite, sentences, similar
 from medsearch.commands.search import search
+from medsearch.commands_models import models
 
 COMMANDS: list[click.Command] = [
     quickstart,
@@ -23,4 +24,5 @@ COMMANDS: list[click.Command] = [
     stats,
     export,
     evaluate,
+    models,
 ]

@@ -1,0 +1,119 @@
+"""The cross-encoder reranker: one relevance logit per (query, article) pair.
+
+MedCPT's cross-encoder reads the pair (query, ``title + " " + abstract``), truncated to
+512 tokens, and returns an unbounded logit; higher is more relevant. On the CPU it is
+quantised to int8 by default (about twice as fast, DESIGN.md), which is what makes a
+short background rerank of the head of a result list feel immediate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+
+from medsearch.errors import ModelError
+from medsearch.models.backbone import (
+    Backbone,
+    default_batch_size,
+    load_backbone,
+    quantize_int8,
+    run_batched,
+    tokenize,
+)
+from medsearch.models.cache import require_model
+from medsearch.models.encoders import load_runtime
+from medsearch.models.profiles import ModelProfile
+from medsearch.paths import Paths
+
+
+def article_text(title: str, abstract: str) -> str:
+    """The document side of a cross-encoder pair, exactly as MedCPT builds it."""
+    return f"{title} {abstract}"
+
+
+def _logits(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    logits: torch.Tensor = model(**inputs).logits
+    return logits[:, 0].float()
+
+
+class CrossEncoder:
+    """Scores documents against one query; higher is more relevant."""
+
+    def __init__(self, profile: ModelProfile, backbone: Backbone, batch_size: int) -> None:
+        self.profile = profile
+        self.device = backbone.device
+        self.dtype = backbone.dtype
+        self.quantized = backbone.quantized
+        self.batch_size = batch_size
+        self._backbone = backbone
+
+    @property
+    def max_length(self) -> int:
+        """Tokens kept of each (query, article) pair; the longer side is cut first."""
+        return self._backbone.clamp_length(self.profile.cross_max_length)
+
+    def score_pairs(
+        self,
+        query: str,
+        docs: Sequence[tuple[str, str]],
+        *,
+        batch_size: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        """One float32 logit per (title, abstract) document, in the order given."""
+        if not docs:
+            return np.zeros((0,), dtype=np.float32)
+        texts = [article_text(title, abstract) for title, abstract in docs]
+        features = tokenize(self._backbone, [query] * len(texts), texts, self.max_length)
+        scores = run_batched(
+            self._backbone,
+            features,
+            _logits,
+            batch_size=batch_size or self.batch_size,
+            max_length=self.max_length,
+            progress=progress,
+        )
+        return np.ascontiguousarray(scores, dtype=np.float32)
+
+    def rank(
+        self,
+        query: str,
+        docs: Sequence[tuple[str, str]],
+        *,
+        top_k: int | None = None,
+        batch_size: int | None = None,
+    ) -> list[tuple[int, float]]:
+        """``(index into docs, score)`` sorted by score, highest first (ties: input order)."""
+        scores = self.score_pairs(query, docs, batch_size=batch_size)
+        order = np.argsort(-scores, kind="stable")
+        if top_k is not None:
+            order = order[:top_k]
+        return [(int(i), float(scores[i])) for i in order]
+
+
+def load_cross_encoder(
+    profile: ModelProfile,
+    *,
+    device: str = "auto",
+    quantize: bool | None = None,
+    paths: Paths | None = None,
+    batch_size: int | None = None,
+) -> CrossEncoder | None:
+    """Load the profile's reranker; None when the profile has none.
+
+    ``quantize=None`` means int8 on the CPU and full precision elsewhere; asking for
+    int8 on a GPU is an error (dynamic quantisation is a CPU kernel).
+    """
+    if profile.cross_model is None:
+        return None
+    where = paths if paths is not None else Paths.resolve()
+    resolved, dtype = load_runtime(device)
+    if quantize and resolved != "cpu":
+        raise ModelError(f"int8 quantisation runs on the CPU only, not on {resolved}")
+    path = require_model(profile.cross_model, where, profile.name)
+    backbone = load_backbone(profile.cross_model, path, kind="cross", device=resolved, dtype=dtype)
+    if quantize or (quantize is None and resolved == "cpu"):
+        backbone = quantize_int8(backbone)
+    return CrossEncoder(profile, backbone, batch_size or default_batch_size(resolved))

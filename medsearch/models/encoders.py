@@ -1,0 +1,189 @@
+"""Bi-encoders: queries, sentences and articles to vectors, as a profile prescribes.
+
+For MedCPT (DESIGN.md, "The models, exactly"): queries and sentences go through the query
+encoder, truncated to 64 tokens; articles go through the article encoder as the pair
+(title, abstract), truncated longest-first to 512 tokens; the vector is the [CLS] hidden
+state, not normalised. A symmetric profile (minilm) runs one model for every role,
+encodes an article as the single text ``title + " " + abstract``, mean-pools over the
+attention mask and L2-normalises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+
+from medsearch.errors import ModelError
+from medsearch.models.backbone import (
+    Backbone,
+    configure_cpu_threads,
+    default_batch_size,
+    load_backbone,
+    run_batched,
+    tokenize,
+)
+from medsearch.models.cache import require_model
+from medsearch.models.device import detect, dtype_for, resolve_device
+from medsearch.models.profiles import ModelProfile, Pooling
+from medsearch.paths import Paths
+
+
+def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: Pooling) -> torch.Tensor:
+    """[CLS] vector, or the mean of the real (unpadded) token vectors."""
+    if pooling == "cls":
+        return hidden[:, 0]
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    summed = (hidden * mask).sum(dim=1)
+    return summed / mask.sum(dim=1).clamp(min=1e-9)
+
+
+def _forward_fn(
+    pooling: Pooling, normalize: bool
+) -> Callable[[torch.nn.Module, dict[str, torch.Tensor]], torch.Tensor]:
+    def forward(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        hidden = model(**inputs).last_hidden_state.float()
+        vectors = pool(hidden, inputs["attention_mask"], pooling)
+        if normalize:
+            vectors = torch.nn.functional.normalize(vectors, p=2.0, dim=1)
+        return vectors
+
+    return forward
+
+
+class Encoder:
+    """One loaded profile's bi-encoder(s). Every ``encode_*`` returns float32 ``(n, dim)``."""
+
+    def __init__(
+        self, profile: ModelProfile, query: Backbone, article: Backbone, batch_size: int
+    ) -> None:
+        dim = query.hidden_size
+        article_dim = article.hidden_size
+        if article_dim != dim:
+            raise ModelError(
+                f"profile {profile.name!r}: query model gives {dim}-d vectors but the article"
+                f" model gives {article_dim}-d; they cannot share an index"
+            )
+        self.profile = dataclasses.replace(profile, dim=dim)
+        self.dim = dim
+        self.device = query.device
+        self.dtype = query.dtype
+        self.batch_size = batch_size
+        self._query = query
+        self._article = article
+        self._forward = _forward_fn(profile.pooling, profile.normalize)
+
+    @property
+    def query_max_length(self) -> int:
+        """Tokens kept of a query (longer queries are truncated, by contract)."""
+        return self._query.clamp_length(self.profile.query_max_length)
+
+    @property
+    def sentence_max_length(self) -> int:
+        """Sentences use the query encoder and its limit."""
+        return self.query_max_length
+
+    @property
+    def article_max_length(self) -> int:
+        return self._article.clamp_length(self.profile.article_max_length)
+
+    @property
+    def shares_model(self) -> bool:
+        """True when one loaded model serves queries and articles (symmetric profiles)."""
+        return self._query is self._article
+
+    def _empty(self) -> np.ndarray:
+        return np.zeros((0, self.dim), dtype=np.float32)
+
+    def _run(
+        self,
+        backbone: Backbone,
+        first: Sequence[str],
+        second: Sequence[str] | None,
+        max_length: int,
+        batch_size: int | None,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        if not first:
+            return self._empty()
+        features = tokenize(backbone, first, second, max_length)
+        vectors = run_batched(
+            backbone,
+            features,
+            self._forward,
+            batch_size=batch_size or self.batch_size,
+            max_length=max_length,
+            progress=progress,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def encode_queries(self, texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
+        return self._run(self._query, texts, None, self.query_max_length, batch_size)
+
+    def encode_sentences(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        """Abstract sentences, with the query encoder (the MedCPT authors' advice)."""
+        return self._run(self._query, texts, None, self.sentence_max_length, batch_size, progress)
+
+    def encode_articles(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        batch_size: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        """(title, abstract) pairs; ``progress(n)`` is called with each batch's size."""
+        if not pairs:
+            return self._empty()
+        if self.profile.symmetric:
+            texts = [f"{title} {abstract}" for title, abstract in pairs]
+            return self._run(
+                self._article, texts, None, self.article_max_length, batch_size, progress
+            )
+        titles = [title for title, _ in pairs]
+        abstracts = [abstract for _, abstract in pairs]
+        return self._run(
+            self._article, titles, abstracts, self.article_max_length, batch_size, progress
+        )
+
+
+def load_runtime(device: str) -> tuple[str, str]:
+    """Resolve ``device`` against this machine and pick its dtype; set CPU threads."""
+    support = detect()
+    resolved = resolve_device(
+        device, cuda_available=support.cuda_available, mps_available=support.mps_available
+    )
+    if resolved == "cpu":
+        configure_cpu_threads()
+    return resolved, dtype_for(resolved, bf16_supported=support.bf16_supported)
+
+
+def load_encoder(
+    profile: ModelProfile,
+    *,
+    device: str = "auto",
+    paths: Paths | None = None,
+    batch_size: int | None = None,
+) -> Encoder:
+    """Load the profile's query and article encoders (once each, even if they are one)."""
+    where = paths if paths is not None else Paths.resolve()
+    resolved, dtype = load_runtime(device)
+    query_dir = require_model(profile.query_model, where, profile.name)
+    query = load_backbone(
+        profile.query_model, query_dir, kind="encoder", device=resolved, dtype=dtype
+    )
+    if profile.article_model == profile.query_model:
+        article = query
+    else:
+        article_dir = require_model(profile.article_model, where, profile.name)
+        article = load_backbone(
+            profile.article_model, article_dir, kind="encoder", device=resolved, dtype=dtype
+        )
+    return Encoder(profile, query, article, batch_size or default_batch_size(resolved))
