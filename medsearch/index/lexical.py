@@ -1,0 +1,271 @@
+"""BM25 search over title, abstract, MeSH, keywords, authors and journal (tantivy).
+
+One directory holds one tantivy index. The writer is opened lazily, on the first
+``upsert``/``delete``, because tantivy allows one writer per index across processes:
+a searcher (CLI, TUI) that never writes never holds the lock and never blocks ingest.
+Changes are staged until :meth:`LexicalIndex.commit`, which also stores an optional
+payload (the pipeline stores the last ingested file name) in a bookkeeping document,
+so the payload is committed atomically with the documents it describes.
+
+Analysis, schema and query translation live in ``lexical_schema``, ``lexical_query``
+and ``lexical_snippets``; this module is the interface the pipeline and searcher use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from medsearch.errors import StoreError, UsageError
+from medsearch.index import lexical_schema as ls
+from medsearch.index.lexical_query import QueryBuilder, Ranking
+from medsearch.index.lexical_snippets import (
+    highlight_spans,
+    make_snippet,
+    mark,
+    snippet_spans,
+)
+from medsearch.query.parser import parse_plain, parse_query
+from medsearch.records import Article, Filters
+
+__all__ = ["LexicalHit", "LexicalIndex", "LexicalResult", "Ranking", "snippet_spans"]
+
+WRITER_HEAP_BYTES = 256_000_000
+WRITER_THREADS = 2
+DEFAULT_SNIPPETS = 50  # hits beyond this many come back without snippets (top-1000 stays fast)
+VERSION_FILE = "medsearch-lexical.json"
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalHit:
+    """One BM25 hit. ``snippet`` and ``title`` mark matched terms with ``<b>..</b>``.
+
+    ``title`` is the highlighted title (empty when the hit was beyond the snippet limit
+    or has no title); read both through :func:`snippet_spans` to render them.
+    """
+
+    pmid: int
+    score: float
+    snippet: str = ""
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalResult:
+    """Hits best first, plus what the query meant.
+
+    ``total`` is the exact number of matching documents when ``search(count=True)``
+    (the default); with ``count=False`` it is a lower bound (the number of hits
+    returned), which lets tantivy skip non-competitive documents (block-max WAND).
+    ``filters`` are the effective filters: the caller's merged with the query's tags.
+    ``terms`` are the analyzer tokens of the positive query words (``immun*`` for a
+    prefix); :meth:`LexicalIndex.highlight` finds them in any text.
+    """
+
+    hits: tuple[LexicalHit, ...]
+    total: int
+    filters: Filters = field(default_factory=Filters)
+    terms: tuple[str, ...] = ()
+
+
+class LexicalIndex:
+    """The tantivy index in one directory; see the module docstring for the life cycle."""
+
+    def __init__(self, path: Path, index: Any) -> None:
+        self.path = path
+        self._index = index
+        self._schema = index.schema
+        self._analyzers = ls.analyzers()
+        ls.register(index, self._analyzers)
+        self._writer: Any | None = None
+
+    @classmethod
+    def open(cls, path: Path, *, create: bool = True) -> LexicalIndex:
+        """Open the index at ``path``, creating it (when ``create``) if missing."""
+        path = Path(path)
+        try:
+            exists = (path / "meta.json").exists()
+            if not exists:
+                if not create:
+                    raise StoreError(f"no lexical index at {path}: run `medsearch ingest` first")
+                path.mkdir(parents=True, exist_ok=True)
+                index = tantivy.Index(ls.build_schema(), path=str(path), reuse=False)
+                (path / VERSION_FILE).write_text(json.dumps({"schema": ls.SCHEMA_VERSION}))
+                return cls(path, index)
+            _check_version(path)
+            return cls(path, tantivy.Index.open(str(path)))
+        except (ValueError, OSError) as exc:
+            raise StoreError(
+                f"the lexical index at {path} cannot be opened ({exc}); delete that"
+                " directory and run `medsearch ingest` again to rebuild it"
+            ) from exc
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _writer_or_open(self) -> Any:
+        if self._writer is None:
+            try:
+                self._writer = self._index.writer(
+                    heap_size=WRITER_HEAP_BYTES, num_threads=WRITER_THREADS
+                )
+            except ValueError as exc:
+                raise StoreError(
+                    f"the lexical index at {self.path} is being written by another process ({exc})"
+                ) from exc
+        return self._writer
+
+    def upsert(self, articles: Sequence[Article]) -> None:
+        """Stage ``articles``, each replacing any document with its PMID."""
+        writer = self._writer_or_open()
+        for article in articles:
+            writer.delete_documents_by_term(ls.PMID, article.pmid)
+            writer.add_document(ls.article_document(article))
+
+    def delete(self, pmids: Sequence[int]) -> None:
+        """Stage the removal of ``pmids`` (absent ones are ignored)."""
+        writer = self._writer_or_open()
+        for pmid in pmids:
+            writer.delete_documents_by_term(ls.PMID, int(pmid))
+
+    def commit(self, payload: str | None = None) -> None:
+        """Make staged changes durable; ``payload`` replaces the stored one if given.
+
+        ``payload=None`` keeps the previous payload, so a commit of deletions does not
+        lose the pipeline's resume point.
+        """
+        if self._writer is None and payload is None:
+            return
+        writer = self._writer_or_open()
+        if payload is not None:
+            writer.delete_documents_by_term(ls.META, ls.META_COMMIT)
+            writer.add_document(ls.payload_document(payload))
+        try:
+            writer.commit()
+        except ValueError as exc:
+            raise StoreError(f"cannot commit the lexical index at {self.path}: {exc}") from exc
+        self._index.reload()
+
+    def rollback(self) -> None:
+        """Drop everything staged since the last commit."""
+        if self._writer is not None:
+            self._writer.rollback()
+
+    def close(self) -> None:
+        """Release the writer (uncommitted changes are dropped) so others can write."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.rollback()
+            writer.wait_merging_threads()
+
+    def __enter__(self) -> LexicalIndex:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- reading -----------------------------------------------------------------------
+
+    def last_commit_payload(self) -> str | None:
+        searcher = self._index.searcher()
+        query = tantivy.Query.term_query(self._schema, ls.META, ls.META_COMMIT)
+        hits = searcher.search(query, 1, count=False).hits
+        if not hits:
+            return None
+        value = searcher.doc(hits[0][1]).get_first(ls.PAYLOAD)
+        return None if value is None else bytes(value).decode()
+
+    def count(self) -> int:
+        """Number of articles (the bookkeeping document is not one)."""
+        searcher = self._index.searcher()
+        meta = searcher.doc_freq(ls.META, ls.META_COMMIT)
+        return int(searcher.num_docs) - min(int(meta), 1)
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+
+    def highlight(self, text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
+        """Character ranges of ``text`` matching ``terms`` (from ``LexicalResult.terms``)."""
+        return highlight_spans(text, terms, self._analyzers.text)
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        filters: Filters | None = None,
+        count: bool = True,
+        snippets: int = DEFAULT_SNIPPETS,
+        syntax: bool = True,
+        ranking: Ranking | None = None,
+    ) -> LexicalResult:
+        """The top ``k`` articles for a PubMed-style ``query`` (see ``medsearch.query``).
+
+        Raises ``QuerySyntaxError`` for malformed queries. With ``syntax=False`` the
+        text is plain ranked words and never raises (claims, citation sentences with
+        ``[12]``). A query with only filters (``2020[dp]``) lists matching articles newest
+        PMID first, all scored 0. ``ranking`` overrides the field boosts and stop-word
+        handling (for experiments such as ``benchmarks/lexical_weights.py``).
+        """
+        if k < 1:
+            raise UsageError(f"k must be at least 1, not {k}")
+        caller = filters or Filters()
+        parsed = parse_query(query) if syntax else parse_plain(query)
+        builder = QueryBuilder(self._schema, self._analyzers, ranking or Ranking())
+        effective = caller.merge(parsed.filters)
+        # applied separately: --journal X with Y[ta] needs both, merge() would allow either
+        tantivy_query = builder.build(parsed.node, caller, parsed.filters)
+        terms = tuple(dict.fromkeys(builder.terms))
+        if tantivy_query is None:
+            return LexicalResult(hits=(), total=0, filters=effective, terms=terms)
+        searcher = self._index.searcher()
+        k = min(k, max(1, int(searcher.num_docs)))  # tantivy sizes its heap by k
+        if parsed.node is None:  # filters only: no ranking, newest first like PubMed
+            result = searcher.search(
+                tantivy_query, k, count=count, order_by_field=ls.PMID, order=tantivy.Order.Desc
+            )
+            scored = [(0.0, address) for _, address in result.hits]
+        else:
+            result = searcher.search(tantivy_query, k, count=count)
+            scored = [(float(score), address) for score, address in result.hits]
+        pmids = searcher.fast_field_values(ls.PMID, [a for _, a in scored]) if scored else []
+        hits = []
+        for rank, ((score, address), pmid) in enumerate(zip(scored, pmids, strict=True)):
+            snippet = title = ""
+            if rank < snippets:  # without terms: the start of the abstract
+                snippet, title = self._snippet(searcher, address, terms)
+            hits.append(LexicalHit(pmid=int(pmid or 0), score=score, snippet=snippet, title=title))
+        total = int(result.count) if count and result.count is not None else len(hits)
+        return LexicalResult(hits=tuple(hits), total=total, filters=effective, terms=terms)
+
+    def _snippet(self, searcher: Any, address: Any, terms: Sequence[str]) -> tuple[str, str]:
+        doc = searcher.doc(address)
+        title = _text(doc.get_first(ls.TITLE_SRC))
+        abstract = _text(doc.get_first(ls.ABSTRACT_SRC))
+        analyzer = self._analyzers.text
+        return (
+            make_snippet(abstract, highlight_spans(abstract, terms, analyzer)),
+            mark(title, highlight_spans(title, terms, analyzer)),
+        )
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else bytes(value).decode()
+
+
+def _check_version(path: Path) -> None:
+    marker = path / VERSION_FILE
+    try:
+        version = json.loads(marker.read_text()).get("schema")
+    except (OSError, ValueError, AttributeError):
+        version = None
+    if version != ls.SCHEMA_VERSION:
+        raise StoreError(
+            f"the lexical index at {path} has schema version {version}, this medsearch"
+            f" needs {ls.SCHEMA_VERSION}; delete that directory and run `medsearch ingest`"
+            " again to rebuild it"
+        )

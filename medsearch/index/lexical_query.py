@@ -1,0 +1,285 @@
+"""Query AST + Filters -> a tantivy ``Query``, built programmatically.
+
+Nothing user-typed reaches tantivy's own query parser (it throws on ``IL-6`` and
+``5-HT(2A)``): every word goes through the index's analyzer and becomes term, phrase or
+phrase-prefix queries on the fields its tag names, so the only syntax errors are ours.
+
+Ranked words search title, abstract, MeSH and keywords, each field's BM25 score scaled
+by a boost; the boosts were chosen on BEIR SciFact (see ``benchmarks/lexical_weights.py``).
+Filters become un-scored (constant 0) MUST clauses, so they restrict inside tantivy
+without shifting scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import tantivy
+
+from medsearch.index import lexical_schema as ls
+from medsearch.query.nodes import And, Node, Not, Or, Phrase, Prefix, Tagged, Term, YearRange
+from medsearch.records import Filters
+
+# Field boosts and how fields combine, measured on BEIR SciFact test (300 claims, title +
+# abstract, nDCG@10; `python -m benchmarks.lexical_weights`). Summing per-field BM25:
+# title 2.0 -> 0.634, 1.0 -> 0.677, 0.5 -> 0.704 (a term in the title is nearly always in
+# the abstract too, so a sum already counts the title twice). Lucene's dis_max (best
+# field + tie_breaker x the rest): tie 0.3 with title 1.0 -> 0.704, title 1.5 -> 0.670,
+# tie 0.5 -> 0.701, tie 0.7 -> 0.690, tie 0.0 -> 0.696. Chosen: dis_max, tie 0.3, title
+# and abstract 1.0: the best measured (0.705 with the stop-word rule below; 0.696 keeping
+# stop words), and a title match is never worth less than an abstract one (BEIR's BM25
+# baseline is 0.665). MeSH and keywords are absent from
+# SciFact; they get half weight so controlled vocabulary lifts but does not dominate.
+TITLE_BOOST = 1.0
+ABSTRACT_BOOST = 1.0
+MESH_BOOST = 0.5
+KEYWORDS_BOOST = 0.5
+TIE_BREAKER: float | None = 0.3
+RANKED_FIELDS: tuple[tuple[str, float], ...] = (
+    (ls.TITLE, TITLE_BOOST),
+    (ls.ABSTRACT, ABSTRACT_BOOST),
+    (ls.MESH, MESH_BOOST),
+    (ls.KEYWORDS, KEYWORDS_BOOST),
+)
+
+# Lucene's English stop set: dropped from ranked OR groups only (never from phrases or
+# from the index), and only when typed in lower case (see _drop_stop_words).
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+
+_TAG_FIELDS: dict[str, tuple[tuple[str, float], ...]] = {
+    "all": RANKED_FIELDS,
+    "ti": ((ls.TITLE, 1.0),),
+    "ab": ((ls.ABSTRACT, 1.0),),
+    "tiab": ((ls.TITLE, TITLE_BOOST), (ls.ABSTRACT, ABSTRACT_BOOST)),
+    "mh": ((ls.MESH, 1.0),),
+    "majr": ((ls.MESH_MAJOR, 1.0),),
+    "kw": ((ls.KEYWORDS, 1.0),),
+    "au": ((ls.AUTHORS, 1.0),),
+    "1au": ((ls.FIRST_AUTHOR, 1.0),),
+}
+_EXACT_FIELDS = {"pt": ls.PUB_TYPE, "ta": ls.JOURNAL_KEY, "la": ls.LANGUAGE}
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """How plain words are ranked; the defaults are the measured choice."""
+
+    fields: tuple[tuple[str, float], ...] = RANKED_FIELDS  # (field, BM25 boost)
+    drop_stop_words: bool = True
+    # None: a word's score is the sum of its fields' scores. A number: the best field's
+    # score plus tie_breaker times the others (Lucene's dis_max, BEIR's best_fields).
+    tie_breaker: float | None = TIE_BREAKER
+
+
+@dataclass
+class QueryBuilder:
+    """Translates one parsed query; collects the positive terms for highlighting."""
+
+    schema: Any
+    analyzers: ls.Analyzers
+    ranking: Ranking = field(default_factory=Ranking)
+    terms: list[str] = field(default_factory=list)
+
+    def build(self, node: Node | None, *filter_sets: Filters) -> Any | None:
+        """The whole query, or None when nothing can match (no words, no filters).
+
+        Every filter set must hold (they are ANDed), each one's alternatives ORed.
+        """
+        main = self.node(node, None, negated=False) if node is not None else None
+        clauses = [c for f in filter_sets for c in filter_clauses(self.schema, f)]
+        if main is None and node is not None:
+            return None  # the query had words, none of them indexable: match nothing
+        if main is None and not clauses:
+            return None
+        if main is None:
+            main = match_all()
+        if not clauses:
+            return main
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, main), *((tantivy.Occur.Must, c) for c in clauses)]
+        )
+
+    def node(self, node: Node, tag: str | None, *, negated: bool) -> Any | None:
+        if isinstance(node, Tagged):
+            return self.node(node.node, tag or node.tag, negated=negated)
+        if isinstance(node, Not):
+            inner = self.node(node.child, tag, negated=not negated)
+            return None if inner is None else exclude(match_all(), inner)
+        if isinstance(node, And):
+            return self.conjunction(node, tag, negated=negated)
+        if isinstance(node, Or):
+            children = node.children
+            if tag is None and self.ranking.drop_stop_words:
+                children = _drop_stop_words(children)
+            built = [q for c in children if (q := self.node(c, tag, negated=negated)) is not None]
+            if not built:
+                return None
+            if len(built) == 1:
+                return built[0]
+            return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in built])
+        if isinstance(node, YearRange):
+            return year_range(self.schema, node.start, node.end)
+        return self.leaf(node, tag, negated=negated)
+
+    def conjunction(self, node: And, tag: str | None, *, negated: bool) -> Any | None:
+        clauses: list[tuple[Any, Any]] = []
+        for child in node.children:
+            if isinstance(child, Not):
+                q = self.node(child.child, tag, negated=not negated)
+                if q is not None:
+                    clauses.append((tantivy.Occur.MustNot, q))
+            elif (q := self.node(child, tag, negated=negated)) is not None:
+                clauses.append((tantivy.Occur.Must, q))
+        if not any(occur == tantivy.Occur.Must for occur, _ in clauses):
+            if not clauses:
+                return None
+            clauses.append((tantivy.Occur.Must, match_all()))
+        if len(clauses) == 1:
+            return clauses[0][1]
+        return tantivy.Query.boolean_query(clauses)
+
+    def leaf(self, node: Term | Phrase | Prefix, tag: str | None, *, negated: bool) -> Any | None:
+        if tag == "pmid":
+            return tantivy.Query.term_query(self.schema, ls.PMID, int(node.text.strip()))
+        if tag in _EXACT_FIELDS:
+            key = ls.exact_key(node.text.strip())
+            return tantivy.Query.term_query(self.schema, _EXACT_FIELDS[tag], key)
+        fields = self.ranking.fields if tag is None else _TAG_FIELDS[tag]
+        stem = tag not in ("au", "1au")
+        tokens = self.analyzers.tokens(node.text, stem=stem)
+        if not tokens:
+            return None
+        if isinstance(node, Prefix):
+            tokens = self.prefix_tokens(node.text, tokens, stem=stem)
+        if not negated and tag not in ("au", "1au"):  # names are not highlighted in text
+            self.terms.extend(t for _, t in tokens[:-1])
+            self.terms.append(tokens[-1][1] + ("*" if isinstance(node, Prefix) else ""))
+        per_field = [
+            _boosted(self.field_query(name, tokens, node, tag), boost) for name, boost in fields
+        ]
+        if len(per_field) == 1:
+            return per_field[0]
+        if tag is None and self.ranking.tie_breaker is not None:
+            return tantivy.Query.disjunction_max_query(per_field, self.ranking.tie_breaker)
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in per_field])
+
+    def prefix_tokens(
+        self, text: str, tokens: list[tuple[int, str]], *, stem: bool
+    ) -> list[tuple[int, str]]:
+        """The last token unstemmed but cut to its stem (``diabetes*`` -> ``diabet``)."""
+        raw = self.analyzers.tokens(text, stem=False)
+        last = raw[-1][1]
+        if stem:
+            last = _common_prefix(last, tokens[-1][1]) or last
+        return [*tokens[:-1], (tokens[-1][0], last)]
+
+    def field_query(
+        self,
+        name: str,
+        tokens: list[tuple[int, str]],
+        node: Term | Phrase | Prefix,
+        tag: str | None,
+    ) -> Any:
+        words: list[str | tuple[int, str]] = [(pos, tok) for pos, tok in tokens]
+        if isinstance(node, Prefix) or (
+            tag in ("au", "1au") and len(tokens) > 1 and len(tokens[-1][1]) <= 2
+        ):
+            # "smith j"[au] finds "Smith JA": PubMed truncates initials the same way
+            return tantivy.Query.phrase_prefix_query(self.schema, name, words)
+        if len(tokens) == 1:
+            return tantivy.Query.term_query(self.schema, name, tokens[0][1])
+        return tantivy.Query.phrase_query(self.schema, name, words)
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def _boosted(query: Any, boost: float) -> Any:
+    return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
+
+
+def _drop_stop_words(children: tuple[Node, ...]) -> tuple[Node, ...]:
+    """``effect of the drug`` ranks on ``effect drug``; an all-stop-word group is kept.
+
+    Only words typed in lower case are dropped: ``vitamin A``, ``hepatitis A`` and
+    ``IT`` keep their capitals and their meaning.
+    """
+    kept = tuple(c for c in children if not (isinstance(c, Term) and c.text in STOP_WORDS))
+    return kept or children
+
+
+def match_all() -> Any:
+    """Every article (the bookkeeping document has no PMID), scoring 0."""
+    return tantivy.Query.const_score_query(tantivy.Query.exists_query(ls.PMID), 0.0)
+
+
+def exclude(base: Any, excluded: Any) -> Any:
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Must, base), (tantivy.Occur.MustNot, excluded)]
+    )
+
+
+def year_range(schema: Any, start: int | None, end: int | None) -> Any:
+    return tantivy.Query.range_query(
+        schema, ls.YEAR, tantivy.FieldType.Integer, lower_bound=start, upper_bound=end
+    )
+
+
+def _any_of(schema: Any, field_name: str, values: tuple[str, ...]) -> Any:
+    keys = sorted({ls.exact_key(v) for v in values})
+    return tantivy.Query.term_set_query(schema, field_name, keys)
+
+
+def filter_clauses(schema: Any, filters: Filters) -> list[Any]:
+    """Each restriction as a constant-0 query: they select, they never rank."""
+    clauses: list[Any] = []
+    if filters.year_from is not None or filters.year_to is not None:
+        clauses.append(year_range(schema, filters.year_from, filters.year_to))
+    if filters.journals:
+        clauses.append(_any_of(schema, ls.JOURNAL_KEY, filters.journals))
+    if filters.publication_types:
+        clauses.append(_any_of(schema, ls.PUB_TYPE, filters.publication_types))
+    if filters.languages:
+        clauses.append(_any_of(schema, ls.LANGUAGE, filters.languages))
+    return [tantivy.Query.const_score_query(c, 0.0) for c in clauses]

@@ -1,0 +1,372 @@
+"""Vector collections keyed by int64 id (PMIDs for articles, sentence ids for sentences).
+
+Raw vectors live on disk as an append-only, memory-mapped float16 array, so that
+indexes can be rebuilt without re-encoding, "similar articles" reads a stored vector
+instead of encoding again, and a compressed (IVF-PQ) index can re-score its candidates
+exactly. The Faiss index is chosen by size (exact flat inner product while small,
+IVF-PQ with re-scoring beyond) and recorded in the manifest. See
+:mod:`medsearch.index.vector_layout` for the files and why Faiss ids are slot numbers.
+
+One writer at a time; any number of readers of the last commit.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medsearch.errors import (
+    IndexMismatchError,
+    MedsearchError,
+    NotFoundError,
+    UsageError,
+    VectorsMissingError,
+)
+from medsearch.index import vector_faiss as vf
+from medsearch.index.vector_layout import (
+    FLAT_MAX,
+    FORMAT_VERSION,
+    RETRAIN_GROWTH,
+    VectorManifest,
+    choose_factory,
+    kind_of_factory,
+    normalise_factory,
+    now_iso,
+    read_manifest,
+    recover,
+    remove_unreferenced,
+    save_npy,
+    write_manifest,
+)
+from medsearch.index.vector_store import SlotStore
+
+IdsLike = Sequence[int] | np.ndarray
+Results = list[list[tuple[int, float]]]
+
+# Filters that leave at most this many candidates are scored exactly from the memmap
+# (50K x 768 float16 = 77 MB read, one matrix product: tens of ms) instead of asking an
+# approximate index to find a few needles among millions.
+EXACT_FILTER_MAX = 50_000
+
+
+class VectorCollection(SlotStore):
+    """A directory of vectors keyed by id; see the module docstring."""
+
+    flat_max: int = FLAT_MAX
+    exact_filter_max: int = EXACT_FILTER_MAX
+
+    def __init__(self, path: Path, manifest: VectorManifest) -> None:
+        super().__init__(path, manifest)
+        self._index: Any = None
+        self._stale = False  # the in-memory index must be rebuilt from the memmap
+        self._dirty = False  # the in-memory index differs from the committed file
+        self._meta = _index_meta(manifest)
+        if manifest.index_file and (path / manifest.index_file).exists():
+            self._index = vf.read_index(path / manifest.index_file)
+        elif manifest.live:
+            self._stale = True  # index file lost: rebuild from the vectors on demand
+        else:  # empty: start exact, whatever was built before
+            self._index = vf.new_index(manifest.dim, "IDMap,Flat")
+            self._meta.update(kind="flat", factory="IDMap,Flat", nprobe=None, trained_on=0)
+
+    # -- opening ---------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        *,
+        dim: int | None = None,
+        profile: str | None = None,
+        create: bool = False,
+    ) -> VectorCollection:
+        """Open (or create) the collection at ``path``, recovering to the last commit."""
+        path = Path(path)
+        manifest = read_manifest(path)
+        if manifest is None:
+            if not create:
+                raise VectorsMissingError(
+                    f"no vectors at {path} (run `medsearch ingest` to build them)"
+                )
+            if dim is None or profile is None:
+                raise UsageError("creating a vector collection needs a dim and a profile")
+            path.mkdir(parents=True, exist_ok=True)
+            stamp = now_iso()
+            manifest = VectorManifest(profile=profile, dim=dim, created=stamp, updated=stamp)
+            for name in (manifest.vectors_file, manifest.ids_file):
+                (path / name).write_bytes(b"")
+            write_manifest(path, manifest)
+        if manifest.format_version > FORMAT_VERSION:
+            raise MedsearchError(
+                f"{path} was written by a newer medsearch (format {manifest.format_version})"
+            )
+        if profile is not None and profile != manifest.profile:
+            raise IndexMismatchError(
+                f"the vectors at {path} were built with model profile"
+                f" {manifest.profile!r}, not {profile!r}; rebuild them or use"
+                f" --models {manifest.profile}"
+            )
+        if dim is not None and dim != manifest.dim:
+            raise IndexMismatchError(
+                f"the vectors at {path} have {manifest.dim} dimensions, the model"
+                f" {profile or manifest.profile!r} gives {dim}"
+            )
+        recover(path, manifest)
+        return cls(path, manifest)
+
+    def __enter__(self) -> VectorCollection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self._live
+
+    # -- writing ---------------------------------------------------------------------
+
+    def add(self, ids: IdsLike, vectors: np.ndarray) -> None:
+        """Store ``vectors`` under ``ids``; an id already present is replaced."""
+        ids = np.asarray(ids, dtype=np.int64).ravel()
+        vectors = np.asarray(vectors)
+        if vectors.ndim != 2 or vectors.shape != (len(ids), self.dim):
+            raise UsageError(
+                f"expected {len(ids)} vectors of {self.dim} dimensions,"
+                f" got an array of shape {vectors.shape}"
+            )
+        if len(ids) == 0:
+            return
+        if len(np.unique(ids)) != len(ids):  # the last occurrence wins, as in a dict
+            _, first_from_end = np.unique(ids[::-1], return_index=True)
+            keep = np.sort(len(ids) - 1 - first_from_end)
+            ids, vectors = ids[keep], vectors[keep]
+        half = vectors.astype(np.float16)
+        if not np.isfinite(half).all():
+            raise MedsearchError("vectors contain NaN/inf or values beyond float16 range")
+        old = self._slots_of(ids)
+        replaced = old >= 0
+        if replaced.any():
+            self._dead.append(old[replaced])
+        slots = np.arange(self._rows, self._rows + len(ids), dtype=np.int64)
+        self._append(self.manifest.vectors_file, half.tobytes())
+        self._append(self.manifest.ids_file, ids.astype("<i8").tobytes())
+        self._rows += len(ids)
+        self._live += int((~replaced).sum())
+        self._pending.update(zip(ids.tolist(), slots.tolist(), strict=True))
+        self._add_to_index(half.astype(np.float32), slots)
+
+    def remove(self, ids: IdsLike) -> int:
+        """Forget ``ids`` (unknown ones are ignored); returns how many were present."""
+        ids = np.unique(np.asarray(ids, dtype=np.int64).ravel())
+        slots = self._slots_of(ids)
+        found = slots >= 0
+        if not found.any():
+            return 0
+        self._dead.append(slots[found])
+        self._pending.update(dict.fromkeys(ids[found].tolist(), -1))
+        self._live -= int(found.sum())
+        return int(found.sum())
+
+    def commit(self) -> None:
+        """Make every change durable at once (see the module docstring of vector_layout)."""
+        self._commit(rebuild=False, factory=None, compact=False)
+
+    def rebuild(self, *, factory: str | None = None) -> None:
+        """Rebuild the index from the stored vectors, dropping dead rows, then commit.
+
+        ``factory`` (an ``index_factory`` string such as ``IVF4096,SQ8``) is remembered
+        and used by later automatic rebuilds; ``"auto"`` returns to size-based choice.
+        """
+        self._commit(rebuild=True, factory=factory, compact=True)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def contains(self, ids: IdsLike) -> np.ndarray:
+        return self._slots_of(np.asarray(ids, dtype=np.int64).ravel()) >= 0
+
+    def get(self, ids: IdsLike) -> np.ndarray:
+        """The stored vectors of ``ids`` as float32 ``(n, dim)``, in the order asked."""
+        ids = np.asarray(ids, dtype=np.int64).ravel()
+        slots = self._slots_of(ids)
+        if (slots < 0).any():
+            missing = ids[slots < 0][:5].tolist()
+            raise NotFoundError(f"no vector for id(s) {', '.join(map(str, missing))}")
+        return self._read_rows(slots)
+
+    def search(
+        self,
+        queries: np.ndarray,
+        k: int,
+        *,
+        allowed_ids: IdsLike | None = None,
+        nprobe: int | None = None,
+    ) -> Results:
+        """Per query, up to ``k`` (id, inner product) pairs, best first."""
+        q = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        if q.shape[1] != self.dim:
+            raise UsageError(f"queries have {q.shape[1]} dimensions, the index {self.dim}")
+        if k <= 0 or self._live == 0:
+            return [[] for _ in range(len(q))]
+        dead = self._dead_slots()
+        allowed: np.ndarray | None = None
+        if allowed_ids is not None:
+            slots = self._slots_of(np.asarray(allowed_ids, dtype=np.int64).ravel())
+            allowed = np.unique(slots[slots >= 0])
+            if len(allowed) == 0:
+                return [[] for _ in range(len(q))]
+            if len(allowed) <= self.exact_filter_max:
+                return self._as_results(*self._exact(q, allowed, k))
+        index = self._ensure_index()
+        exact = self._meta["kind"] == "flat"
+        fetch = k if exact else k * int(self.manifest.rescore_factor)
+        probe = nprobe or self._meta["nprobe"]
+        selector = vf.Selector(allowed, dead, self._rows)
+        scores, slots = vf.search_index(index, q, fetch, selector, probe)
+        short = slots[:, min(slots.shape[1], len(allowed)) - 1] < 0 if allowed is not None else None
+        if short is not None and probe and short.any():  # filter emptied the probed lists
+            scores, slots = vf.search_index(index, q, fetch, selector, probe * 8)
+        out_scores, out_slots = [], []
+        for i in range(len(q)):
+            row = slots[i]
+            keep = row >= 0
+            if dead is not None:
+                keep &= ~np.isin(row, dead)
+            if exact:
+                out_scores.append(scores[i][keep][:k])
+                out_slots.append(row[keep][:k])
+            else:
+                s, c = self._exact(q[i : i + 1], np.unique(row[keep]), k)
+                out_scores.append(s[0])
+                out_slots.append(c[0])
+        return self._as_results(out_scores, out_slots)
+
+    # -- internals: index ------------------------------------------------------------
+
+    def _add_to_index(self, vectors: np.ndarray, slots: np.ndarray) -> None:
+        if self._stale:
+            return
+        total = self._index.ntotal + len(slots)
+        if (
+            self._meta["kind"] == "flat"
+            and total > self.flat_max
+            and self._target(total)[0] != "flat"
+        ):
+            self._index, self._stale = None, True  # never grow a huge float32 flat index
+            return
+        self._index.add_with_ids(vectors, slots)
+        self._dirty = True
+
+    def _target(self, n: int) -> tuple[str, str]:
+        """(kind, factory) the index should have at ``n`` live vectors."""
+        override = self.manifest.factory_override
+        if not override:
+            return choose_factory(n, self.dim, self.flat_max)
+        spec = normalise_factory(override)
+        if n < vf.min_train_points(self.dim, spec):
+            return "flat", "IDMap,Flat"  # too few vectors to train it yet: exact for now
+        return kind_of_factory(spec), spec
+
+    def _outgrown(self, n: int) -> bool:
+        """Whether a commit at ``n`` live vectors should rebuild the index."""
+        kind, spec = self._target(n)
+        current = self._meta
+        if spec == current["factory"]:
+            return False
+        if self.manifest.factory_override:
+            return True
+        if kind == current["kind"] == "ivfpq":  # same kind, more lists: retrain lazily
+            return bool(n > RETRAIN_GROWTH * max(current["trained_on"], 1))
+        return kind != "flat"  # a shrinking collection keeps its index until rebuild()
+
+    def _ensure_index(self, *, force: bool = False, slots: np.ndarray | None = None) -> Any:
+        """The in-memory index, (re)built from the stored vectors when stale or forced."""
+        if self._stale or force:
+            if slots is None:
+                slots = self._live_lookup()[1]
+            kind, spec = self._target(len(slots))
+            self._index = None  # free the old index before building the new one
+            index, nprobe, seconds = vf.build_index(self.dim, spec, np.sort(slots), self._read_rows)
+            self._index, self._stale, self._dirty = index, False, True
+            self._meta = {
+                "kind": kind,
+                "factory": spec,
+                "nprobe": nprobe,
+                "trained_on": len(slots),
+                "build_seconds": round(seconds, 3),
+            }
+        return self._index
+
+    def _exact(
+        self, q: np.ndarray, slots: np.ndarray, k: int
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        return vf.exact_topk(q, slots, k, self._read_rows)
+
+    def _as_results(self, scores: list[np.ndarray], slots: list[np.ndarray]) -> Results:
+        return [
+            list(zip(self._ids_at(c).tolist(), np.asarray(s).tolist(), strict=True))
+            for s, c in zip(scores, slots, strict=True)
+        ]
+
+    # -- internals: commit -----------------------------------------------------------
+
+    def _commit(self, *, rebuild: bool, factory: str | None, compact: bool) -> None:
+        m = self.manifest
+        if not (rebuild or self._pending or self._dead or self._dirty or self._stale):
+            return
+        for fh in self._fh.values():
+            fh.flush()
+            os.fsync(fh.fileno())
+        ids, slots = self._live_lookup()
+        override = m.factory_override if factory is None else factory
+        if override == "auto":
+            override = None
+        if override != m.factory_override:
+            self.manifest = m = m.evolve(factory_override=override)
+            rebuild = True
+        outgrown = self._outgrown(len(ids))
+        gen = m.generation + 1
+        compacted = compact and self._rows > len(ids)
+        if compacted:
+            slots = self._compact(gen, slots)
+        dead = self._dead_slots()
+        if rebuild or outgrown or compacted or self._stale:
+            self._ensure_index(force=True, slots=slots)
+        elif dead is not None:
+            self._dirty = True
+            if not vf.remove_slots(self._index, dead):  # e.g. HNSW: rebuild instead
+                self._ensure_index(force=True, slots=slots)
+        lookup_file = f"lookup.{gen}.npy"
+        table = np.stack([ids, slots]) if len(ids) else np.zeros((2, 0), np.int64)
+        save_npy(self.path / lookup_file, table)
+        index_file = m.index_file
+        if self._dirty or index_file is None:
+            index_file = f"index.{gen}.faiss"
+            vf.write_index(self._index, self.path / index_file)
+        self.manifest = self.manifest.evolve(
+            count=self._rows,
+            live=len(ids),
+            generation=gen,
+            index_file=index_file,
+            lookup_file=lookup_file,
+            updated=now_iso(),
+            **self._meta,
+        )
+        write_manifest(self.path, self.manifest)
+        self._pending, self._dead, self._dirty = {}, [], False
+        self._live = len(ids)
+        self._lk_ids, self._lk_slots = self._load_lookup()
+        remove_unreferenced(self.path, self.manifest)
+
+
+def _index_meta(m: VectorManifest) -> dict[str, Any]:
+    return {
+        "kind": m.kind,
+        "factory": m.factory,
+        "nprobe": m.nprobe,
+        "trained_on": m.trained_on,
+        "build_seconds": m.build_seconds,
+    }

@@ -1,0 +1,178 @@
+"""The Faiss side of a vector collection: build, train, search with selectors, I/O.
+
+Kept apart from the bookkeeping in :mod:`medsearch.index.vector` so that module never
+needs to know Faiss's SWIG quirks (selectors must outlive the search call, bitmaps are
+little-endian bit order, ``index_factory`` strings).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+from medsearch.errors import MedsearchError
+from medsearch.index.vector_layout import TRAIN_POINTS_PER_LIST, default_nprobe, fsync_dir
+from medsearch.index.vector_store import READ_BATCH
+
+ADD_BATCH = 65_536
+_faiss: Any = faiss  # the SWIG wrappers take keyword arguments the stubs do not know
+
+
+def new_index(dim: int, factory: str) -> Any:
+    return faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
+
+
+def ivf_of(index: Any) -> Any | None:
+    return faiss.try_extract_index_ivf(index)
+
+
+def min_train_points(dim: int, factory: str) -> int:
+    """Vectors needed to train ``factory`` well: 39 per inverted list, 256 per PQ code."""
+    index = new_index(dim, factory)
+    if index.is_trained:
+        return 0
+    ivf = ivf_of(index)
+    nlist = ivf.nlist if ivf is not None else 1
+    return max(39 * nlist, 256)
+
+
+def build_index(
+    dim: int,
+    factory: str,
+    slots: np.ndarray,
+    read_rows: Callable[[np.ndarray], np.ndarray],
+    *,
+    seed: int = 0,
+) -> tuple[Any, int | None, float]:
+    """Build ``factory`` over the rows at ``slots`` (sorted): (index, nprobe, seconds).
+
+    Training uses a random sample of at most ``TRAIN_POINTS_PER_LIST * nlist`` rows (and
+    enough for PQ's 256 centroids); vectors are added in batches so peak memory is one
+    batch of float32 plus the index itself.
+    """
+    start = time.perf_counter()
+    index = new_index(dim, factory)
+    nprobe = None
+    ivf = ivf_of(index)
+    concrete: Any = faiss.downcast_index(ivf) if ivf is not None else None
+    if type(concrete).__name__ == "IndexIVFPQ":
+        # Polysemous training (on by default) only serves Hamming pre-filtering, which
+        # we do not use, and makes PQ96 training several times slower.
+        concrete.do_polysemous_training = False
+    if not index.is_trained:
+        nlist = ivf.nlist if ivf is not None else 256
+        want = max(TRAIN_POINTS_PER_LIST * nlist, 256 * 39)
+        rng = np.random.default_rng(seed)
+        if len(slots) > want:
+            sample = np.sort(rng.choice(slots, size=want, replace=False))
+        else:
+            sample = slots
+        try:
+            index.train(read_rows(sample))
+        except RuntimeError as exc:  # too few points for nlist / PQ centroids
+            reason = str(exc).strip().splitlines()[-1]
+            raise MedsearchError(
+                f"cannot train a {factory!r} index on {len(sample)} vectors: {reason}"
+            ) from exc
+    ivf = ivf_of(index)
+    if ivf is not None:
+        nprobe = default_nprobe(ivf.nlist)
+        ivf.nprobe = nprobe
+    for lo in range(0, len(slots), ADD_BATCH):
+        batch = slots[lo : lo + ADD_BATCH]
+        index.add_with_ids(read_rows(batch), batch.astype(np.int64))
+    return index, nprobe, time.perf_counter() - start
+
+
+def write_index(index: Any, path: Path) -> None:
+    """Write via a temporary name then rename, so a crash never leaves half an index."""
+    tmp = path.with_name(path.name + ".tmp")
+    faiss.write_index(index, str(tmp))
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+    fsync_dir(path.parent)
+
+
+def read_index(path: Path) -> Any:
+    return faiss.read_index(str(path))
+
+
+def remove_slots(index: Any, slots: np.ndarray) -> bool:
+    """Drop ``slots`` from the index; False when this index kind cannot remove."""
+    if len(slots) == 0:
+        return True
+    try:
+        index.remove_ids(np.ascontiguousarray(slots, dtype=np.int64))
+    except RuntimeError:
+        return False
+    return True
+
+
+class Selector:
+    """A Faiss ID selector plus the NumPy buffers it points into (kept alive together)."""
+
+    def __init__(self, allowed: np.ndarray | None, excluded: np.ndarray | None, rows: int):
+        self._keep: list[Any] = []
+        if allowed is not None:
+            allowed = np.setdiff1d(allowed, excluded) if excluded is not None else allowed
+            bits = np.zeros(rows + 8, dtype=bool)
+            bits[allowed] = True
+            bitmap = np.packbits(bits, bitorder="little")
+            self._keep.append(bitmap)
+            self.sel: Any = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
+        elif excluded is not None and len(excluded):
+            arr = np.ascontiguousarray(excluded, dtype=np.int64)
+            inner = faiss.IDSelectorBatch(arr)
+            self._keep.extend([arr, inner])
+            self.sel = faiss.IDSelectorNot(inner)
+        else:
+            self.sel = None
+
+
+def search_index(
+    index: Any, queries: np.ndarray, k: int, selector: Selector, nprobe: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, slots) of Faiss's top ``k``; -1 slots where fewer were found."""
+    k = max(1, min(k, max(index.ntotal, 1)))
+    params: Any = None
+    if ivf_of(index) is not None:
+        params = _faiss.SearchParametersIVF(sel=selector.sel, nprobe=nprobe or 1)
+    elif selector.sel is not None:
+        params = _faiss.SearchParameters(sel=selector.sel)
+    q = np.ascontiguousarray(queries, dtype=np.float32)
+    if params is None:
+        scores, slots = index.search(q, k)
+    else:
+        scores, slots = index.search(q, k, params=params)
+    return scores, slots
+
+
+def exact_topk(
+    q: np.ndarray, slots: np.ndarray, k: int, read_rows: Callable[[np.ndarray], np.ndarray]
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Exact top-k of each query over the rows at ``slots`` (sorted), read in batches.
+
+    Used for small filtered candidate sets and to re-score IVF-PQ candidates; ties are
+    broken by slot so results are deterministic.
+    """
+    best_s = [np.zeros(0, np.float32) for _ in range(len(q))]
+    best_c = [np.zeros(0, np.int64) for _ in range(len(q))]
+    for lo in range(0, len(slots), READ_BATCH):
+        batch = slots[lo : lo + READ_BATCH]
+        scores = q @ read_rows(batch).T
+        for i in range(len(q)):
+            s = np.concatenate([best_s[i], scores[i]])
+            c = np.concatenate([best_c[i], batch])
+            if len(s) > k:
+                part = np.argpartition(-s, k - 1)[:k]
+                s, c = s[part], c[part]
+            order = np.lexsort((c, -s))
+            best_s[i], best_c[i] = s[order], c[order]
+    return best_s, best_c

@@ -1,0 +1,223 @@
+"""On-disk layout of a vector collection: the manifest, the index choice, atomic writes.
+
+A collection directory holds::
+
+    manifest.json        the commit point: everything below is named or sized by it
+    vectors.f16          float16 rows, append-only; row number = "slot"
+    ids.i64              int64 id of each slot, append-only (never rewritten)
+    lookup.<gen>.npy     (2, live) int64: live ids sorted, and their slots
+    index.<gen>.faiss    the Faiss index; its ids ARE slot numbers
+
+Why slots and not ids inside Faiss: a slot is dense and ascending, so the flat index
+can map results back to ids with one array read (``ids.i64[slot]``) and an IVF index
+stores slots in its inverted lists like any other id. The reverse direction (id ->
+slot) is a sorted pair of arrays searched with ``np.searchsorted``: at 40M vectors that
+is a 640 MB memory-mapped file touched in ~25 pages per look-up, instead of a Python
+dict of 40M entries (several GB). Liveness lives in the lookup, not in ``ids.i64``:
+the append-only files are never modified below the committed row count, so a crash at
+any moment leaves the last commit intact (rows beyond ``count`` are truncated on open,
+files of an unfinished generation are deleted).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, fields, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medsearch.errors import MedsearchError, VectorsMissingError
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+
+# Exact inner product scores every vector for every query: ~270 ms per query at 1M x 768
+# on this 2-core machine (DESIGN.md "Vectors"), i.e. ~135 ms at 500K, and 1.5 GB of
+# float32 in RAM. Past that, latency and memory grow linearly while IVF-PQ with exact
+# re-scoring holds recall@10 >= 0.99 at ~1-2 ms, so 500K is where "fits comfortably" ends.
+FLAT_MAX = 500_000
+
+# An IVF index trained on n vectors keeps working as it grows, but its lists get long
+# and the coarse quantizer too coarse; retrain (rebuild) once it has grown this much.
+# Geometric growth keeps the total rebuild cost linear in the final size.
+RETRAIN_GROWTH = 8
+
+# Exact re-scoring of rescore_factor * k PQ candidates from the float16 memmap: 4x gave
+# recall@10 0.994 at 1M in DESIGN.md's measurements.
+RESCORE_FACTOR = 4
+
+# k-means wants >= 39 points per centroid; more points buy little and cost linearly.
+TRAIN_POINTS_PER_LIST = 64
+MIN_NLIST = 16
+MAX_NLIST = 65_536
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class VectorManifest:
+    """What a collection is and which files make up its last commit."""
+
+    profile: str
+    dim: int
+    metric: str = "ip"  # inner product always: MedCPT is raw IP, minilm is normalised
+    count: int = 0  # rows in vectors/ids (slots), live or not
+    live: int = 0  # ids that currently have a vector
+    kind: str = "flat"  # "flat" (exact), "ivfpq" (re-scored) or "custom"
+    factory: str = "IDMap,Flat"  # the Faiss index_factory string actually built
+    factory_override: str | None = None  # a user's explicit factory, kept across rebuilds
+    nprobe: int | None = None
+    rescore_factor: int = RESCORE_FACTOR
+    trained_on: int = 0  # live count when the index was (re)built
+    generation: int = 0
+    index_file: str | None = None
+    lookup_file: str | None = None
+    vectors_file: str = "vectors.f16"
+    ids_file: str = "ids.i64"
+    build_seconds: float = 0.0
+    created: str = ""
+    updated: str = ""
+    format_version: int = FORMAT_VERSION
+
+    @property
+    def exact(self) -> bool:
+        """Whether Faiss scores are exact; otherwise candidates are re-scored."""
+        return self.kind == "flat"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VectorManifest:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def evolve(self, **changes: Any) -> VectorManifest:
+        return replace(self, **changes)
+
+
+def read_manifest(directory: Path) -> VectorManifest | None:
+    path = directory / MANIFEST
+    if not path.exists():
+        return None
+    return VectorManifest.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make renames inside ``directory`` durable (no-op where unsupported)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot fsync a directory; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write to ``path.tmp``, fsync, then rename: readers see old or new, never half."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def write_manifest(directory: Path, manifest: VectorManifest) -> None:
+    text = json.dumps(manifest.to_dict(), indent=2, sort_keys=True)
+    atomic_write_bytes(directory / MANIFEST, text.encode())
+    fsync_dir(directory)
+
+
+def pq_subquantizers(dim: int) -> int:
+    """PQ code size: one byte per 8 dimensions (768 -> PQ96, 384 -> PQ48).
+
+    PQ96 at 40M vectors is ~4.2 GiB of codes (DESIGN.md); ``m`` must divide ``dim``.
+    """
+    target = max(1, dim // 8)
+    for m in range(target, 0, -1):
+        if dim % m == 0:
+            return m
+    return 1
+
+
+def nlist_for(n: int) -> int:
+    """Inverted lists: ~4 * sqrt(n) rounded to a power of two, never under-trained."""
+    raw = 4 * math.sqrt(max(n, 1))
+    nlist = int(2 ** round(math.log2(max(raw, 1))))
+    nlist = max(MIN_NLIST, min(MAX_NLIST, nlist))
+    while nlist > MIN_NLIST and nlist * 39 > n:
+        nlist //= 2
+    return nlist
+
+
+def default_nprobe(nlist: int) -> int:
+    """Lists visited per query: 1/64 of them, at least 16 (re-scoring fixes PQ error)."""
+    return max(16, nlist // 64)
+
+
+def choose_factory(n: int, dim: int, flat_max: int = FLAT_MAX) -> tuple[str, str]:
+    """(kind, factory) for ``n`` live vectors: exact while small, IVF-PQ beyond."""
+    if n <= flat_max:
+        return "flat", "IDMap,Flat"
+    return "ivfpq", f"IVF{nlist_for(n)},PQ{pq_subquantizers(dim)}"
+
+
+def kind_of_factory(factory: str) -> str:
+    spec = factory.replace("IDMap,", "").replace("IDMap2,", "").strip()
+    if spec == "Flat":
+        return "flat"
+    if spec.startswith("IVF") and ",PQ" in spec:
+        return "ivfpq"
+    return "custom"
+
+
+def normalise_factory(factory: str) -> str:
+    """Non-IVF indexes cannot store arbitrary ids; wrap them in an IDMap."""
+    if factory.startswith(("IDMap", "IVF")):
+        return factory
+    return "IDMap," + factory
+
+
+def save_npy(path: Path, table: np.ndarray) -> None:
+    buf = io.BytesIO()
+    np.save(buf, table)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def recover(path: Path, m: VectorManifest) -> None:
+    """Cut rows written after the last commit and delete files no commit refers to."""
+    for name, width in ((m.vectors_file, 2 * m.dim), (m.ids_file, 8)):
+        file = path / name
+        if not file.exists():
+            if m.count:
+                raise VectorsMissingError(f"{file} is missing; the vectors must be rebuilt")
+            file.write_bytes(b"")
+        elif file.stat().st_size != m.count * width:
+            if file.stat().st_size < m.count * width:
+                raise MedsearchError(f"{file} is shorter than its manifest says: corrupt")
+            with open(file, "r+b") as fh:
+                fh.truncate(m.count * width)
+    remove_unreferenced(path, m)
+
+
+def remove_unreferenced(path: Path, m: VectorManifest) -> None:
+    keep = {MANIFEST, m.vectors_file, m.ids_file, m.index_file, m.lookup_file}
+    patterns = ("*.tmp", "index.*.faiss", "lookup.*.npy", "vectors*.f16", "ids*.i64")
+    for pattern in patterns:
+        for file in path.glob(pattern):
+            if file.name not in keep:
+                file.unlink(missing_ok=True)
+    fsync_dir(path)

@@ -1,0 +1,144 @@
+"""The storage half of a vector collection: append-only files and the id -> slot lookup.
+
+:class:`SlotStore` knows nothing of Faiss. It appends float16 rows and their ids, reads
+rows back through memory maps, and answers "which slot holds id X" from the committed
+sorted lookup (``np.searchsorted`` over a memory-mapped file) overlaid with the
+uncommitted changes of this session (a small dict, emptied by every commit).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from medsearch.index.vector_layout import VectorManifest
+
+READ_BATCH = 65_536  # rows per memmap read: ~100 MB of float32 at 768-d
+
+
+class SlotStore:
+    """Rows of float16 vectors and their ids; slot = row number."""
+
+    def __init__(self, path: Path, manifest: VectorManifest) -> None:
+        self.path = path
+        self.manifest = manifest
+        self._rows = manifest.count
+        self._live = manifest.live
+        self._pending: dict[int, int] = {}  # uncommitted id -> slot (-1 = removed)
+        self._dead: list[np.ndarray] = []  # slots tombstoned since the last commit
+        self._fh: dict[str, BinaryIO] = {}
+        self._views: dict[str, np.ndarray] = {}
+        self._lk_ids, self._lk_slots = self._load_lookup()
+
+    @property
+    def dim(self) -> int:
+        return self.manifest.dim
+
+    def close(self) -> None:
+        for fh in self._fh.values():
+            fh.close()
+        self._fh.clear()
+        self._views.clear()
+
+    def _append(self, name: str, data: bytes) -> None:
+        fh = self._fh.get(name)
+        if fh is None:
+            fh = self._fh[name] = open(self.path / name, "ab")  # noqa: SIM115
+        fh.write(data)
+        self._views.pop(name, None)
+
+    def _view(self, name: str, dtype: Any, width: int) -> np.ndarray:
+        view = self._views.get(name)
+        if view is None or len(view) != self._rows:
+            if name in self._fh:
+                self._fh[name].flush()
+            shape = (self._rows, width) if width > 1 else (self._rows,)
+            if self._rows == 0:
+                view = np.zeros(shape, dtype=dtype)
+            else:
+                view = np.memmap(self.path / name, dtype=dtype, mode="r", shape=shape)
+            self._views[name] = view
+        return view
+
+    def _read_rows(self, slots: np.ndarray) -> np.ndarray:
+        view = self._view(self.manifest.vectors_file, np.float16, self.dim)
+        return np.asarray(view[slots], dtype=np.float32)
+
+    def _ids_at(self, slots: np.ndarray) -> np.ndarray:
+        return np.asarray(self._view(self.manifest.ids_file, "<i8", 1)[slots])
+
+    def _load_lookup(self) -> tuple[np.ndarray, np.ndarray]:
+        name = self.manifest.lookup_file
+        if not name or self.manifest.live == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty
+        table = np.load(self.path / name, mmap_mode="r")
+        return table[0], table[1]
+
+    def _slots_of(self, ids: np.ndarray) -> np.ndarray:
+        """Slot of each id, -1 where absent: committed lookup, then uncommitted changes."""
+        slots = np.full(len(ids), -1, dtype=np.int64)
+        if len(self._lk_ids):
+            pos = np.searchsorted(self._lk_ids, ids)
+            pos = np.minimum(pos, len(self._lk_ids) - 1)
+            hit = np.asarray(self._lk_ids[pos]) == ids
+            slots[hit] = np.asarray(self._lk_slots[pos[hit]])
+        if self._pending:
+            get = self._pending.get
+            for i, id_ in enumerate(ids.tolist()):
+                s = get(id_)
+                if s is not None:
+                    slots[i] = s
+        return slots
+
+    def _dead_slots(self) -> np.ndarray | None:
+        if not self._dead:
+            return None
+        if len(self._dead) > 1:
+            self._dead = [np.unique(np.concatenate(self._dead))]
+        return self._dead[0]
+
+    def _live_lookup(self) -> tuple[np.ndarray, np.ndarray]:
+        """The lookup as it will be committed: (ids sorted, slots)."""
+        ids, slots = np.asarray(self._lk_ids), np.asarray(self._lk_slots)
+        if not self._pending:
+            return ids, slots
+        p_ids = np.fromiter(self._pending.keys(), np.int64, len(self._pending))
+        p_slots = np.fromiter(self._pending.values(), np.int64, len(self._pending))
+        keep = ~np.isin(ids, p_ids)
+        alive = p_slots >= 0
+        ids = np.concatenate([ids[keep], p_ids[alive]])
+        slots = np.concatenate([slots[keep], p_slots[alive]])
+        order = np.argsort(ids, kind="stable")
+        return ids[order], slots[order]
+
+    def _compact(self, gen: int, slots: np.ndarray) -> np.ndarray:
+        """Copy live rows into new data files (slot order kept); return renumbered slots.
+
+        The new files carry the generation in their name, so until the manifest names
+        them a crash leaves the old files, and the last commit, untouched.
+        """
+        order = np.argsort(slots, kind="stable")
+        live_slots = slots[order]
+        vectors_file, ids_file = f"vectors.{gen}.f16", f"ids.{gen}.i64"
+        with (
+            open(self.path / vectors_file, "wb") as vfh,
+            open(self.path / ids_file, "wb") as ifh,
+        ):
+            for lo in range(0, len(live_slots), READ_BATCH):
+                batch = live_slots[lo : lo + READ_BATCH]
+                vfh.write(self._read_rows(batch).astype(np.float16).tobytes())
+                ifh.write(self._ids_at(batch).astype("<i8").tobytes())
+            for fh in (vfh, ifh):
+                fh.flush()
+                os.fsync(fh.fileno())
+        self.close()
+        new_slots = np.empty_like(slots)
+        new_slots[order] = np.arange(len(slots), dtype=np.int64)
+        self._rows = len(slots)
+        self.manifest = self.manifest.evolve(vectors_file=vectors_file, ids_file=ids_file)
+        self._dead = []  # dead rows are gone from the data; the index is rebuilt next
+        return new_slots

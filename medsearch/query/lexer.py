@@ -1,0 +1,145 @@
+"""Split PubMed-style query text into tokens: words, phrases, parentheses, operators, tags.
+
+Biomedical names carry query punctuation inside them, so the rules are about context:
+a ``(`` inside a word belongs to the word when it closes within it (``5-HT(2A)``), a
+``[...]`` glued between letters that is not a field tag belongs to the word
+(``benzo[a]pyrene``), and only upper-case ``AND``/``OR``/``NOT`` are operators, as in
+PubMed. An unclosed ``"`` quotes to the end of the text (lenient, like PubMed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from medsearch.errors import QuerySyntaxError
+
+TokenKind = Literal["word", "phrase", "lparen", "rparen", "and", "or", "not", "tag"]
+
+OPERATORS: dict[str, TokenKind] = {"AND": "and", "OR": "or", "NOT": "not"}
+
+# Every spelling PubMed users type, mapped to the canonical short tag.
+TAG_ALIASES: dict[str, str] = {
+    "ti": "ti",
+    "title": "ti",
+    "ab": "ab",
+    "abstract": "ab",
+    "tiab": "tiab",
+    "title/abstract": "tiab",
+    "au": "au",
+    "author": "au",
+    "auth": "au",
+    "full author name": "au",
+    "1au": "1au",
+    "first author": "1au",
+    "first author name": "1au",
+    "mh": "mh",
+    "mesh": "mh",
+    "mesh terms": "mh",
+    "majr": "majr",
+    "mesh major topic": "majr",
+    "pt": "pt",
+    "publication type": "pt",
+    "ta": "ta",
+    "journal": "ta",
+    "jour": "ta",
+    "la": "la",
+    "lang": "la",
+    "language": "la",
+    "dp": "dp",
+    "pdat": "dp",
+    "date - publication": "dp",
+    "publication date": "dp",
+    "pmid": "pmid",
+    "uid": "pmid",
+    "kw": "kw",
+    "ot": "kw",
+    "keyword": "kw",
+    "other term": "kw",
+    "all": "all",
+    "all fields": "all",
+    "tw": "all",
+    "text word": "all",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: TokenKind
+    text: str
+    pos: int
+
+
+def canonical_tag(raw: str) -> str | None:
+    return TAG_ALIASES.get(" ".join(raw.lower().split()))
+
+
+def tokenize(text: str) -> list[Token]:
+    """The tokens of ``text``; raises :class:`QuerySyntaxError` on a bad field tag."""
+    tokens: list[Token] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char.isspace():
+            i += 1
+        elif char == '"':
+            end = text.find('"', i + 1)
+            stop = n if end < 0 else end
+            tokens.append(Token("phrase", text[i + 1 : stop], i))
+            i = stop + 1
+        elif char == "(":
+            tokens.append(Token("lparen", "(", i))
+            i += 1
+        elif char == ")":
+            tokens.append(Token("rparen", ")", i))
+            i += 1
+        elif char == "[":
+            i = _read_tag(text, i, tokens)
+        else:
+            i = _read_word(text, i, tokens)
+    return tokens
+
+
+def _read_tag(text: str, start: int, tokens: list[Token]) -> int:
+    end = text.find("]", start + 1)
+    if end < 0:
+        raise QuerySyntaxError(f"unclosed field tag at {start}", start)
+    raw = text[start + 1 : end]
+    tag = canonical_tag(raw)
+    if tag is None:
+        shown = raw if len(raw) <= 30 else raw[:27] + "..."
+        raise QuerySyntaxError(f"unknown field tag [{shown}] at {start}", start)
+    tokens.append(Token("tag", tag, start))
+    return end + 1
+
+
+def _read_word(text: str, start: int, tokens: list[Token]) -> int:
+    """Read one word from ``start``; return where the next token begins."""
+    i, n = start, len(text)
+    depth = 0
+    first_open = -1  # position of the outermost unmatched "(" inside the word
+    while i < n:
+        char = text[i]
+        if char.isspace() or char == '"':
+            break
+        if char == "(":
+            if depth == 0:
+                first_open = i
+            depth += 1
+        elif char == ")":
+            if depth == 0:
+                break
+            depth -= 1
+        elif char == "[":
+            close = text.find("]", i + 1)
+            glued = close >= 0 and close + 1 < n and text[close + 1].isalnum()
+            if close < 0 or canonical_tag(text[i + 1 : close]) is not None or not glued:
+                break  # a field tag (or a bad one) follows the word
+            i = close  # benzo[a]pyrene: the brackets are part of the name
+        i += 1
+    if depth > 0:
+        i = first_open  # "foo(bar baz)": the parenthesis opens a group, not a name part
+    word = text[start:i]
+    kind = OPERATORS.get(word, "word")
+    tokens.append(Token(kind, word, start))
+    return i

@@ -1,0 +1,113 @@
+"""The query AST: what ``parse_query`` returns and what each retriever translates.
+
+Small frozen dataclasses, so a parsed query hashes (caches can key on it) and prints
+readably in test failures. ``pos`` is the character offset in the query text, kept so
+later stages can point at the problem too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from medsearch.records import Filters
+
+# Canonical field tags, PubMed's short forms.
+TEXT_TAGS = ("ti", "ab", "tiab", "mh", "majr", "kw", "all")
+NAME_TAGS = ("au", "1au")
+EXACT_TAGS = ("pt", "ta", "la")  # compared as whole casefolded strings
+FILTER_TAGS = ("dp", *EXACT_TAGS)  # may be lifted out of the query into Filters
+# Tags whose value is a whole name: a run of words before them is one value, not a list.
+WHOLE_VALUE_TAGS = ("au", "1au", "mh", "majr", "dp", "pmid", *EXACT_TAGS)
+ALL_TAGS = (*TEXT_TAGS, *NAME_TAGS, *EXACT_TAGS, "dp", "pmid")
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One word as typed (``IL-6``, ``covid19``); the analyzer may split it into tokens."""
+
+    text: str
+    pos: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """A ``"quoted phrase"``: its tokens must appear adjacent and in order."""
+
+    text: str
+    pos: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """A truncated word (``immun*``); ``text`` excludes the ``*``."""
+
+    text: str
+    pos: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class YearRange:
+    """``2015[dp]`` or ``2015:2020[dp]``: publication years, both ends inclusive."""
+
+    start: int
+    end: int
+    pos: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Tagged:
+    """``node[tag]``: search ``node`` only in the field(s) the tag names."""
+
+    tag: str
+    node: Node
+    pos: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    children: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    """Explicit ``OR`` and also adjacent words: ranked, more matched words score higher."""
+
+    children: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """Documents that do not match ``child`` (``a NOT b`` is ``And(a, Not(b))``)."""
+
+    child: Node
+
+
+Node: TypeAlias = Term | Phrase | Prefix | YearRange | Tagged | And | Or | Not
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    """A parsed query: the part to match and rank, plus restrictions lifted out of it.
+
+    ``node`` is ``None`` when the query has no ranked part (empty text, or only field
+    tags that became ``filters`` such as ``2015:2020[dp] AND review[pt]``).
+    """
+
+    text: str
+    node: Node | None
+    filters: Filters = field(default_factory=Filters)
+
+
+def leaves(node: Node | None) -> list[Term | Phrase | Prefix | YearRange]:
+    """Every leaf under ``node``, left to right (``Not`` children included)."""
+    if node is None:
+        return []
+    if isinstance(node, Term | Phrase | Prefix | YearRange):
+        return [node]
+    if isinstance(node, Tagged | Not):
+        return leaves(node.node if isinstance(node, Tagged) else node.child)
+    out: list[Term | Phrase | Prefix | YearRange] = []
+    for child in node.children:
+        out.extend(leaves(child))
+    return out

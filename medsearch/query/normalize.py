@@ -1,0 +1,100 @@
+"""Text normalisation applied identically to indexed text and to query text.
+
+tantivy's filters (lower-casing, ASCII folding, stemming) run in Rust inside the
+analyzer; the one thing they cannot do is spell Greek letters out, and biomedical text
+writes the same entity both ways (``α-synuclein`` / ``alpha-synuclein``, ``TNFα`` /
+``TNF-alpha``). So before text reaches the analyzer, every Greek letter becomes its
+English name, set apart from adjacent letters so ``TNFα`` tokenises like ``TNF alpha``.
+
+Snippets must show the original characters, so :func:`normalize_with_offsets` also
+returns, for every character of the normalised text, the index of the original
+character it came from.
+"""
+
+from __future__ import annotations
+
+import re
+
+_GREEK_NAMES = {
+    "α": "alpha",
+    "β": "beta",
+    "γ": "gamma",
+    "δ": "delta",
+    "ε": "epsilon",
+    "ϵ": "epsilon",
+    "ζ": "zeta",
+    "η": "eta",
+    "θ": "theta",
+    "ϑ": "theta",
+    "ι": "iota",
+    "κ": "kappa",
+    "ϰ": "kappa",
+    "λ": "lambda",
+    "μ": "mu",
+    "µ": "mu",  # U+00B5 MICRO SIGN, as in "µg"
+    "ν": "nu",
+    "ξ": "xi",
+    "ο": "omicron",
+    "π": "pi",
+    "ϖ": "pi",
+    "ρ": "rho",
+    "ϱ": "rho",
+    "σ": "sigma",
+    "ς": "sigma",
+    "τ": "tau",
+    "υ": "upsilon",
+    "φ": "phi",
+    "ϕ": "phi",
+    "χ": "chi",
+    "ψ": "psi",
+    "ω": "omega",
+}
+GREEK_NAMES: dict[str, str] = {
+    **_GREEK_NAMES,
+    **{k.upper(): v for k, v in _GREEK_NAMES.items() if k.upper() != k and len(k.upper()) == 1},
+}
+
+
+_GREEK = re.compile("[" + "".join(GREEK_NAMES) + "]")
+
+
+def has_greek(text: str) -> bool:
+    """Whether normalisation would change ``text`` (a C-speed scan: ingest calls this a lot)."""
+    return _GREEK.search(text) is not None
+
+
+def _needs_space(char: str) -> bool:
+    """A neighbour that would glue onto a spelled-out letter (``TNFα`` -> ``TNF alpha``)."""
+    return char.isalpha() and char not in GREEK_NAMES
+
+
+def normalize_text(text: str) -> str:
+    """The text the analyzer sees: Greek letters spelled out, everything else unchanged."""
+    if not has_greek(text):
+        return text  # the common case, no copy
+    return normalize_with_offsets(text)[0]
+
+
+def normalize_with_offsets(text: str) -> tuple[str, list[int]]:
+    """``(normalised, origin)`` where ``origin[i]`` is the index in ``text`` of char ``i``.
+
+    ``origin`` has one extra final entry, ``len(text)``, so an end offset maps too.
+    """
+    out: list[str] = []
+    origin: list[int] = []
+    last = len(text) - 1
+    for i, char in enumerate(text):
+        name = GREEK_NAMES.get(char)
+        if name is None:
+            out.append(char)
+            origin.append(i)
+            continue
+        piece = name
+        if i > 0 and _needs_space(text[i - 1]):
+            piece = " " + piece
+        if i < last and _needs_space(text[i + 1]):
+            piece = piece + " "
+        out.append(piece)
+        origin.extend([i] * len(piece))
+    origin.append(len(text))
+    return "".join(out), origin

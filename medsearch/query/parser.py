@@ -1,0 +1,242 @@
+"""PubMed-style query text -> :class:`ParsedQuery` (AST + filters lifted out of it).
+
+Grammar, evaluated as PubMed does: explicit operators left to right with no precedence,
+parentheses to group, and adjacent words binding tightest as a ranked OR::
+
+    query := expr
+    expr  := seq ((AND | OR | NOT) seq)*
+    seq   := (NOT seq | unit)+          adjacent units: ranked OR
+    unit  := atom tag*                  a tag applies to the atom before it
+    atom  := word | "phrase" | ( expr )
+
+A tag applies to the whole run of plain words before it (``smith ja[au]``). Any input
+either parses or raises :class:`QuerySyntaxError` with the offending position.
+"""
+
+from __future__ import annotations
+
+import re
+
+from medsearch.errors import QuerySyntaxError
+from medsearch.query.filters import lift_filters
+from medsearch.query.lexer import Token, tokenize
+from medsearch.query.nodes import (
+    EXACT_TAGS,
+    WHOLE_VALUE_TAGS,
+    And,
+    Node,
+    Not,
+    Or,
+    ParsedQuery,
+    Phrase,
+    Prefix,
+    Tagged,
+    Term,
+    YearRange,
+)
+
+MIN_PREFIX_CHARS = 3  # "a*" would expand to a large part of the dictionary
+_DATE = re.compile(r"\s*([0-9]{4})(?:[/-][0-9]{1,2}(?:[/-][0-9]{1,2})?)?\s*")
+_PMID = re.compile(r"[0-9]{1,18}")  # fits tantivy's i64
+LANGUAGE_CODES = {
+    "english": "eng",
+    "french": "fre",
+    "german": "ger",
+    "spanish": "spa",
+    "italian": "ita",
+    "japanese": "jpn",
+    "chinese": "chi",
+    "russian": "rus",
+    "portuguese": "por",
+    "dutch": "dut",
+    "polish": "pol",
+    "korean": "kor",
+}
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Parse ``text``; raise :class:`QuerySyntaxError` naming the problem and its position."""
+    parser = _Parser(tokenize(text))
+    node = parser.parse()
+    node, filters = lift_filters(node)
+    return ParsedQuery(text=text, node=node, filters=filters)
+
+
+def parse_plain(text: str) -> ParsedQuery:
+    """``text`` as plain ranked words, no operators or tags: never raises.
+
+    For natural-language input that was not written as a query (evaluation claims,
+    citation sentences with ``[12]``, abstracts for "similar articles").
+    """
+    words = tuple(Term(m.group(), m.start()) for m in re.finditer(r"\S+", text))
+    node: Node | None = None if not words else words[0] if len(words) == 1 else Or(words)
+    return ParsedQuery(text=text, node=node)
+
+
+class _Parser:
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.i = 0
+
+    def peek(self, ahead: int = 0) -> Token | None:
+        j = self.i + ahead
+        return self.tokens[j] if j < len(self.tokens) else None
+
+    def take(self) -> Token:
+        token = self.tokens[self.i]
+        self.i += 1
+        return token
+
+    def parse(self) -> Node | None:
+        if not self.tokens:
+            return None
+        node = self.expr(depth=0)
+        extra = self.peek()
+        if extra is not None:  # only a stray ")" stops expr early
+            raise QuerySyntaxError(f"unbalanced parenthesis at {extra.pos}", extra.pos)
+        return node
+
+    def expr(self, depth: int) -> Node:
+        first = self.peek()
+        if first is not None and first.kind in ("and", "or"):
+            raise QuerySyntaxError(f"nothing before {first.text} at {first.pos}", first.pos)
+        left = self.seq(depth)
+        while (op := self.peek()) is not None and op.kind in ("and", "or", "not"):
+            self.take()
+            nxt = self.peek()
+            if nxt is None or nxt.kind in ("rparen", "and", "or"):
+                raise QuerySyntaxError(f"nothing after {op.text} at {op.pos}", op.pos)
+            right = self.seq(depth)
+            left = _combine(left, op.kind, right)
+        return left
+
+    def seq(self, depth: int) -> Node:
+        units: list[Node] = []
+        while (token := self.peek()) is not None:
+            if token.kind in ("and", "or") or (token.kind == "not" and units):
+                break
+            if token.kind == "rparen":
+                if depth == 0:
+                    raise QuerySyntaxError(f"unbalanced parenthesis at {token.pos}", token.pos)
+                break
+            if token.kind == "not":
+                self.take()
+                nxt = self.peek()
+                if nxt is None or nxt.kind in ("rparen", "and", "or", "not"):
+                    raise QuerySyntaxError(f"nothing after NOT at {token.pos}", token.pos)
+                units.append(Not(self.seq(depth)))
+                continue
+            units.append(self.unit(depth))
+        if not units:  # unreachable: callers check the token first; kept as a clean error
+            pos = token.pos if token is not None else 0
+            raise QuerySyntaxError(f"expected a word at {pos}", pos)
+        return units[0] if len(units) == 1 else Or(tuple(units))
+
+    def unit(self, depth: int) -> Node:
+        token = self.take()
+        node: Node
+        if token.kind == "tag":
+            raise QuerySyntaxError(
+                f"field tag [{token.text}] has nothing before it at {token.pos}", token.pos
+            )
+        if token.kind == "lparen":
+            close = self.peek()
+            if close is None:
+                raise QuerySyntaxError(f"unclosed parenthesis at {token.pos}", token.pos)
+            if close.kind == "rparen":
+                raise QuerySyntaxError(f"empty parentheses at {token.pos}", token.pos)
+            node = self.expr(depth + 1)
+            close = self.peek()
+            if close is None or close.kind != "rparen":
+                raise QuerySyntaxError(f"unclosed parenthesis at {token.pos}", token.pos)
+            self.take()
+        elif token.kind == "phrase":
+            node = Phrase(token.text, token.pos)
+        else:
+            node = self.tagged_run(token)
+        while (tag := self.peek()) is not None and tag.kind == "tag":
+            self.take()
+            node = apply_tag(tag.text, node, tag.pos)
+        return node
+
+    def tagged_run(self, token: Token) -> Node:
+        """A word, or with the words after it the run a following field tag applies to.
+
+        As in PubMed, ``smith ja[au]`` and ``N Engl J Med[ta]`` tag the whole run of
+        plain words before the tag (back to an operator, parenthesis or phrase).
+        """
+        words = [token]
+        while (nxt := self.peek()) is not None and nxt.kind == "word":
+            ahead = 0
+            while (t := self.peek(ahead)) is not None and t.kind == "word":
+                ahead += 1
+            after = self.peek(ahead)
+            if after is None or after.kind != "tag":
+                break
+            words.extend(self.take() for _ in range(ahead))
+        if len(words) == 1:
+            return _word(token)
+        tag = self.peek()  # the loop only took words because a tag follows them
+        if tag is not None and tag.text in WHOLE_VALUE_TAGS:
+            return Phrase(" ".join(w.text for w in words), token.pos)
+        return Or(tuple(_word(w) for w in words))
+
+
+def _word(token: Token) -> Node:
+    text = token.text
+    if text.endswith("*"):
+        stem = text.rstrip("*")
+        if sum(c.isalnum() for c in stem) < MIN_PREFIX_CHARS:
+            raise QuerySyntaxError(
+                f"truncated word needs at least {MIN_PREFIX_CHARS} characters at {token.pos}",
+                token.pos,
+            )
+        return Prefix(stem, token.pos)
+    return Term(text, token.pos)
+
+
+def _combine(left: Node, op: str, right: Node) -> Node:
+    if op == "or":
+        parts = (*_flat(left, Or), *_flat(right, Or))
+        return Or(parts)
+    if op == "not":
+        right = Not(right)
+    return And((*_flat(left, And), *_flat(right, And)))
+
+
+def _flat(node: Node, kind: type[And] | type[Or]) -> tuple[Node, ...]:
+    return node.children if isinstance(node, kind) else (node,)
+
+
+def apply_tag(tag: str, node: Node, pos: int) -> Node:
+    """Restrict ``node`` to the tagged field, checking values the field cannot take."""
+    if isinstance(node, Tagged | YearRange):
+        return node  # the innermost tag wins: ("x"[ti])[ab] searches the title
+    if isinstance(node, And | Or):
+        kind = type(node)
+        return kind(tuple(apply_tag(tag, child, pos) for child in node.children))
+    if isinstance(node, Not):
+        return Not(apply_tag(tag, node.child, pos))
+    if tag == "dp":
+        return _year_range(node, pos)
+    if isinstance(node, Prefix) and tag in (*EXACT_TAGS, "pmid"):
+        raise QuerySyntaxError(f"truncation (*) does not work with [{tag}] at {pos}", pos)
+    if tag == "pmid" and not _PMID.fullmatch(node.text.strip()):
+        raise QuerySyntaxError(f"[pmid] needs a number, not '{node.text}' at {pos}", pos)
+    if tag == "la":
+        code = LANGUAGE_CODES.get(node.text.strip().casefold(), node.text.strip())
+        return Tagged(tag, Term(code, node.pos), pos)
+    return Tagged(tag, node, pos)
+
+
+def _year_range(node: Term | Phrase | Prefix, pos: int) -> YearRange:
+    text = node.text
+    parts = text.split(":")
+    matches = [_DATE.fullmatch(p) for p in parts]
+    if len(parts) > 2 or isinstance(node, Prefix) or not all(matches):
+        raise QuerySyntaxError(f"bad date '{text}' for [dp] at {pos}", pos)
+    years = [int(m.group(1)) for m in matches if m]
+    start, end = years[0], years[-1]
+    if end < start:
+        raise QuerySyntaxError(f"date range '{text}' ends before it starts at {pos}", pos)
+    return YearRange(start, end, node.pos)
