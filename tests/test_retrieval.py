@@ -190,7 +190,7 @@ def test_a_lexical_only_corpus_refuses_dense_mode_clearly(tmp_path: Path) -> Non
     with open_searcher(paths) as s:
         assert s.default_mode == "lexical"
         assert s.search("metformin").hits[0].pmid == 1001
-        with pytest.raises(VectorsMissingError, match=r"no.*vectors"):
+        with pytest.raises(VectorsMissingError, match=r"needs article vectors"):
             s.search("metformin", mode="dense")
 
 
