@@ -209,10 +209,10 @@ class Ingestor:
                 )
                 for kind, payload in messages:
                     if kind == "articles":
-                        counts = self.store.upsert(payload, file_id=file_id)
-                        self.lexical.upsert(payload)
+                        counts = self.store.upsert_rows(payload.rows, file_id=file_id)
+                        self.lexical.upsert_documents(payload.pmids, payload.documents)
                         articles += len(payload)
-                        books += sum(1 for a in payload if a.kind == "book")
+                        books += payload.books
                         added += counts.added
                         replaced += counts.replaced
                         self.progress.advance("articles", len(payload))

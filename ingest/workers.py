@@ -29,12 +29,13 @@ BATCH_SIZE = 1000
 QUEUE_BATCHES = 8
 POLL_SECONDS = 0.5
 
-# Messages from a parser: ("articles", [Article...]) | ("delete", (pmid...)) |
+# Messages from a parser: ("articles", PreparedBatch) | ("delete", (pmid...)) |
 # ("done", None) | ("error", (problem, position))
 Message = tuple[str, Any]
 
 
 def _parse_messages(path: Path, batch_size: int) -> Iterator[Message]:
+    from ingest.prepare import prepare
     from ingest.pubmed_xml import parse_file
 
     batch: list[Article] = []
@@ -42,16 +43,16 @@ def _parse_messages(path: Path, batch_size: int) -> Iterator[Message]:
         for item in parse_file(path):
             if isinstance(item, Deletion):
                 if batch:
-                    yield ("articles", batch)
+                    yield ("articles", prepare(batch))
                     batch = []
                 yield ("delete", item.pmids)
             else:
                 batch.append(item)
                 if len(batch) >= batch_size:
-                    yield ("articles", batch)
+                    yield ("articles", prepare(batch))
                     batch = []
         if batch:
-            yield ("articles", batch)
+            yield ("articles", prepare(batch))
         yield ("done", None)
     except ParseError as exc:
         yield ("error", (exc.problem, exc.position))
@@ -96,7 +97,9 @@ class ParserPool:
         self._running: deque[_Running] = deque()
         self._ctx = mp.get_context("forkserver") if self.jobs else None
         if self._ctx is not None:
-            self._ctx.set_forkserver_preload(["ingest.pubmed_xml", "medsearch.records"])
+            self._ctx.set_forkserver_preload(
+                ["ingest.pubmed_xml", "ingest.prepare", "medsearch.index.lexical_schema"]
+            )
 
     def __iter__(self) -> Iterator[tuple[Path, Iterator[Message]]]:
         pending = deque(self.paths)

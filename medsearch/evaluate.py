@@ -50,15 +50,17 @@ class EvalReport:
 
 
 def _messages(directory: Path, pmids: PmidMap) -> Iterator[tuple[str, Any]]:
+    from ingest.prepare import prepare
+
     batch = []
     for doc in load_corpus(directory):
         pmid = pmids.add(doc.doc_id)
         batch.append(beir_doc_to_article(doc, pmid))
         if len(batch) >= BATCH:
-            yield ("articles", batch)
+            yield ("articles", prepare(batch))
             batch = []
     if batch:
-        yield ("articles", batch)
+        yield ("articles", prepare(batch))
     yield ("done", None)
 
 

@@ -121,10 +121,17 @@ class LexicalIndex:
 
     def upsert(self, articles: Sequence[Article]) -> None:
         """Stage ``articles``, each replacing any document with its PMID."""
+        self.upsert_documents(
+            [a.pmid for a in articles], [ls.article_document(a) for a in articles]
+        )
+
+    def upsert_documents(self, pmids: Sequence[int], documents: Sequence[Any]) -> None:
+        """:meth:`upsert` for documents built by ``article_document`` elsewhere (ingest
+        builds them in its parser processes; tantivy documents pickle)."""
         writer = self._writer_or_open()
-        for article in articles:
-            writer.delete_documents_by_term(ls.PMID, article.pmid)
-            writer.add_document(ls.article_document(article))
+        for pmid, document in zip(pmids, documents, strict=True):
+            writer.delete_documents_by_term(ls.PMID, pmid)
+            writer.add_document(document)
 
     def delete(self, pmids: Sequence[int]) -> None:
         """Stage the removal of ``pmids`` (absent ones are ignored)."""

@@ -37,6 +37,14 @@ def unpack(blob: bytes) -> Article:
     return Article.from_json(zlib.decompress(blob).decode())
 
 
+# (pmid, version, year, content_hash, packed record): computed in the parser processes
+Row = tuple[int, int, int | None, str, bytes]
+
+
+def row_of(article: Article) -> Row:
+    return (article.pmid, article.version, article.year, article.content_hash, pack(article))
+
+
 def is_disk_full(exc: BaseException) -> bool:
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
         return True
@@ -127,9 +135,13 @@ class Store:
 
     def upsert(self, articles: Sequence[Article], *, file_id: int | None = None) -> ApplyCounts:
         """Insert or replace; a later record for a PMID wins, as NCBI's update files intend."""
-        pmids = [a.pmid for a in articles]
+        return self.upsert_rows([row_of(a) for a in articles], file_id=file_id)
+
+    def upsert_rows(self, prepared: Sequence[Row], *, file_id: int | None = None) -> ApplyCounts:
+        """:meth:`upsert` for rows already built by :func:`row_of` (in a parser process)."""
+        pmids = [r[0] for r in prepared]
         existing = self._existing(pmids)
-        rows = [(a.pmid, a.version, a.year, a.content_hash, file_id, pack(a)) for a in articles]
+        rows = [(p, v, y, h, file_id, blob) for p, v, y, h, blob in prepared]
         self._write(
             "INSERT INTO articles(pmid, version, year, content_hash, file_id, data) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(pmid) DO UPDATE SET version=excluded.version,"
