@@ -86,7 +86,7 @@ def main() -> None:
         print(f"bare iterparse loop    : {bare:6.2f} s  {args.articles / bare:9,.0f} articles/s")
         print(f"parser, all fields     : {parse:6.2f} s  {args.articles / parse:9,.0f} articles/s")
         print(
-            f"ingest (jobs={args.jobs})        : {full:6.2f} s  {args.articles / full:9,.0f} articles/s"
+            f"ingest (jobs={args.jobs})  : {full:6.2f} s  {args.articles / full:9,.0f} articles/s"
         )
         print(f"ratio ingest / parser-only loop = {full / parse:.2f}  (target <= 1.5)")
         print(f"ratio ingest / bare iterparse   = {full / bare:.2f}")
