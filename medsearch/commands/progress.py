@@ -79,4 +79,4 @@ class RichProgress:
             self._bars.stop_task(task)
 
     def message(self, text: str) -> None:
-        self._bars.console.print(text, markup=False, highlight=False)
+        self._bars.console.print(text, markup=False, highlight=False, soft_wrap=True)

@@ -57,9 +57,10 @@ def print_summary(summary: IngestSummary) -> None:
     table.add_row("time", f"{summary.seconds:,.1f} s ({rate:,.0f} articles/s)")
     console.print(table)
     for note in summary.notes:
-        console.print(f"[dim]note:[/] {escape(note)}")
+        console.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
     for name, error in summary.failures:
-        console.print(f"[red]failed:[/] {escape(error if name in error else f'{name}: {error}')}")
+        message = error if name in error else f"{name}: {error}"
+        console.print(f"[red]failed:[/] {escape(message)}", soft_wrap=True)
 
 
 def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
