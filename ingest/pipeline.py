@@ -210,7 +210,7 @@ class Ingestor:
                 for kind, payload in messages:
                     if kind == "articles":
                         counts = self.store.upsert_rows(payload.rows, file_id=file_id)
-                        self.lexical.upsert_documents(payload.pmids, payload.documents)
+                        self.lexical.upsert_fields(payload.pmids, payload.fields)
                         articles += len(payload)
                         books += payload.books
                         added += counts.added

@@ -121,17 +121,15 @@ class LexicalIndex:
 
     def upsert(self, articles: Sequence[Article]) -> None:
         """Stage ``articles``, each replacing any document with its PMID."""
-        self.upsert_documents(
-            [a.pmid for a in articles], [ls.article_document(a) for a in articles]
-        )
+        self.upsert_fields([a.pmid for a in articles], [ls.article_fields(a) for a in articles])
 
-    def upsert_documents(self, pmids: Sequence[int], documents: Sequence[Any]) -> None:
-        """:meth:`upsert` for documents built by ``article_document`` elsewhere (ingest
-        builds them in its parser processes; tantivy documents pickle)."""
+    def upsert_fields(self, pmids: Sequence[int], fields: Sequence[dict[str, list[Any]]]) -> None:
+        """:meth:`upsert` for ``article_fields`` computed elsewhere (ingest computes them
+        in its parser processes, in parallel)."""
         writer = self._writer_or_open()
-        for pmid, document in zip(pmids, documents, strict=True):
+        for pmid, values in zip(pmids, fields, strict=True):
             writer.delete_documents_by_term(ls.PMID, pmid)
-            writer.add_document(document)
+            writer.add_document(ls.fields_document(values, self._schema))
 
     def delete(self, pmids: Sequence[int]) -> None:
         """Stage the removal of ``pmids`` (absent ones are ignored)."""

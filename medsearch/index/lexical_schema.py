@@ -111,39 +111,50 @@ def exact_key(value: str) -> str:
     return value.casefold()
 
 
-def article_document(article: Article) -> Any:
-    """The tantivy document for ``article`` (the PMID is the key upserts replace by)."""
-    doc = tantivy.Document()
-    doc.add_integer(PMID, article.pmid)
+def article_fields(article: Article) -> dict[str, list[Any]]:
+    """The indexed fields of ``article`` as plain data (field -> values).
+
+    Plain data because ingest builds it in the parser processes and pickles it to the
+    writer: a dict of strings pickles ~5x faster than a ``tantivy.Document``.
+    """
+    fields: dict[str, list[Any]] = {PMID: [article.pmid]}
+
+    def add(name: str, value: Any) -> None:
+        fields.setdefault(name, []).append(value)
+
     abstract = article.abstract_text
     if article.title:
-        doc.add_text(TITLE, normalize_text(article.title))
-        doc.add_bytes(TITLE_SRC, article.title.encode())
+        add(TITLE, normalize_text(article.title))
+        add(TITLE_SRC, article.title.encode())
     if abstract:
-        doc.add_text(ABSTRACT, normalize_text(abstract))
-        doc.add_bytes(ABSTRACT_SRC, abstract.encode())
+        add(ABSTRACT, normalize_text(abstract))
+        add(ABSTRACT_SRC, abstract.encode())
     for heading in article.mesh:
-        doc.add_text(MESH, normalize_text(heading.descriptor))
+        add(MESH, normalize_text(heading.descriptor))
         for qualifier in heading.qualifiers:
-            doc.add_text(MESH, normalize_text(qualifier.name))
+            add(MESH, normalize_text(qualifier.name))
         if heading.is_major:
-            doc.add_text(MESH_MAJOR, normalize_text(heading.descriptor))
+            add(MESH_MAJOR, normalize_text(heading.descriptor))
     for keyword in article.keywords:
-        doc.add_text(KEYWORDS, normalize_text(keyword))
+        add(KEYWORDS, normalize_text(keyword))
     for i, author in enumerate(article.authors):
         name = normalize_text(author.display)
-        doc.add_text(AUTHORS, name)
+        add(AUTHORS, name)
         if i == 0:
-            doc.add_text(FIRST_AUTHOR, name)
-    for journal in {exact_key(j) for j in (article.journal, article.journal_abbrev) if j}:
-        doc.add_text(JOURNAL_KEY, journal)
-    for pub_type in {exact_key(t) for t in article.publication_types}:
-        doc.add_text(PUB_TYPE, pub_type)
-    for language in {exact_key(lang) for lang in article.languages}:
-        doc.add_text(LANGUAGE, language)
+            add(FIRST_AUTHOR, name)
+    for journal in sorted({exact_key(j) for j in (article.journal, article.journal_abbrev) if j}):
+        add(JOURNAL_KEY, journal)
+    for pub_type in sorted({exact_key(t) for t in article.publication_types}):
+        add(PUB_TYPE, pub_type)
+    for language in sorted({exact_key(lang) for lang in article.languages}):
+        add(LANGUAGE, language)
     if article.year is not None:
-        doc.add_integer(YEAR, article.year)
-    return doc
+        add(YEAR, article.year)
+    return fields
+
+
+def fields_document(fields: dict[str, list[Any]], schema: Any) -> Any:
+    return tantivy.Document.from_dict(fields, schema)
 
 
 def payload_document(payload: str) -> Any:
