@@ -167,3 +167,12 @@ def test_out_of_memory_is_recognised_by_type_name_or_message() -> None:
     assert is_out_of_memory(MemoryError())
     assert not is_out_of_memory(RuntimeError("expected scalar type Float"))
     assert not is_out_of_memory(ValueError("out of memory"))
+
+
+def test_a_short_query_runs_on_one_thread_and_bulk_work_on_all() -> None:
+    from medsearch.models.device import INTERACTIVE_TOKENS, threads_for
+
+    assert threads_for(12, configured=2) == 1
+    assert threads_for(INTERACTIVE_TOKENS, configured=8) == 1
+    assert threads_for(INTERACTIVE_TOKENS + 1, configured=8) == 8
+    assert threads_for(10_000, configured=0) == 1

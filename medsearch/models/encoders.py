@@ -26,7 +26,7 @@ from medsearch.models.backbone import (
     tokenize,
 )
 from medsearch.models.cache import require_model
-from medsearch.models.device import detect, dtype_for, resolve_device
+from medsearch.models.device import detect, dtype_for, resolve_device, threads_for
 from medsearch.models.profiles import ModelProfile, Pooling
 from medsearch.paths import Paths
 
@@ -109,14 +109,23 @@ class Encoder:
         if not first:
             return self._empty()
         features = tokenize(backbone, first, second, max_length)
-        vectors = run_batched(
-            backbone,
-            features,
-            self._forward,
-            batch_size=batch_size or self.batch_size,
-            max_length=max_length,
-            progress=progress,
-        )
+        tokens = sum(len(ids) for ids in features["input_ids"])
+        configured = torch.get_num_threads()
+        threads = threads_for(tokens, configured) if self.device == "cpu" else configured
+        if threads != configured:
+            torch.set_num_threads(threads)
+        try:
+            vectors = run_batched(
+                backbone,
+                features,
+                self._forward,
+                batch_size=batch_size or self.batch_size,
+                max_length=max_length,
+                progress=progress,
+            )
+        finally:
+            if threads != configured:
+                torch.set_num_threads(configured)
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def encode_queries(self, texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
