@@ -127,7 +127,11 @@ class Searcher:
         t0 = time.perf_counter()
         depth = k if mode == "lexical" else max(k, self.settings.lexical_candidates)
         lex = self.lexical.search(
-            query, k=1 if mode == "dense" else depth, filters=filters, syntax=syntax
+            query,
+            k=1 if mode == "dense" else depth,
+            filters=filters,
+            syntax=syntax,
+            snippets=k,  # only the head can be shown; snippets cost ~0.3 ms each
         )
         timings.append(("lexical", time.perf_counter() - t0))
         lexical = [

@@ -138,7 +138,8 @@ class MedsearchApp(App[None]):
         status = self.main.status
         if status.activity == "loading models…":
             status.activity = ""
-        parts = [message.device or "cpu", message.index_kind or "index ?"]
+        kind = message.index_kind or (self.info.index_kind if self.info else None)
+        parts = [message.device or "cpu", kind or "index ?"]
         parts.append("rerank on" if message.can_rerank else "no reranker")
         status.models = " · ".join(parts)
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from medsearch.errors import UsageError
+from medsearch.errors import MedsearchError, UsageError
 from medsearch.paths import Paths
 from medsearch.records import Article, Filters
 from medsearch.retrieval.results import SearchResult
@@ -76,9 +76,24 @@ def corpus_info(paths: Paths) -> CorpusInfo | None:
     return CorpusInfo(
         articles=int(status["articles"]),
         profile=vectors.get("profile"),
-        index_kind=vectors.get("kind"),
+        index_kind=vectors.get("kind") or _index_kind(paths),
         vectors=int(vectors.get("count") or 0),
     )
+
+
+def _index_kind(paths: Paths) -> str | None:
+    """The article index's kind as its manifest records it (``flat``, ``ivfpq``...).
+
+    Read with the vector layer's own reader because ``corpus_status`` (and the
+    ``Searcher``) look the kind up under a key the manifest does not have.
+    """
+    from medsearch.index.vector_layout import read_manifest
+
+    try:
+        manifest = read_manifest(paths.vector_dir("articles"))
+    except (MedsearchError, OSError, ValueError, TypeError):
+        return None
+    return manifest.kind if manifest is not None else None
 
 
 def pmid_of(text: str) -> int:

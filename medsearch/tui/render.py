@@ -70,6 +70,19 @@ def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
     return grid
 
 
+def basket_prompt(article: Article) -> Text:
+    """A basket row: the title, then first author, journal, year and PMID."""
+    out = Text(MARK + " ", style="bold #87d787")
+    out.append(article.title or "(no title)", style="bold")
+    out.append(
+        f"\n  {authors_short(tuple(a.display for a in article.authors))} · "
+        f"{article.journal_abbrev or article.journal} · {article.year or 'n.d.'}"
+        f" · PMID {article.pmid}",
+        style="dim",
+    )
+    return out
+
+
 def journal_citation(article: Article) -> str:
     """``J Test. 2020 Mar;1(2):10-20.``: the journal line as PubMed prints it."""
     out = f"{article.journal_abbrev or article.journal}."

@@ -1,4 +1,4 @@
-"""Small modal dialogs that return typed values: filters, export target, a sentence."""
+"""Small modal dialogs that return typed values: filters, the basket's export, a sentence."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Select
+from textual.widgets.option_list import Option
 
 from medsearch.errors import UsageError
 from medsearch.export import FORMATS, suffix_for
-from medsearch.records import Filters
+from medsearch.records import Article, Filters
+from medsearch.tui.render import basket_prompt
 
 CLOSE: list[BindingType] = [Binding("escape", "dismiss", "Cancel", id="dialog.cancel")]
 
@@ -95,16 +97,31 @@ class ExportRequest:
 
 
 class ExportScreen(ModalScreen[ExportRequest | None]):
-    BINDINGS: ClassVar[list[BindingType]] = CLOSE
+    """The basket: the marked articles (tab to the list, space or delete unmarks), then
+    where and how to export them.
 
-    def __init__(self, count: int, default: Path) -> None:
+    ``basket`` is the session's own dict, so an article unmarked here is unmarked
+    everywhere; the caller redraws its marks when the dialog closes.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *CLOSE,
+        Binding("space,delete", "unmark", "Unmark", id="basket.unmark"),
+    ]
+
+    def __init__(self, basket: dict[int, Article], default: Path) -> None:
         super().__init__()
-        self.count = count
+        self.basket = basket
         self.default = default
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Label(f"Export {self.count} marked article(s)", classes="dialog-title")
+        with Vertical(classes="dialog wide"):
+            yield Label(self.title_text(), classes="dialog-title", id="basket-title")
+            yield OptionList(
+                *(Option(basket_prompt(a), id=f"pmid-{p}") for p, a in self.basket.items()),
+                id="basket",
+            )
+            yield Label("tab to the list: space or delete unmarks", classes="hint")
             yield Select([(f, f) for f in FORMATS], value="bibtex", allow_blank=False, id="format")
             yield Input(str(self.default.with_suffix(suffix_for("bibtex"))), id="path")
             with Horizontal(classes="buttons"):
@@ -112,6 +129,19 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
 
     def on_mount(self) -> None:
         self.query_one("#path", Input).focus()
+
+    def title_text(self) -> str:
+        return f"Export {len(self.basket)} marked article(s)"
+
+    def action_unmark(self) -> None:
+        listing = self.query_one("#basket", OptionList)
+        index = listing.highlighted
+        if self.focused is not listing or index is None:
+            return
+        option_id = listing.get_option_at_index(index).id or ""
+        self.basket.pop(int(option_id.removeprefix("pmid-")), None)
+        listing.remove_option_at_index(index)
+        self.query_one("#basket-title", Label).update(self.title_text())
 
     @on(Select.Changed, "#format")
     def follow_format(self, event: Select.Changed) -> None:
@@ -126,6 +156,9 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
     def export(self) -> None:
         text = self.query_one("#path", Input).value.strip()
         fmt = self.query_one("#format", Select).value
+        if not self.basket:
+            self.notify("the basket is empty: nothing to export", severity="warning")
+            return
         if not text:
             self.notify("give a file path to export to", severity="error")
             return

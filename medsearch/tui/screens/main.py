@@ -166,8 +166,11 @@ class MainScreen(Screen[None]):
             return
         self.status.activity = ""
         if message.result.reranked:
-            current = self.results.current
-            keep = current.pmid if current else None
+            # The highlight follows the article the reader moved to; left on the first
+            # row, it goes to the new first row (the best result is what they came for).
+            current, hits = self.results.current, self.results.hits
+            moved = current is not None and bool(hits) and current.pmid != hits[0].pmid
+            keep = current.pmid if moved and current is not None else None
             self.show_rows(
                 list(message.result.hits), self.results.terms, message.ticket, True, keep
             )
@@ -182,7 +185,7 @@ class MainScreen(Screen[None]):
         for n, item in enumerate(message.answer.cite.citances, 1):
             head = Text(f"¶{n} ", style="bold magenta").append(item.citance.original, style="bold")
             if item.citance.markers:
-                head.append(f"  [{' '.join(item.citance.markers)}]", style="dim")
+                head.append("  cites " + ", ".join(item.citance.markers), style="dim")
             rows.append(Heading(head))
             rows.extend(item.result.hits)
         count = len(message.answer.cite.citances)
@@ -214,6 +217,7 @@ class MainScreen(Screen[None]):
     def summarise(
         self, total: int, shown: int, timings: tuple[tuple[str, float], ...], notes: tuple[str, ...]
     ) -> None:
+        total = max(total, shown)  # a hybrid total can undercount the fused union
         text = f"{total:,} matching · showing {shown}" if total else "no results"
         if self.session.show_timings and timings:
             text += f" · {sum(t for _, t in timings) * 1000:.0f} ms"
@@ -246,8 +250,7 @@ class MainScreen(Screen[None]):
         if article is None:
             return
         self.session.toggle(article)
-        self.results.refresh_marks(self.session.basket)
-        self.status.basket = len(self.session.basket)
+        self.refresh_basket()
 
     def action_open(self, kind: str) -> None:
         article = self.current_article()
@@ -339,14 +342,20 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(FiltersScreen(self.filters), chosen)
 
+    def refresh_basket(self) -> None:
+        """Redraw the mark column and the count after the basket changed."""
+        self.results.refresh_marks(self.session.basket)
+        self.status.basket = len(self.session.basket)
+
     def action_export(self) -> None:
-        basket = list(self.session.basket.values())
-        if not basket:
+        if not self.session.basket:
             self.notify("the basket is empty: mark articles with space first", severity="warning")
             return
 
         def chosen(request: ExportRequest | None) -> None:
-            if request is None:
+            self.refresh_basket()  # articles may have been unmarked in the dialog
+            basket = list(self.session.basket.values())
+            if request is None or not basket:
                 return
             try:
                 write_export(basket, request.fmt, request.path)
@@ -360,4 +369,4 @@ class MainScreen(Screen[None]):
             self.post_message(Exported(str(request.path), len(basket)))
 
         default = Path.cwd() / "medsearch-basket.bib"
-        self.app.push_screen(ExportScreen(len(basket), default), chosen)
+        self.app.push_screen(ExportScreen(self.session.basket, default), chosen)
