@@ -52,9 +52,9 @@ def corpus_status(paths: Paths) -> dict[str, Any]:
     vectors = vector_manifests(paths)
     for kind, manifest in vectors.items():
         info[f"{kind}_vectors"] = {
-            "count": manifest.get("live_count", manifest.get("count")),
+            "count": manifest.get("live", manifest.get("count")),
             "profile": manifest.get("profile"),
-            "kind": manifest.get("index_kind"),
+            "kind": manifest.get("kind"),
             "bytes": dir_size(paths.vector_dir(kind)),
         }
     return info

@@ -107,11 +107,13 @@ def test_hybrid_is_the_default_with_vectors_and_hits_say_where_they_came_from(
     searcher: Searcher,
 ) -> None:
     assert searcher.default_mode == "hybrid" and searcher.profile_name == "tiny"
+    assert searcher.index_kind == "flat"
     result = searcher.search("IL-6 cytokine storm", k=5)
     assert result.mode == "hybrid"
     assert result.hits[0].pmid == 1000
     assert "lexical" in result.hits[0].sources and "dense" in result.hits[0].sources
     assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
+    assert result.total >= len(searcher.search("IL-6 cytokine storm", k=50).hits)
     assert all(set(h.sources) <= {"lexical", "dense"} for h in result.hits)
 
 
@@ -278,6 +280,8 @@ def test_stats_and_export(home: Paths, tmp_path: Path) -> None:
     stats = json.loads(out)
     assert code == 0 and stats["articles"] == len(TOPICS) and stats["files"] == 1
     assert stats["articles_vectors"]["profile"] == "tiny"
+    assert stats["articles_vectors"]["kind"] == "flat"
+    assert stats["articles_vectors"]["count"] == len(TOPICS)
     target = tmp_path / "refs.ris"
     code, _, _ = cli(home, "export", "1000", "1001", "--format", "ris", "-o", str(target))
     text = target.read_text()

@@ -18,7 +18,12 @@ import faiss
 import numpy as np
 
 from medsearch.errors import MedsearchError
-from medsearch.index.vector_layout import TRAIN_POINTS_PER_LIST, default_nprobe, fsync_dir
+from medsearch.index.vector_layout import (
+    TRAIN_POINTS_MAX,
+    TRAIN_POINTS_PER_LIST,
+    default_nprobe,
+    fsync_dir,
+)
 from medsearch.index.vector_store import READ_BATCH
 
 ADD_BATCH = 65_536
@@ -68,7 +73,7 @@ def build_index(
         concrete.do_polysemous_training = False
     if not index.is_trained:
         nlist = ivf.nlist if ivf is not None else 256
-        want = max(TRAIN_POINTS_PER_LIST * nlist, 256 * 39)
+        want = max(39 * nlist, min(TRAIN_POINTS_PER_LIST * nlist, TRAIN_POINTS_MAX), 256 * 39)
         rng = np.random.default_rng(seed)
         if len(slots) > want:
             sample = np.sort(rng.choice(slots, size=want, replace=False))

@@ -152,7 +152,8 @@ class Searcher:
                 ranked, total = dense[:k], len(dense)
             else:
                 ranked = self._fuse(lexical if lex.hits and lex.hits[0].score else [], dense, k)
-                total = max(lex.total, len(dense))
+                union = {c.pmid for c in lexical} | {c.pmid for c in dense}
+                total = max(lex.total, len(union))
         t2 = time.perf_counter()
         hits = make_hits(ranked, self.store.get_many([c.pmid for c in ranked]))
         timings.append(("fetch", time.perf_counter() - t2))
@@ -422,7 +423,7 @@ def open_searcher(
         lexical=lexical,
         settings=settings,
         profile_name=recorded,
-        index_kind=manifest.get("index_kind") if manifest else None,
+        index_kind=manifest.get("kind") if manifest else None,
         loader=(lambda s: _load_models(s, paths, device)) if recorded else None,
     )
     if load:
