@@ -142,6 +142,21 @@ class Article:
         )
 
     @property
+    def journal_citation(self) -> str:
+        """``J Test. 2020 Mar;1(2):10-20.``: the journal line as PubMed prints it."""
+        out = f"{self.journal_abbrev or self.journal}."
+        date = str(self.pub_date)
+        if date:
+            out += f" {date}"
+        if self.volume:
+            out += f";{self.volume}"
+            if self.issue:
+                out += f"({self.issue})"
+        if self.pages:
+            out += f":{self.pages}"
+        return out + "."
+
+    @property
     def first_author(self) -> str:
         return self.authors[0].display if self.authors else ""
 

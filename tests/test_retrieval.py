@@ -9,15 +9,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from pubmed_builders import article_xml, pubmed_file
-from tiny_models import TinyModels, build_tiny_models
+from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_tiny_config
 
-from ingest.encode_stage import run_vectors_stage
 from ingest.pipeline import Ingestor
 from medsearch.cli import main
 from medsearch.errors import IndexMismatchError, NotFoundError, VectorsMissingError
 from medsearch.index.vector import VectorCollection
 from medsearch.paths import Paths
-from medsearch.progress import NullProgress
 from medsearch.records import Filters
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from medsearch.store import Store
@@ -60,18 +58,6 @@ def build_corpus(root: Path) -> Path:
     return folder
 
 
-def write_tiny_profile(paths: Paths, models: TinyModels) -> None:
-    paths.ensure()
-    paths.config_file.write_text(
-        "[profiles.tiny]\n"
-        f'query_model = "{models.query_dir}"\n'
-        f'article_model = "{models.article_dir}"\n'
-        f'cross_model = "{models.cross_dir}"\n'
-        'pooling = "cls"\n'
-        'description = "tiny test BERT"\n'
-    )
-
-
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> TinyModels:
     return build_tiny_models(tmp_path_factory.mktemp("tiny"))
@@ -80,19 +66,8 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> TinyModels:
 @pytest.fixture
 def home(tmp_path: Path, tiny: TinyModels) -> Paths:
     paths = Paths(tmp_path / "home")
-    write_tiny_profile(paths, tiny)
-    with Ingestor(paths, jobs=0) as ing:
-        assert ing.run([build_corpus(tmp_path)]).ok
-        run_vectors_stage(
-            paths,
-            ing.store,
-            profile="tiny",
-            device="cpu",
-            index_factory=None,
-            embeddings=None,
-            encode=True,
-            progress=NullProgress(),
-        )
+    write_tiny_config(paths, tiny)
+    ingest_and_encode(paths, [build_corpus(tmp_path)])
     return paths
 
 
@@ -206,18 +181,7 @@ def test_reencoding_only_touches_changed_articles_and_drops_deleted(
         [article_xml(1001, "Metformin and ageing", "A new abstract.", version=2)],
         deletions=[1002],
     )
-    with Ingestor(home, jobs=0) as ing:
-        ing.run([update])
-        _, encoded = run_vectors_stage(
-            home,
-            ing.store,
-            profile=None,
-            device="cpu",
-            index_factory=None,
-            embeddings=None,
-            encode=True,
-            progress=NullProgress(),
-        )
+    encoded = ingest_and_encode(home, [update], profile=None)
     assert encoded == 1
     with VectorCollection.open(home.vector_dir("articles")) as coll:
         assert len(coll) == len(TOPICS) - 1

@@ -28,14 +28,12 @@ from pubmed_builders import article_xml, pubmed_file
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Input, Label, OptionList, Select, TextArea
-from tiny_models import TinyModels, build_tiny_models
+from tiny_models import build_tiny_models, ingest_and_encode, write_tiny_config
 
-from ingest.encode_stage import run_vectors_stage
 from ingest.pipeline import Ingestor
 from medsearch.index.vector_layout import read_manifest
 from medsearch.models.cross import CrossEncoder
 from medsearch.paths import Paths
-from medsearch.progress import NullProgress
 from medsearch.records import Hit
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from medsearch.tui.app import MedsearchApp
@@ -135,21 +133,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def write_config(paths: Paths, models: TinyModels) -> None:
-    """The tiny profile, on the CPU whatever the machine has."""
-    paths.ensure()
-    paths.config_file.write_text(
-        "[search]\n"
-        'device = "cpu"\n'
-        "[profiles.tiny]\n"
-        f'query_model = "{models.query_dir}"\n'
-        f'article_model = "{models.article_dir}"\n'
-        f'cross_model = "{models.cross_dir}"\n'
-        'pooling = "cls"\n'
-        'description = "tiny test BERT"\n'
-    )
-
-
 @pytest.fixture(scope="module")
 def vector_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("tui-vectors")
@@ -161,19 +144,8 @@ def vector_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ]
     pubmed_file(root / "xml" / "pubmed26n0001.xml", articles)
     paths = Paths(root / "home")
-    write_config(paths, models)
-    with Ingestor(paths, jobs=0) as ing:
-        assert ing.run([root / "xml" / "pubmed26n0001.xml"]).ok
-        run_vectors_stage(
-            paths,
-            ing.store,
-            profile="tiny",
-            device="cpu",
-            index_factory=None,
-            embeddings=None,
-            encode=True,
-            progress=NullProgress(),
-        )
+    write_tiny_config(paths, models, search='device = "cpu"')
+    ingest_and_encode(paths, [root / "xml" / "pubmed26n0001.xml"])
     # The next update file is ingested but not encoded yet: only the lexical side has it.
     late = [article_xml(pmid, title, abstract, year=2024) for pmid, title, abstract in LATE]
     pubmed_file(root / "xml" / "pubmed26n0002.xml", late)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from medsearch.models.profiles import ModelProfile
+from medsearch.paths import Paths
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 _WORD_TEXT = """
@@ -141,3 +142,38 @@ def install_in_hub_cache(cache_dir: Path, repo_id: str, source: Path) -> Path:
     snapshot = repo / "snapshots" / commit
     shutil.copytree(source, snapshot, dirs_exist_ok=True)
     return snapshot
+
+
+def write_tiny_config(paths: Paths, models: TinyModels, *, search: str = "") -> None:
+    """A ``[profiles.tiny]`` table (plus optional ``[search]`` lines) in the home's config."""
+    paths.ensure()
+    head = f"[search]\n{search}\n" if search else ""
+    paths.config_file.write_text(
+        head + "[profiles.tiny]\n"
+        f'query_model = "{models.query_dir}"\n'
+        f'article_model = "{models.article_dir}"\n'
+        f'cross_model = "{models.cross_dir}"\n'
+        'pooling = "cls"\n'
+        'description = "tiny test BERT"\n'
+    )
+
+
+def ingest_and_encode(paths: Paths, inputs: list[Path], *, profile: str | None = "tiny") -> int:
+    """The real pipeline: ingest ``inputs``, then encode with the tiny profile on the CPU."""
+    from ingest.encode_stage import run_vectors_stage
+    from ingest.pipeline import Ingestor
+    from medsearch.progress import NullProgress
+
+    with Ingestor(paths, jobs=0) as ing:
+        assert ing.run(inputs).ok
+        _, encoded = run_vectors_stage(
+            paths,
+            ing.store,
+            profile=profile,
+            device="cpu",
+            index_factory=None,
+            embeddings=None,
+            encode=True,
+            progress=NullProgress(),
+        )
+    return encoded

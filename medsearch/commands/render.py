@@ -19,21 +19,13 @@ console = Console()
 
 
 def highlighted(snippet: str) -> Text:
-    """A snippet with the engine's ``<b>..</b>`` marks drawn bold, everything else literal."""
-    text = Text()
-    rest = snippet
-    while rest:
-        start = rest.find("<b>")
-        if start < 0:
-            text.append(rest)
-            break
-        end = rest.find("</b>", start)
-        if end < 0:
-            text.append(rest)
-            break
-        text.append(rest[:start])
-        text.append(rest[start + 3 : end], style="bold yellow")
-        rest = rest[end + 4 :]
+    """A snippet with the engine's highlight spans drawn bold, everything else literal."""
+    from medsearch.index.lexical_snippets import snippet_spans
+
+    plain, spans = snippet_spans(snippet)
+    text = Text(plain)
+    for start, end in spans:
+        text.stylize("bold yellow", start, end)
     return text
 
 
@@ -99,14 +91,7 @@ def print_article(article: Article) -> None:
     authors = ", ".join(a.display for a in article.authors)
     if authors:
         console.print(Text(authors))
-    cite = f"{article.journal_abbrev or article.journal}. {article.pub_date}"
-    if article.volume:
-        cite += f";{article.volume}"
-        if article.issue:
-            cite += f"({article.issue})"
-    if article.pages:
-        cite += f":{article.pages}"
-    console.print(Text(cite + ".", style="italic"))
+    console.print(Text(article.journal_citation, style="italic"))
     ids = [f"PMID {article.pmid}"]
     if article.doi:
         ids.append(f"doi:{article.doi}")

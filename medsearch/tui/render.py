@@ -83,21 +83,6 @@ def basket_prompt(article: Article) -> Text:
     return out
 
 
-def journal_citation(article: Article) -> str:
-    """``J Test. 2020 Mar;1(2):10-20.``: the journal line as PubMed prints it."""
-    out = f"{article.journal_abbrev or article.journal}."
-    date = str(article.pub_date)
-    if date:
-        out += f" {date}"
-    if article.volume:
-        out += f";{article.volume}"
-        if article.issue:
-            out += f"({article.issue})"
-    if article.pages:
-        out += f":{article.pages}"
-    return out + "."
-
-
 def citation(article: Article) -> str:
     """One-line reference for the clipboard (authors, title, journal, DOI, PMID)."""
     names = [a.display for a in article.authors]
@@ -105,7 +90,7 @@ def citation(article: Article) -> str:
     parts = [
         f"{authors}." if authors else "",
         article.title.rstrip(".") + ".",
-        journal_citation(article),
+        article.journal_citation,
     ]
     if article.doi:
         parts.append(f"doi:{article.doi}.")
@@ -126,7 +111,7 @@ def article_detail(article: Article, terms: frozenset[str]) -> Text:
     """The detail pane: title, authors, citation, labelled abstract, MeSH, types, links."""
     parts: list[Text] = [highlighted(article.title or "(no title)", terms, style="bold")]
     parts.append(Text(", ".join(a.display for a in article.authors) or "(no authors)"))
-    parts.append(Text(journal_citation(article), style="italic"))
+    parts.append(Text(article.journal_citation, style="italic"))
     parts.append(Text(""))
     if not article.abstract:
         parts.append(Text("(no abstract)", style="dim"))
