@@ -203,6 +203,7 @@ def ncbi_reachable(mirror: str = DEFAULT_MIRROR, timeout: float = 3.0) -> bool:
 
 
 def md5_of(path: Path) -> str:
+    """MD5 of a file, streamed: NCBI's published checksum, and the ingest ledger's key."""
     digest = hashlib.md5(usedforsecurity=False)
     with path.open("rb") as handle:
         while chunk := handle.read(CHUNK):

@@ -11,7 +11,7 @@ between only means those rows are encoded again, which replaces them idempotentl
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -141,6 +141,31 @@ def _previous_items(store: Store, kind: str, pmids: Sequence[int]) -> dict[int, 
     return found
 
 
+def _encode_stale(
+    store: Store,
+    kind: str,
+    profile: str,
+    description: str,
+    progress: Progress,
+    step: Callable[[list[Article]], list[tuple[Article, int]]],
+) -> int:
+    """Run ``step`` over every stale article of ``kind``, a committed chunk at a time.
+
+    ``step`` writes (and commits) the vectors of a chunk and returns, per article, how
+    many vectors it now has; only then is the chunk recorded in ``encoded``.
+    """
+    task = f"encode-{kind}"
+    progress.start(task, description, total=count_stale(store, kind, profile))
+    done = 0
+    for pmids in stale_pmids(store, kind, profile):
+        articles = _fetch(store, pmids)
+        _record(store, kind, profile, step(articles))
+        done += len(articles)
+        progress.advance(task, len(articles))
+    progress.finish(task)
+    return done
+
+
 def encode_articles(
     store: Store,
     encoder: Encoder,
@@ -148,20 +173,14 @@ def encode_articles(
     *,
     progress: Progress,
 ) -> int:
-    profile = encoder.profile.name
-    total = count_stale(store, ARTICLES, profile)
-    progress.start("encode-articles", "Encoding articles", total=total)
-    done = 0
-    for pmids in stale_pmids(store, ARTICLES, profile):
-        articles = _fetch(store, pmids)
+    def step(articles: list[Article]) -> list[tuple[Article, int]]:
         vectors = encoder.encode_articles([(a.title, a.abstract_text) for a in articles])
         collection.add(np.array([a.pmid for a in articles], dtype=np.int64), vectors)
         collection.commit()
-        _record(store, ARTICLES, profile, [(a, 1) for a in articles])
-        done += len(articles)
-        progress.advance("encode-articles", len(articles))
-    progress.finish("encode-articles")
-    return done
+        return [(a, 1) for a in articles]
+
+    name = encoder.profile.name
+    return _encode_stale(store, ARTICLES, name, "Encoding articles", progress, step)
 
 
 def encode_sentences(
@@ -173,13 +192,8 @@ def encode_sentences(
 ) -> int:
     from ingest.sentences import article_sentences
 
-    profile = encoder.profile.name
-    total = count_stale(store, SENTENCES, profile)
-    progress.start("encode-sentences", "Encoding abstract sentences (articles)", total=total)
-    done = 0
-    for pmids in stale_pmids(store, SENTENCES, profile):
-        articles = _fetch(store, pmids)
-        before = _previous_items(store, SENTENCES, pmids)
+    def step(articles: list[Article]) -> list[tuple[Article, int]]:
+        before = _previous_items(store, SENTENCES, [a.pmid for a in articles])
         stale = [sentence_ids(p, n) for p, n in before.items() if n]
         if stale:
             collection.remove(np.concatenate(stale))
@@ -189,11 +203,11 @@ def encode_sentences(
         if texts:
             collection.add(ids, encoder.encode_sentences(texts))
         collection.commit()
-        _record(store, SENTENCES, profile, [(a, len(s)) for a, s in per_article])
-        done += len(articles)
-        progress.advance("encode-sentences", len(articles))
-    progress.finish("encode-sentences")
-    return done
+        return [(a, len(sents)) for a, sents in per_article]
+
+    name = encoder.profile.name
+    description = "Encoding abstract sentences (articles)"
+    return _encode_stale(store, SENTENCES, name, description, progress, step)
 
 
 def _record(store: Store, kind: str, profile: str, rows: Sequence[tuple[Article, int]]) -> None:

@@ -13,13 +13,13 @@ just before that transaction commits (with the file name as the commit payload).
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ingest.download import md5_of
 from medsearch.errors import DiskFullError, ParseError, UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress
@@ -103,15 +103,6 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
     return [found[name] for name in sorted(found)], missing
 
 
-def md5sum(path: Path, chunk: int = 1 << 20) -> str:
-    """MD5, because NCBI publishes one beside every file; we only need change detection."""
-    digest = hashlib.md5(usedforsecurity=False)
-    with path.open("rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class Ingestor:
     """Applies PubMed files to the store and the lexical index of one data home."""
 
@@ -176,7 +167,7 @@ class Ingestor:
         todo: list[InputFile] = []
         for path in files:
             try:
-                item = InputFile(path, path.stat().st_size, md5sum(path))
+                item = InputFile(path, path.stat().st_size, md5_of(path))
             except OSError as exc:
                 summary.failures.append((str(path), f"cannot read: {exc.strerror or exc}"))
                 continue
@@ -200,13 +191,7 @@ class Ingestor:
         added = replaced = deleted = 0
         try:
             with self.store.transaction():
-                file_id = self.store.record_file(
-                    name=item.name,
-                    path=str(item.path),
-                    size=item.size,
-                    checksum=item.checksum,
-                    status="done",
-                )
+                file_id = self._record(item, "done")
                 for kind, payload in messages:
                     if kind == "articles":
                         counts = self.store.upsert_rows(payload.rows, file_id=file_id)
@@ -222,12 +207,9 @@ class Ingestor:
                     elif kind == "error":
                         problem, position = payload
                         raise ParseError(str(item.path), problem, position)
-                self.store.record_file(
-                    name=item.name,
-                    path=str(item.path),
-                    size=item.size,
-                    checksum=item.checksum,
-                    status="done",
+                self._record(
+                    item,
+                    "done",
                     articles=articles,
                     counts=ApplyCounts(added, replaced, deleted),
                     books=books,
@@ -256,11 +238,15 @@ class Ingestor:
 
     def _record_failure(self, item: InputFile, error: str) -> None:
         with self.store.transaction():
-            self.store.record_file(
-                name=item.name,
-                path=str(item.path),
-                size=item.size,
-                checksum=item.checksum,
-                status="failed",
-                error=error,
-            )
+            self._record(item, "failed", error=error)
+
+    def _record(self, item: InputFile, status: str, **outcome: Any) -> int:
+        """The ledger row of ``item`` (inside the caller's transaction)."""
+        return self.store.record_file(
+            name=item.name,
+            path=str(item.path),
+            size=item.size,
+            checksum=item.checksum,
+            status=status,
+            **outcome,
+        )

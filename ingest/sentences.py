@@ -35,6 +35,8 @@ import unicodedata
 
 from medsearch.records import SENTENCES_PER_ARTICLE, Article, Sentence
 
+# Not here on purpose: units that end sentences ("30 ms.", "2 min."), and "sp."/"spp."
+# ("Bacillus spp. The ...") which end sentences more often than they continue them.
 ABBREVIATIONS = frozenset(
     [
         "e.g",
@@ -56,7 +58,6 @@ ABBREVIATIONS = frozenset(
         "pp",
         "mr",
         "mrs",
-        "ms",
         "prof",
         "st",
         "jr",
@@ -65,10 +66,7 @@ ABBREVIATIONS = frozenset(
         "ltd",
         "co",
         "resp",
-        "sp",
-        "spp",
         "subsp",
-        "var",
         "viz",
         "cit",
         "ed",

@@ -68,13 +68,14 @@ def build_collection(
     directory: Path, paths: Paths, *, profile: str | None, encode: bool, progress: Progress
 ) -> tuple[Paths, PmidMap, list[str]]:
     """The eval home for this corpus (and profile), ingested and encoded as needed."""
+    from ingest.download import md5_of
     from ingest.encode_stage import choose_profile, run_vectors_stage
-    from ingest.pipeline import Ingestor, IngestSummary, InputFile, md5sum
+    from ingest.pipeline import Ingestor, IngestSummary, InputFile
 
     corpus_file = directory / "corpus.jsonl"
     if not corpus_file.exists():
         raise UsageError(f"{directory} is not a BEIR folder: corpus.jsonl is missing")
-    digest = md5sum(corpus_file)
+    digest = md5_of(corpus_file)
     profile_name = choose_profile(paths, profile).name if encode else "lexical"
     home = Paths(paths.eval_cache / f"{directory.name}-{digest[:12]}-{profile_name}")
     pmids = PmidMap()
