@@ -51,8 +51,13 @@ from tests.conftest import shared_data
             ],
         ),
         (
-            'Samples were kept for 2 h. "Quotes" and (brackets) start sentences. [Really.]',
-            ["Samples were kept for 2 h.", '"Quotes" and (brackets) start sentences.', "[Really.]"],
+            'Kept for 2 h. Spikes of 30 ms. "Quotes" and (brackets) start sentences. [Really.]',
+            [
+                "Kept for 2 h.",
+                "Spikes of 30 ms.",
+                '"Quotes" and (brackets) start sentences.',
+                "[Really.]",
+            ],
         ),
         (
             "The U.S. Food and Drug Administration agreed. β-Blockers were given.",
