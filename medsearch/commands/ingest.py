@@ -103,9 +103,11 @@ def ingest(
     from medsearch.commands.render import print_summary
 
     paths = paths_of(ctx).ensure()
-    if not inputs and not download and not embeddings:
+    encode_only = not (inputs or download or embeddings)
+    if encode_only and (no_encode or not paths.store.exists()):
         raise UsageError(
             "give PubMed files or directories, --download baseline|updates, or --embeddings"
+            " (with none of these, ingest encodes what an earlier --no-encode run left)"
         )
     if (limit or mirror) and not download:
         raise UsageError("--limit and --mirror go with --download")
@@ -113,12 +115,12 @@ def ingest(
     with RichProgress(enabled=not as_json) as progress:
         if download:
             files.extend(fetch_files(paths, download, limit, mirror, progress))
-        from ingest.pipeline import Ingestor
+        from ingest.pipeline import Ingestor, IngestSummary
 
         with Ingestor(
             paths, jobs=default_jobs() if jobs is None else jobs, progress=progress
         ) as ing:
-            summary = ing.run(files) if files else None
+            summary = ing.run(files) if files else IngestSummary()
             if embeddings or not no_encode:
                 from ingest.encode_stage import run_vectors_stage
 
@@ -132,11 +134,8 @@ def ingest(
                     encode=not no_encode,
                     progress=progress,
                 )
-                if summary is not None:
-                    summary.notes.extend(notes)
-                    summary.encoded = encoded
-    if summary is None:
-        return
+                summary.notes.extend(notes)
+                summary.encoded = encoded
     if as_json:
         emit_json(summary.to_dict())
     else:

@@ -31,6 +31,12 @@ def highlighted(snippet: str) -> Text:
 
 def print_summary(summary: IngestSummary) -> None:
     table = Table(show_header=False, box=None, padding=(0, 2))
+    if summary.files == 0 and not summary.failures:
+        for note in summary.notes:
+            console.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
+        if summary.encoded:
+            console.print(f"encoded {summary.encoded:,} new or changed articles")
+        return
     table.add_row(
         "files",
         f"{summary.files:,} ({summary.ingested:,} ingested, "

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from medsearch.config import Settings
-from medsearch.errors import StoreError, UsageError, VectorsMissingError
+from medsearch.errors import ModelError, StoreError, UsageError, VectorsMissingError
 from medsearch.paths import Paths
 from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
@@ -114,7 +114,19 @@ class Searcher:
         filters: Filters | None = None,
         syntax: bool = True,
     ) -> SearchResult:
-        """The first stage: lexical and/or dense, fused, joined with their records."""
+        """The first stage: lexical and/or dense, fused, joined with their records.
+
+        Without an explicit ``mode`` a corpus with vectors searches hybrid; when its
+        models cannot be loaded here (e.g. NCBI's embeddings were imported but the MedCPT
+        query encoder was never downloaded) it falls back to lexical and says why.
+        """
+        notes: list[str] = []
+        if mode is None and self.default_mode != "lexical":
+            try:
+                self._dense("hybrid search")
+            except ModelError as exc:
+                mode = "lexical"
+                notes.append(f"dense side unavailable, lexical results only: {exc}")
         mode = mode or self.default_mode
         if mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -138,7 +150,6 @@ class Searcher:
             Candidate(pmid=h.pmid, score=h.score, sources=("lexical",), snippet=h.snippet)
             for h in lex.hits
         ]
-        notes: list[str] = []
         if mode == "lexical":
             ranked, total = lexical[:k], lex.total
         else:

@@ -1,0 +1,121 @@
+"""The vector side of `medsearch ingest` as a user drives it from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from httpserver import serve
+from pubmed_builders import article_xml, pubmed_file
+from tiny_models import TinyModels, build_tiny_models, write_tiny_config
+
+from medsearch.cli import main
+from medsearch.index.vector import VectorCollection
+from medsearch.index.vector_layout import read_manifest
+from medsearch.paths import Paths
+
+PMIDS = list(range(500, 512))
+
+
+def cli(home: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["--home", str(home), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> TinyModels:
+    return build_tiny_models(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture
+def xml_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "xml"
+    folder.mkdir()
+    pubmed_file(
+        folder / "pubmed26n0001.xml",
+        [article_xml(p, f"Article {p} on sepsis", f"Abstract {p}. Lactate rose.") for p in PMIDS],
+    )
+    return folder
+
+
+def ncbi_chunks(folder: Path, rng: np.random.Generator) -> dict[int, np.ndarray]:
+    """Two chunks in NCBI's format: float32 (n, 768) + a JSON list of PMIDs (as strings)."""
+    folder.mkdir(parents=True)
+    expected: dict[int, np.ndarray] = {}
+    for n, pmids in enumerate([[*PMIDS[:6], 999_001], [*PMIDS[6:10], 999_002]]):
+        vectors = rng.standard_normal((len(pmids), 768)).astype(np.float32)
+        np.save(folder / f"embeds_chunk_{n}.npy", vectors)
+        (folder / f"pmids_chunk_{n}.json").write_text(json.dumps([str(p) for p in pmids]))
+        expected.update(zip(pmids, vectors, strict=True))
+    return expected
+
+
+def test_lexical_first_then_import_ncbi_embeddings_from_a_url(
+    xml_dir: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    assert cli(home, "ingest", str(xml_dir), "--no-encode")[0] == 0
+    expected = ncbi_chunks(tmp_path / "site" / "pubmed_embeddings", np.random.default_rng(3))
+    with serve(tmp_path / "site") as server:
+        code, out, err = cli(
+            home, "ingest", "--embeddings", server.url + "pubmed_embeddings/", "--json"
+        )
+    assert code == 0, err
+    notes = " ".join(json.loads(out)["notes"])
+    assert "10 vectors imported" in notes and "2 PMIDs not in the store" in notes
+    assert "medsearch models download medcpt" in notes  # sentences still need the models
+    with VectorCollection.open(Paths(home).vector_dir("articles")) as coll:
+        assert coll.manifest.profile == "medcpt" and len(coll) == 10
+        got = coll.get(np.array(PMIDS[:10]))
+        want = np.stack([expected[p] for p in PMIDS[:10]])
+        assert np.allclose(got, want, atol=1e-2 * np.abs(want).max())  # stored as float16
+    # Searching without the MedCPT query encoder falls back to lexical and says why.
+    code, out, err = cli(home, "search", "sepsis lactate", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["mode"] == "lexical" and result["hits"]
+    assert "dense side unavailable" in " ".join(result["notes"])
+    # Asking for dense explicitly is a clear error instead.
+    code, _, err = cli(home, "search", "sepsis", "--mode", "dense")
+    assert code == 1 and "MedCPT-Query-Encoder" in err and "Traceback" not in err
+
+
+def test_encode_later_with_a_bare_ingest_and_a_factory_override(
+    xml_dir: Path, tmp_path: Path, tiny: TinyModels
+) -> None:
+    home = tmp_path / "home"
+    write_tiny_config(Paths(home), tiny)
+    assert cli(home, "ingest", str(xml_dir), "--no-encode")[0] == 0
+    assert read_manifest(Paths(home).vector_dir("articles")) is None
+    code, out, err = cli(
+        home,
+        "ingest",
+        "--models",
+        "tiny",
+        "--device",
+        "cpu",
+        "--index-factory",
+        "IVF2,Flat",
+        "--json",
+    )
+    assert code == 0, err
+    assert json.loads(out)["encoded"] == len(PMIDS)
+    manifest = read_manifest(Paths(home).vector_dir("articles"))
+    assert manifest is not None and manifest.profile == "tiny"
+    assert manifest.factory_override == "IVF2,Flat"
+    # A second bare run has nothing left to encode.
+    code, out, _ = cli(home, "ingest", "--json")
+    assert code == 0 and json.loads(out)["encoded"] == 0
+
+
+def test_a_different_profile_on_an_encoded_corpus_is_refused(
+    xml_dir: Path, tmp_path: Path, tiny: TinyModels
+) -> None:
+    home = tmp_path / "home"
+    write_tiny_config(Paths(home), tiny)
+    assert cli(home, "ingest", str(xml_dir), "--models", "tiny", "--device", "cpu")[0] == 0
+    code, _, err = cli(home, "ingest", str(xml_dir), "--models", "minilm")
+    assert code == 1 and "'tiny'" in err and "'minilm'" in err
