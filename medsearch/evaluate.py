@@ -69,15 +69,17 @@ def build_collection(
 ) -> tuple[Paths, PmidMap, list[str]]:
     """The eval home for this corpus (and profile), ingested and encoded as needed."""
     from ingest.download import md5_of
-    from ingest.encode_stage import choose_profile, run_vectors_stage
+    from ingest.encode_stage import run_vectors_stage
+    from medsearch.models.profiles import resolve_profile
     from ingest.pipeline import Ingestor, IngestSummary, InputFile
 
     corpus_file = directory / "corpus.jsonl"
     if not corpus_file.exists():
         raise UsageError(f"{directory} is not a BEIR folder: corpus.jsonl is missing")
     digest = md5_of(corpus_file)
-    profile_name = choose_profile(paths, profile).name if encode else "lexical"
-    home = Paths(paths.eval_cache / f"{directory.name}-{digest[:12]}-{profile_name}")
+    # The user's own corpus may be encoded with another profile: that must not matter.
+    profile_name = resolve_profile(profile, paths).name if encode else "lexical"
+    home = paths.collection(paths.eval_cache / f"{directory.name}-{digest[:12]}-{profile_name}")
     pmids = PmidMap()
     notes: list[str] = []
     with Ingestor(home, jobs=0, progress=progress) as ing:

@@ -37,6 +37,10 @@ class Paths:
     """The layout of one data home."""
 
     home: Path
+    settings_home: Path | None = None
+    """Where config.toml and downloaded models live when they are not under ``home``:
+    an evaluation collection is its own data home but uses the user's profiles and
+    model cache (see :meth:`collection`)."""
 
     @classmethod
     def resolve(cls, home: str | os.PathLike[str] | None = None) -> Paths:
@@ -66,11 +70,15 @@ class Paths:
     @property
     def models_cache(self) -> Path:
         """Where ``medsearch models download`` puts model snapshots for offline use."""
-        return self.home / "models"
+        return (self.settings_home or self.home) / "models"
 
     @property
     def config_file(self) -> Path:
-        return self.home / "config.toml"
+        return (self.settings_home or self.home) / "config.toml"
+
+    def collection(self, home: Path) -> Paths:
+        """A separate data home (e.g. an eval collection) sharing this one's settings."""
+        return Paths(home, settings_home=self.settings_home or self.home)
 
     @property
     def history_file(self) -> Path:

@@ -1,0 +1,86 @@
+"""`medsearch eval`: BEIR corpora through the same ingest/index/search code as PubMed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import shared_data
+from tiny_models import build_tiny_models, write_tiny_config
+
+from medsearch.cli import main
+from medsearch.evaluate import evaluate
+from medsearch.paths import Paths
+
+DOCS = {
+    "d1": ("Aspirin and heart attack", "Low-dose aspirin reduces myocardial infarction."),
+    "d2": ("Statins lower cholesterol", "Statin therapy lowers LDL cholesterol levels."),
+    "d3": ("Vitamin D and bone density", "Vitamin D supplements increase bone mineral density."),
+    "d4": ("Metformin in diabetes", "Metformin improves glycaemic control in type 2 diabetes."),
+    "doc-5": ("Smoking and lung cancer", "Tobacco smoking causes most lung cancers."),
+}
+QUERIES = {
+    "q1": "aspirin prevents myocardial infarction",
+    "q2": "statins reduce LDL cholesterol",
+    "q3": "smoking causes lung cancer",
+}
+QRELS = [("q1", "d1", 1), ("q2", "d2", 1), ("q3", "doc-5", 1)]
+
+
+@pytest.fixture
+def beir(tmp_path: Path) -> Path:
+    root = tmp_path / "tinybeir"
+    (root / "qrels").mkdir(parents=True)
+    with (root / "corpus.jsonl").open("w") as fh:
+        for doc_id, (title, text) in DOCS.items():
+            fh.write(json.dumps({"_id": doc_id, "title": title, "text": text}) + "\n")
+    with (root / "queries.jsonl").open("w") as fh:
+        for qid, text in QUERIES.items():
+            fh.write(json.dumps({"_id": qid, "text": text}) + "\n")
+    lines = ["query-id\tcorpus-id\tscore", *(f"{q}\t{d}\t{s}" for q, d, s in QRELS)]
+    (root / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_lexical_eval_finds_every_relevant_document_first(beir: Path, tmp_path: Path) -> None:
+    report = evaluate(beir, Paths(tmp_path / "home"), mode="lexical")
+    assert report.queries == 3
+    assert report.metrics == {"ndcg@10": 1.0, "recall@100": 1.0, "map@10": 1.0, "mrr@10": 1.0}
+
+
+def test_a_second_run_reuses_the_cached_collection(beir: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    result = CliRunner().invoke(main, ["--home", str(home), "eval", str(beir), "--json"])
+    assert result.exit_code == 0, result.stderr
+    again = CliRunner().invoke(main, ["--home", str(home), "eval", str(beir), "--json"])
+    report = json.loads(again.stdout)
+    assert report["metrics"]["ndcg@10"] == 1.0
+    assert any("reused the cached collection" in n for n in report["notes"])
+
+
+def test_dense_and_rerank_modes_run_through_the_encoders(
+    beir: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    paths = Paths(tmp_path / "home")
+    write_tiny_config(paths, build_tiny_models(tmp_path_factory.mktemp("tiny")))
+    for mode in ("dense", "hybrid", "rerank"):
+        report = evaluate(beir, paths, mode=mode, profile="tiny")
+        assert report.profile == "tiny" and report.queries == 3
+        assert 0.0 <= report.metrics["ndcg@10"] <= 1.0
+        assert report.metrics["recall@100"] == 1.0  # 5 documents, all retrieved
+
+
+def test_not_a_beir_folder_is_a_clear_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["--home", str(tmp_path / "h"), "eval", str(tmp_path)])
+    assert result.exit_code != 0
+    assert "corpus.jsonl" in result.stderr or "qrels" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_scifact_lexical_beats_published_bm25_on_a_query_sample(tmp_path: Path) -> None:
+    scifact = shared_data("beir", "scifact")
+    report = evaluate(scifact, Paths(tmp_path / "home"), mode="lexical", limit=100)
+    assert report.queries == 100
+    assert report.metrics["ndcg@10"] >= 0.62  # full test split: 0.7043 (BENCHMARKS.md)
