@@ -70,8 +70,8 @@ def build_collection(
     """The eval home for this corpus (and profile), ingested and encoded as needed."""
     from ingest.download import md5_of
     from ingest.encode_stage import run_vectors_stage
-    from medsearch.models.profiles import resolve_profile
     from ingest.pipeline import Ingestor, IngestSummary, InputFile
+    from medsearch.models.profiles import resolve_profile
 
     corpus_file = directory / "corpus.jsonl"
     if not corpus_file.exists():
