@@ -24,6 +24,28 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.synth import pseudo_vocabulary, write_synthetic_pubmed
+from medsearch.paths import Paths
+
+
+def add_random_vectors(paths: Paths, count: int, *, dim: int = 384, seed: int = 0) -> None:
+    """Unit vectors for PMIDs 1..count under the minilm profile (synthetic PMIDs start at 1).
+
+    Search cost does not depend on what the vectors mean, and encoding a 100K corpus on
+    this CPU would take over an hour; queries are still encoded by the real model.
+    """
+    from medsearch.index.vector import VectorCollection
+
+    rng = np.random.default_rng(seed)
+    coll = VectorCollection.open(
+        paths.vector_dir("articles"), dim=dim, profile="minilm", create=True
+    )
+    for start in range(1, count + 1, 50_000):
+        ids = np.arange(start, min(start + 50_000, count + 1), dtype=np.int64)
+        vecs = rng.standard_normal((len(ids), dim)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        coll.add(ids, vecs)
+    coll.commit()
+    coll.close()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -38,8 +60,6 @@ def main() -> None:
     args = ap.parse_args()
 
     from ingest.pipeline import Ingestor
-    from medsearch.index.vector import VectorCollection
-    from medsearch.paths import Paths
     from medsearch.retrieval.searcher import open_searcher
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="medsearch-bench-search-"))
@@ -52,17 +72,7 @@ def main() -> None:
             with Ingestor(paths, jobs=1) as ing:
                 ing.run([xml])
             print(f"ingested {args.docs:,} synthetic articles in {time.perf_counter() - t0:.0f} s")
-            rng = np.random.default_rng(0)
-            coll = VectorCollection.open(
-                paths.vector_dir("articles"), dim=384, profile="minilm", create=True
-            )
-            for start in range(1, args.docs + 1, 50_000):
-                ids = np.arange(start, min(start + 50_000, args.docs + 1), dtype=np.int64)
-                vecs = rng.standard_normal((len(ids), 384)).astype(np.float32)
-                vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-                coll.add(ids, vecs)
-            coll.commit()
-            coll.close()
+            add_random_vectors(paths, args.docs)
         vocab = pseudo_vocabulary(50_000, seed=7)
         rnd = random.Random(1)
         queries = [
