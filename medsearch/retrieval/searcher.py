@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -93,7 +93,7 @@ class Searcher:
     def articles(self, pmids: Sequence[int]) -> dict[int, Article]:
         return self.store.get_many(pmids)
 
-    def _dense(self, what: str) -> DenseSide:
+    def dense_side(self, what: str) -> DenseSide:
         if self.dense is None:
             self.load_models()
         if self.dense is None:
@@ -123,7 +123,7 @@ class Searcher:
         notes: list[str] = []
         if mode is None and self.default_mode != "lexical":
             try:
-                self._dense("hybrid search")
+                self.dense_side("hybrid search")
             except ModelError as exc:
                 mode = "lexical"
                 notes.append(f"dense side unavailable, lexical results only: {exc}")
@@ -181,13 +181,13 @@ class Searcher:
         )
 
     def _dense_candidates(self, text: str, filters: Filters, depth: int) -> list[Candidate]:
-        dense = self._dense("dense search")
+        dense = self.dense_side("dense search")
         vector = dense.encode_query(text)
-        allowed, accept = self._filter(filters)
+        allowed, accept = self.dense_filter(filters)
         pairs = dense.search_vector(vector, depth, allowed=allowed, accept=accept)
         return [Candidate(pmid=p, score=s, sources=("dense",)) for p, s in pairs]
 
-    def _filter(
+    def dense_filter(
         self, filters: Filters
     ) -> tuple[np.ndarray | None, Callable[[Sequence[int]], set[int]] | None]:
         """A filter for the dense side: the allowed PMID set when small, else a predicate."""
@@ -294,7 +294,7 @@ class Searcher:
             timings=(*result.timings, ("rerank", time.perf_counter() - t0)),
         )
 
-    # -- similar articles and sentences ------------------------------------------------------
+    # -- similar articles and sentences (see :mod:`medsearch.retrieval.neighbours`) ----------
 
     def similar(
         self,
@@ -305,93 +305,20 @@ class Searcher:
         skip_duplicates: bool = True,
     ) -> SearchResult:
         """Nearest neighbours of a stored article's vector (itself and same-title copies out)."""
-        source = self.store.get(pmid)
-        dense = self._dense("similar articles")
-        vector = dense.article_vector(pmid)
-        return self._neighbours(
-            vector,
-            k,
-            filters,
-            exclude=frozenset({pmid}),
-            context=(("pmid", pmid),),
-            same_title=source.title if skip_duplicates else None,
-        )
+        from medsearch.retrieval.neighbours import similar
+
+        return similar(self, pmid, k=k, filters=filters, skip_duplicates=skip_duplicates)
 
     def similar_text(self, title: str, abstract: str = "", *, k: int = 10) -> SearchResult:
-        if not (title.strip() or abstract.strip()):
-            raise UsageError("give a title and/or an abstract to find similar articles")
-        dense = self._dense("similar articles")
-        vector = dense.encoder.encode_articles([(title, abstract)])
-        return self._neighbours(vector, k, None, context=(("text", f"{title}\n{abstract}"),))
+        from medsearch.retrieval.neighbours import similar_text
 
-    def _neighbours(
-        self,
-        vector: np.ndarray,
-        k: int,
-        filters: Filters | None,
-        *,
-        exclude: frozenset[int] = frozenset(),
-        context: tuple[tuple[str, Any], ...],
-        same_title: str | None = None,
-    ) -> SearchResult:
-        dense = self._dense("similar articles")
-        allowed, accept = self._filter(filters or Filters())
-        pairs = dense.search_vector(
-            vector, k * 2 + 5, allowed=allowed, accept=accept, exclude=exclude
-        )
-        records = self.store.get_many([p for p, _ in pairs])
-        title_key = same_title.casefold().strip() if same_title else None
-        cands = [
-            Candidate(pmid=p, score=s, sources=("dense",))
-            for p, s in pairs
-            if p in records
-            and (title_key is None or records[p].title.casefold().strip() != title_key)
-        ][:k]
-        return SearchResult(
-            hits=tuple(make_hits(cands, records)),
-            mode="dense",
-            total=len(cands),
-            context=context,
-            filters=filters or Filters(),
-        )
+        return similar_text(self, title, abstract, k=k)
 
     def sentences(self, text: str, *, k: int = 10) -> SearchResult:
         """Nearest abstract sentences, each with its neighbours for context."""
-        from ingest.sentences import article_sentences
+        from medsearch.retrieval.neighbours import sentences
 
-        dense = self._dense("sentence search")
-        found = dense.search_sentences(text, k)
-        records = self.store.get_many(sorted({p for p, _, _ in found}))
-        cands: list[Candidate] = []
-        for pmid, position, score in found:
-            article = records.get(pmid)
-            if article is None:
-                continue
-            sents = article_sentences(article)
-            if position >= len(sents):
-                continue
-            sent = sents[position]
-            before = sents[position - 1].text if position > 0 else ""
-            after = sents[position + 1].text if position + 1 < len(sents) else ""
-            cands.append(
-                Candidate(
-                    pmid=pmid,
-                    score=score,
-                    sources=("dense",),
-                    extra=(
-                        ("sentence", sent.text),
-                        ("label", sent.label),
-                        ("sentence_id", sent.sentence_id),
-                        ("context", {"before": before, "after": after}),
-                    ),
-                )
-            )
-        return SearchResult(
-            hits=tuple(make_hits(cands, records)),
-            mode="sentences",
-            total=len(cands),
-            context=(("query", text),),
-        )
+        return sentences(self, text, k=k)
 
     def cite(
         self, paragraph: str, *, k: int = 5, before: int | None = None, rerank: bool = True

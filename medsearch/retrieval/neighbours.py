@@ -1,0 +1,116 @@
+"""Nearest neighbours: similar articles (by stored or freshly encoded article vectors)
+and similar abstract sentences, for :class:`~medsearch.retrieval.searcher.Searcher`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from medsearch.errors import UsageError
+from medsearch.records import Filters
+from medsearch.retrieval.results import Candidate, SearchResult, make_hits
+
+if TYPE_CHECKING:
+    from medsearch.retrieval.searcher import Searcher
+
+
+def similar(
+    searcher: Searcher,
+    pmid: int,
+    *,
+    k: int = 10,
+    filters: Filters | None = None,
+    skip_duplicates: bool = True,
+) -> SearchResult:
+    """Nearest neighbours of a stored article's vector (itself and same-title copies out)."""
+    source = searcher.store.get(pmid)
+    dense = searcher.dense_side("similar articles")
+    vector = dense.article_vector(pmid)
+    return _neighbours(
+        searcher,
+        vector,
+        k,
+        filters,
+        exclude=frozenset({pmid}),
+        context=(("pmid", pmid),),
+        same_title=source.title if skip_duplicates else None,
+    )
+
+
+def similar_text(
+    searcher: Searcher, title: str, abstract: str = "", *, k: int = 10
+) -> SearchResult:
+    if not (title.strip() or abstract.strip()):
+        raise UsageError("give a title and/or an abstract to find similar articles")
+    dense = searcher.dense_side("similar articles")
+    vector = dense.encoder.encode_articles([(title, abstract)])
+    return _neighbours(searcher, vector, k, None, context=(("text", f"{title}\n{abstract}"),))
+
+
+def _neighbours(
+    searcher: Searcher,
+    vector: np.ndarray,
+    k: int,
+    filters: Filters | None,
+    *,
+    exclude: frozenset[int] = frozenset(),
+    context: tuple[tuple[str, Any], ...],
+    same_title: str | None = None,
+) -> SearchResult:
+    dense = searcher.dense_side("similar articles")
+    allowed, accept = searcher.dense_filter(filters or Filters())
+    pairs = dense.search_vector(vector, k * 2 + 5, allowed=allowed, accept=accept, exclude=exclude)
+    records = searcher.store.get_many([p for p, _ in pairs])
+    title_key = same_title.casefold().strip() if same_title else None
+    cands = [
+        Candidate(pmid=p, score=s, sources=("dense",))
+        for p, s in pairs
+        if p in records and (title_key is None or records[p].title.casefold().strip() != title_key)
+    ][:k]
+    return SearchResult(
+        hits=tuple(make_hits(cands, records)),
+        mode="dense",
+        total=len(cands),
+        context=context,
+        filters=filters or Filters(),
+    )
+
+
+def sentences(searcher: Searcher, text: str, *, k: int = 10) -> SearchResult:
+    """Nearest abstract sentences, each with its neighbours for context."""
+    from ingest.sentences import article_sentences
+
+    dense = searcher.dense_side("sentence search")
+    found = dense.search_sentences(text, k)
+    records = searcher.store.get_many(sorted({p for p, _, _ in found}))
+    cands: list[Candidate] = []
+    for pmid, position, score in found:
+        article = records.get(pmid)
+        if article is None:
+            continue
+        sents = article_sentences(article)
+        if position >= len(sents):
+            continue
+        sent = sents[position]
+        before = sents[position - 1].text if position > 0 else ""
+        after = sents[position + 1].text if position + 1 < len(sents) else ""
+        cands.append(
+            Candidate(
+                pmid=pmid,
+                score=score,
+                sources=("dense",),
+                extra=(
+                    ("sentence", sent.text),
+                    ("label", sent.label),
+                    ("sentence_id", sent.sentence_id),
+                    ("context", {"before": before, "after": after}),
+                ),
+            )
+        )
+    return SearchResult(
+        hits=tuple(make_hits(cands, records)),
+        mode="sentences",
+        total=len(cands),
+        context=(("query", text),),
+    )
