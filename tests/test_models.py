@@ -24,7 +24,7 @@ from tiny_models import (  # noqa: F401  (session fixtures)
 )
 from transformers import BertForSequenceClassification, BertModel
 
-from medsearch.commands_models import models
+from medsearch.commands.models import models
 from medsearch.errors import ModelError
 from medsearch.models.cross import CrossEncoder, load_cross_encoder
 from medsearch.models.encoders import Encoder, load_encoder
@@ -373,7 +373,10 @@ def test_models_check_loads_and_encodes_one_string(tmp_path: Path, tiny_models: 
 def test_models_check_of_a_missing_profile_is_one_clear_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(models, ["check", "medcpt"], obj=Paths.resolve(tmp_path))
     assert result.exit_code == 1
-    assert "Error: model ncbi/MedCPT-Query-Encoder is not available offline" in result.output
+    assert (
+        "medsearch: error: model ncbi/MedCPT-Query-Encoder is not available offline"
+        in result.output
+    )
 
 
 def test_models_download_offline_fails_fast_and_says_why(tmp_path: Path) -> None:
@@ -391,7 +394,7 @@ def test_models_download_of_the_bundled_profile_needs_no_network(tmp_path: Path)
 
 
 def test_sizes_are_shown_in_decimal_units() -> None:
-    from medsearch.commands_models import human_size
+    from medsearch.commands.models import human_size
 
     assert [human_size(n) for n in (512, 91_600_000, 1_340_000_000, 5 * 10**12)] == [
         "512 B",

@@ -8,10 +8,10 @@ from medsearch.commands.evaluate import evaluate
 from medsearch.commands.export import export
 from medsearch.commands.info import show, stats
 from medsearch.commands.ingest import ingest
+from medsearch.commands.models import models
 from medsearch.commands.quickstart import quickstart
 from medsearch.commands.retrieve import cite, sentences, similar
 from medsearch.commands.search import search
-from medsearch.commands_models import models
 
 COMMANDS: list[click.Command] = [
     quickstart,

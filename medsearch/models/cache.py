@@ -192,7 +192,8 @@ def download_model(ref: str, paths: Paths) -> Path:
             ref, cache_dir=paths.models_cache, ignore_patterns=list(DOWNLOAD_IGNORE)
         )
     except (OSError, ValueError) as error:
-        raise DownloadError(f"cannot download {ref}: {error}") from error
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise DownloadError(f"cannot download {ref}: {first}") from error
     if not isinstance(folder, str):
         raise DownloadError(f"cannot download {ref}: the hub returned no snapshot folder")
     return Path(folder)

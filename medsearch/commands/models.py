@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 import click
 
+from medsearch.commands.common import fail
 from medsearch.errors import MedsearchError
 from medsearch.paths import Paths
 
@@ -29,13 +30,12 @@ def _paths() -> Paths:
 
 @contextmanager
 def _domain_errors() -> Iterator[None]:
-    """Turn a :class:`MedsearchError` into click's one-line ``Error: ...`` and exit code."""
+    """A :class:`MedsearchError` becomes the CLI's one line and exit code, as elsewhere
+    (also when this group is invoked on its own, as the tests do)."""
     try:
         yield
     except MedsearchError as error:
-        exc = click.ClickException(str(error))
-        exc.exit_code = error.exit_code  # type: ignore[misc]
-        raise exc from error
+        fail(str(error), error.exit_code)
 
 
 def human_size(size: int) -> str:
