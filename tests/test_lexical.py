@@ -28,9 +28,28 @@ def pmids(index: LexicalIndex, query: str, **kwargs: object) -> set[int]:
     return {h.pmid for h in index.search(query, k=500, **kwargs).hits}  # type: ignore[arg-type]
 
 
+class Texts:
+    """What the article store does for snippets: (title, abstract) by PMID."""
+
+    def __init__(self) -> None:
+        self.articles: dict[int, Article] = {}
+
+    def __call__(self, pmids: object) -> dict[int, tuple[str, str]]:
+        found = (self.articles.get(p) for p in pmids)  # type: ignore[attr-defined]
+        return {a.pmid: (a.title, a.abstract_text) for a in found if a is not None}
+
+
 @pytest.fixture
 def index(tmp_path: Path) -> Iterator[LexicalIndex]:
-    idx = LexicalIndex.open(tmp_path / "lexical")
+    texts = Texts()
+    idx = LexicalIndex.open(tmp_path / "lexical", texts=texts)
+    upsert = idx.upsert
+
+    def remembering(articles: list[Article]) -> None:
+        texts.articles.update((a.pmid, a) for a in articles)
+        upsert(articles)
+
+    idx.upsert = remembering  # type: ignore[method-assign]
     yield idx
     idx.close()
 

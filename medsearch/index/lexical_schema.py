@@ -27,14 +27,14 @@ import tantivy
 from medsearch.query.normalize import normalize_text
 from medsearch.records import Article
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: no stored title/abstract (snippets read the store)
 TEXT_ANALYZER = "med_text"  # stemmed, for title/abstract/MeSH/keywords
 NAME_ANALYZER = "med_name"  # not stemmed, for author names
 TOKEN_PATTERN = r"[\p{L}\p{M}]+|\p{N}+"
 MAX_TOKEN_BYTES = 40
 
-# Fields. Text fields are indexed with positions (phrases, COVID-19) but not stored:
-# the original title and abstract are stored once, as bytes, for snippets.
+# Fields. Text fields are indexed with positions (phrases, COVID-19) and not stored:
+# snippets are made from the article store's copy of the text.
 PMID = "pmid"
 TITLE = "title"
 ABSTRACT = "abstract"
@@ -47,8 +47,6 @@ JOURNAL_KEY = "journal_key"  # casefolded full title and ISO abbreviation, exact
 PUB_TYPE = "pub_type"  # casefolded, exact
 LANGUAGE = "language"  # casefolded, exact
 YEAR = "year"
-TITLE_SRC = "title_src"
-ABSTRACT_SRC = "abstract_src"
 META = "meta"  # "commit" on the single bookkeeping document holding the commit payload
 PAYLOAD = "payload"
 META_COMMIT = "commit"
@@ -101,8 +99,7 @@ def build_schema() -> Any:
     for name in (*EXACT_FIELDS, META):
         sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
     sb.add_integer_field(YEAR, indexed=True, fast=True)
-    for name in (TITLE_SRC, ABSTRACT_SRC, PAYLOAD):
-        sb.add_bytes_field(name, stored=True)
+    sb.add_bytes_field(PAYLOAD, stored=True)
     return sb.build()
 
 
@@ -125,10 +122,8 @@ def article_fields(article: Article) -> dict[str, list[Any]]:
     abstract = article.abstract_text
     if article.title:
         add(TITLE, normalize_text(article.title))
-        add(TITLE_SRC, article.title.encode())
     if abstract:
         add(ABSTRACT, normalize_text(abstract))
-        add(ABSTRACT_SRC, abstract.encode())
     for heading in article.mesh:
         add(MESH, normalize_text(heading.descriptor))
         for qualifier in heading.qualifiers:

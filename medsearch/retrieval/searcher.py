@@ -329,6 +329,11 @@ class Searcher:
         return suggest(self, paragraph, k=k, before=before, rerank=rerank)
 
 
+def store_texts(store: Store, pmids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    """(title, abstract) for snippets, from the store: the index keeps no second copy."""
+    return {p: (a.title, a.abstract_text) for p, a in store.get_many(pmids).items()}
+
+
 def open_searcher(
     paths: Paths, *, profile: str | None = None, device: str = "auto", load: bool = False
 ) -> Searcher:
@@ -344,7 +349,9 @@ def open_searcher(
 
     settings = load_settings(paths)
     store = Store(paths.store, readonly=True)
-    lexical = LexicalIndex.open(paths.lexical_index, create=False)
+    lexical = LexicalIndex.open(
+        paths.lexical_index, create=False, texts=lambda pmids: store_texts(store, pmids)
+    )
     manifest = vector_manifests(paths).get("articles")
     recorded = manifest.get("profile") if manifest else None
     if recorded and profile and profile != recorded:
