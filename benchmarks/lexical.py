@@ -6,7 +6,7 @@ search in a fresh process (so its resident memory is a searcher's, not the build
 latency p50/p95/max of top-100 and top-1000 ranked queries of 2-3 words drawn from
 common, mid-frequency and rare vocabulary, with exact counting (the default) and without
 it (``count=False`` lets tantivy skip documents). Snippets are made from the article
-store's text and are timed by ``benchmarks.search`` (the "fetch" stage). The
+store's text and are timed by ``benchmarks.search`` (inside its lexical stage). The
 reference measured in the same run is a bare tantivy term query for the first word of
 each query on the abstract field; ratios are ours / reference at p50.
 
