@@ -250,3 +250,15 @@ def test_stats_and_export(home: Paths, tmp_path: Path) -> None:
     code, _, _ = cli(home, "export", "1000", "1001", "--format", "ris", "-o", str(target))
     text = target.read_text()
     assert code == 0 and text.count("ER  -") == 2 and "AN  - 1000" in text
+
+
+def test_similar_skips_same_title_duplicates_unless_asked(home: Paths, tmp_path: Path) -> None:
+    update = tmp_path / "dup"
+    update.mkdir()
+    title, abstract = TOPICS[3]
+    pubmed_file(update / "pubmed26n0003.xml", [article_xml(2003, title, abstract)])
+    ingest_and_encode(home, [update], profile=None)
+    with open_searcher(home, device="cpu") as s:
+        assert 2003 not in [h.pmid for h in s.similar(1003, k=5).hits]
+        with_dups = s.similar(1003, k=5, skip_duplicates=False)
+        assert with_dups.hits[0].pmid == 2003  # same text, same vector: the nearest
