@@ -74,3 +74,22 @@ def filter_options(fn: Any) -> Any:
     )(fn)
     fn = click.option("--year", default=None, help="Publication year or range FROM:TO.")(fn)
     return fn
+
+
+def model_options(fn: Any) -> Any:
+    """--models and --device: the same on every command that searches with vectors."""
+    fn = click.option(
+        "--device", default="auto", show_default=True, help="auto, cpu, cuda[:N] or mps."
+    )(fn)
+    fn = click.option(
+        "--models", "profile", default=None, help="Model profile (must match the index)."
+    )(fn)
+    return fn
+
+
+def parse_pmid(value: str) -> int:
+    """A PMID from the command line, or a usage error that says what a PMID is."""
+    text = value.strip()
+    if not text.isdigit() or int(text) == 0:
+        raise UsageError(f"a PMID is a positive whole number, not {value!r}")
+    return int(text)

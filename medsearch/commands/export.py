@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from medsearch.commands.common import paths_of
+from medsearch.commands.common import parse_pmid, paths_of
 from medsearch.errors import NotFoundError, UsageError
 
 
@@ -32,11 +32,7 @@ def export(ctx: click.Context, pmids: tuple[str, ...], fmt: str, output: Path | 
     from medsearch.export import export as render
     from medsearch.store import Store
 
-    numbers = []
-    for value in pmids:
-        if not value.strip().isdigit():
-            raise UsageError(f"a PMID is a positive whole number, not {value!r}")
-        numbers.append(int(value))
+    numbers = [parse_pmid(value) for value in pmids]
     with Store(paths_of(ctx).store, readonly=True) as store:
         found = store.get_many(numbers)
     missing = [p for p in numbers if p not in found]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from medsearch.commands.common import emit_json, paths_of
-from medsearch.errors import UsageError
+from medsearch.commands.common import emit_json, parse_pmid, paths_of
 
 
 @click.command()
@@ -16,11 +15,10 @@ def show(ctx: click.Context, pmid: str, as_json: bool) -> None:
     """Show the stored record of one PMID."""
     from medsearch.store import Store
 
-    if not pmid.strip().isdigit():
-        raise UsageError(f"a PMID is a positive whole number, not {pmid!r}")
+    number = parse_pmid(pmid)
     paths = paths_of(ctx)
     with Store(paths.store, readonly=True) as store:
-        article = store.get(int(pmid))
+        article = store.get(number)
     if as_json:
         emit_json(article.to_dict())
     else:

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import click
 
-from medsearch.commands.common import emit_json, filter_options, make_filters, paths_of
+from medsearch.commands.common import (
+    emit_json,
+    filter_options,
+    make_filters,
+    model_options,
+    parse_pmid,
+    paths_of,
+)
 from medsearch.errors import UsageError
-
-
-def _pmid(value: str) -> int:
-    if not value.strip().isdigit():
-        raise UsageError(f"a PMID is a positive whole number, not {value!r}")
-    return int(value)
 
 
 @click.command()
@@ -23,8 +24,7 @@ def _pmid(value: str) -> int:
 @click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
 @filter_options
 @click.option("--keep-duplicates", is_flag=True, help="Keep articles with the same title.")
-@click.option("--models", "profile", default=None, help="Model profile (must match the index).")
-@click.option("--device", default="auto", show_default=True)
+@model_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
 @click.pass_context
 def similar(
@@ -48,7 +48,7 @@ def similar(
     with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
         if pmid is not None:
             result = searcher.similar(
-                _pmid(pmid),
+                parse_pmid(pmid),
                 k=k,
                 filters=make_filters(year, journals, types),
                 skip_duplicates=not keep_duplicates,
@@ -63,8 +63,7 @@ def similar(
 @click.command()
 @click.argument("text")
 @click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
-@click.option("--models", "profile", default=None, help="Model profile (must match the index).")
-@click.option("--device", default="auto", show_default=True)
+@model_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
 @click.pass_context
 def sentences(
@@ -89,8 +88,7 @@ def sentences(
 @click.option("-k", "k", type=click.IntRange(1, 100), default=5, show_default=True)
 @click.option("--before", type=int, default=None, help="Only work published before YEAR.")
 @click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder.")
-@click.option("--models", "profile", default=None, help="Model profile (must match the index).")
-@click.option("--device", default="auto", show_default=True)
+@model_options
 @click.option("--json", "as_json", is_flag=True, help="One object with a citances list.")
 @click.pass_context
 def cite(

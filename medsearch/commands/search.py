@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from medsearch.commands.common import emit_json, filter_options, make_filters, paths_of
+from medsearch.commands.common import (
+    emit_json,
+    filter_options,
+    make_filters,
+    model_options,
+    paths_of,
+)
 
 
 @click.command()
@@ -25,8 +31,7 @@ from medsearch.commands.common import emit_json, filter_options, make_filters, p
     show_default=True,
     help="Rerank the head with the cross-encoder (when the profile has one).",
 )
-@click.option("--models", "profile", default=None, help="Model profile (must match the index).")
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or mps.")
+@model_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
 @click.pass_context
 def search(
