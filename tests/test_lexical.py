@@ -312,3 +312,9 @@ def test_journal_filter_by_full_name_or_abbreviation(corpus_index: LexicalIndex)
     by_name = pmids(corpus_index, "common", filters=Filters(journals=("nature medicine",)))
     by_abbrev = pmids(corpus_index, "common", filters=Filters(journals=("NAT MED",)))
     assert by_name == by_abbrev == {a.pmid for a in CORPUS if a.journal == "Nature Medicine"}
+
+
+def test_indexing_threads_leave_half_the_cores_to_the_parsers() -> None:
+    from medsearch.index.lexical import writer_threads
+
+    assert [writer_threads(n) for n in (None, 1, 2, 3, 4, 8, 64)] == [1, 1, 1, 1, 2, 4, 4]
