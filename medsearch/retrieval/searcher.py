@@ -51,6 +51,11 @@ class Searcher:
     profile_name: str | None = None
     index_kind: str | None = None
     loader: Callable[[Searcher], None] | None = None
+    _records: dict[int, Article] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.lexical.texts is None:  # snippets come from the store this searcher reads
+            self.lexical.texts = self.texts
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -91,7 +96,17 @@ class Searcher:
         return self.store.get(pmid)
 
     def articles(self, pmids: Sequence[int]) -> dict[int, Article]:
-        return self.store.get_many(pmids)
+        """Stored records; within one search, each record is read and decoded once."""
+        if self._records is None:
+            return self.store.get_many(pmids)
+        missing = [p for p in pmids if p not in self._records]
+        if missing:
+            self._records.update(self.store.get_many(missing))
+        return {p: self._records[p] for p in pmids if p in self._records}
+
+    def texts(self, pmids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """(title, abstract) for the lexical index's snippets: it keeps no copy itself."""
+        return {p: (a.title, a.abstract_text) for p, a in self.articles(pmids).items()}
 
     def dense_side(self, what: str) -> DenseSide:
         if self.dense is None:
@@ -120,6 +135,15 @@ class Searcher:
         models cannot be loaded here (e.g. NCBI's embeddings were imported but the MedCPT
         query encoder was never downloaded) it falls back to lexical and says why.
         """
+        self._records = {}  # records read for snippets are reused for the hits
+        try:
+            return self._search(query, mode=mode, k=k, filters=filters, syntax=syntax)
+        finally:
+            self._records = None
+
+    def _search(
+        self, query: str, *, mode: str | None, k: int, filters: Filters | None, syntax: bool
+    ) -> SearchResult:
         notes: list[str] = []
         if mode is None and self.default_mode != "lexical":
             try:
@@ -166,7 +190,7 @@ class Searcher:
                 union = {c.pmid for c in lexical} | {c.pmid for c in dense}
                 total = max(lex.total, len(union))
         t2 = time.perf_counter()
-        hits = make_hits(ranked, self.store.get_many([c.pmid for c in ranked]))
+        hits = make_hits(ranked, self.articles([c.pmid for c in ranked]))
         timings.append(("fetch", time.perf_counter() - t2))
         if self.has_vectors and self.profile_name != "medcpt" and mode != "lexical":
             notes.append(f"offline model profile {self.profile_name!r} in use (not MedCPT)")
@@ -329,11 +353,6 @@ class Searcher:
         return suggest(self, paragraph, k=k, before=before, rerank=rerank)
 
 
-def store_texts(store: Store, pmids: Sequence[int]) -> dict[int, tuple[str, str]]:
-    """(title, abstract) for snippets, from the store: the index keeps no second copy."""
-    return {p: (a.title, a.abstract_text) for p, a in store.get_many(pmids).items()}
-
-
 def open_searcher(
     paths: Paths, *, profile: str | None = None, device: str = "auto", load: bool = False
 ) -> Searcher:
@@ -349,9 +368,7 @@ def open_searcher(
 
     settings = load_settings(paths)
     store = Store(paths.store, readonly=True)
-    lexical = LexicalIndex.open(
-        paths.lexical_index, create=False, texts=lambda pmids: store_texts(store, pmids)
-    )
+    lexical = LexicalIndex.open(paths.lexical_index, create=False)
     manifest = vector_manifests(paths).get("articles")
     recorded = manifest.get("profile") if manifest else None
     if recorded and profile and profile != recorded:
