@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from medsearch.models.profiles import ModelProfile
 
 ARTICLES, SENTENCES = "articles", "sentences"
-CHUNK = 256  # articles per commit: small enough that an interruption loses seconds
+CHUNK = 256  # articles read and encoded together
+COMMIT_ARTICLES = 20_000  # ... and committed together (see _encode_stale)
+COMMIT_SECONDS = 120.0
 
 
 def recorded_profile(paths: Paths) -> str | None:
@@ -58,7 +60,7 @@ def choose_profile(paths: Paths, requested: str | None) -> ModelProfile:
 
 
 def stale_pmids(
-    store: Store, kind: str, profile: str, *, batch: int = CHUNK
+    store: Store, kind: str, profile: str, *, batch: int | None = None
 ) -> Iterator[list[int]]:
     """PMIDs whose vectors are missing, from another profile, or of an older text."""
     last = 0
@@ -68,7 +70,7 @@ def stale_pmids(
             " ON e.kind = ? AND e.pmid = a.pmid"
             " WHERE a.pmid > ? AND (e.pmid IS NULL OR e.content_hash != a.content_hash"
             " OR e.profile != ?) ORDER BY a.pmid LIMIT ?",
-            (kind, last, profile, batch),
+            (kind, last, profile, batch or CHUNK),
         ).fetchall()
         if not rows:
             return
@@ -143,25 +145,42 @@ def _previous_items(store: Store, kind: str, pmids: Sequence[int]) -> dict[int, 
 
 def _encode_stale(
     store: Store,
+    collection: VectorCollection,
     kind: str,
     profile: str,
     description: str,
     progress: Progress,
     step: Callable[[list[Article]], list[tuple[Article, int]]],
 ) -> int:
-    """Run ``step`` over every stale article of ``kind``, a committed chunk at a time.
+    """Run ``step`` over every stale article of ``kind`` and commit as it goes.
 
-    ``step`` writes (and commits) the vectors of a chunk and returns, per article, how
-    many vectors it now has; only then is the chunk recorded in ``encoded``.
+    ``step`` adds a chunk's vectors and returns, per article, how many vectors it now
+    has. Every :data:`COMMIT_ARTICLES` articles or :data:`COMMIT_SECONDS` seconds the
+    collection is committed and only then are those articles recorded in ``encoded``:
+    an interruption loses at most that much work, and a commit (which rewrites the id
+    lookup: ~640 MB at 40M vectors) stays rare at PubMed scale.
     """
     task = f"encode-{kind}"
     progress.start(task, description, total=count_stale(store, kind, profile))
     done = 0
+    pending: list[tuple[Article, int]] = []
+    last_commit = time.monotonic()
+
+    def commit() -> None:
+        nonlocal last_commit
+        collection.commit()
+        _record(store, kind, profile, pending)
+        pending.clear()
+        last_commit = time.monotonic()
+
     for pmids in stale_pmids(store, kind, profile):
         articles = _fetch(store, pmids)
-        _record(store, kind, profile, step(articles))
+        pending.extend(step(articles))
         done += len(articles)
         progress.advance(task, len(articles))
+        if len(pending) >= COMMIT_ARTICLES or time.monotonic() - last_commit > COMMIT_SECONDS:
+            commit()
+    commit()
     progress.finish(task)
     return done
 
@@ -176,11 +195,10 @@ def encode_articles(
     def step(articles: list[Article]) -> list[tuple[Article, int]]:
         vectors = encoder.encode_articles([(a.title, a.abstract_text) for a in articles])
         collection.add(np.array([a.pmid for a in articles], dtype=np.int64), vectors)
-        collection.commit()
         return [(a, 1) for a in articles]
 
     name = encoder.profile.name
-    return _encode_stale(store, ARTICLES, name, "Encoding articles", progress, step)
+    return _encode_stale(store, collection, ARTICLES, name, "Encoding articles", progress, step)
 
 
 def encode_sentences(
@@ -202,12 +220,11 @@ def encode_sentences(
         ids = np.array([s.sentence_id for _, sents in per_article for s in sents], dtype=np.int64)
         if texts:
             collection.add(ids, encoder.encode_sentences(texts))
-        collection.commit()
         return [(a, len(sents)) for a, sents in per_article]
 
     name = encoder.profile.name
     description = "Encoding abstract sentences (articles)"
-    return _encode_stale(store, SENTENCES, name, description, progress, step)
+    return _encode_stale(store, collection, SENTENCES, name, description, progress, step)
 
 
 def _record(store: Store, kind: str, profile: str, rows: Sequence[tuple[Article, int]]) -> None:

@@ -263,3 +263,33 @@ def test_similar_skips_same_title_duplicates_unless_asked(home: Paths, tmp_path:
         assert 2003 not in [h.pmid for h in s.similar(1003, k=everyone).hits]
         with_dups = s.similar(1003, k=everyone, skip_duplicates=False)
         assert 2003 in [h.pmid for h in with_dups.hits]
+
+
+def test_an_interrupted_encode_resumes_without_redoing_committed_chunks(
+    tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ingest.encode_stage as stage
+    from medsearch.models.encoders import Encoder
+
+    paths = Paths(tmp_path / "home")
+    write_tiny_config(paths, tiny)
+    with Ingestor(paths, jobs=0) as ing:
+        ing.run([build_corpus(tmp_path)])
+    monkeypatch.setattr(stage, "CHUNK", 2)
+    monkeypatch.setattr(stage, "COMMIT_ARTICLES", 2)
+    real = Encoder.encode_articles
+    calls = []
+
+    def interrupted_on_third_chunk(self: Encoder, pairs: list[tuple[str, str]], **kw: object):
+        calls.append(len(pairs))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, pairs, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Encoder, "encode_articles", interrupted_on_third_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        ingest_and_encode(paths, [])
+    with VectorCollection.open(paths.vector_dir("articles")) as coll:
+        assert len(coll) == 4  # two committed chunks survive
+    monkeypatch.setattr(Encoder, "encode_articles", real)
+    assert ingest_and_encode(paths, []) == len(TOPICS) - 4

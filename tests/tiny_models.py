@@ -159,13 +159,14 @@ def write_tiny_config(paths: Paths, models: TinyModels, *, search: str = "") -> 
 
 
 def ingest_and_encode(paths: Paths, inputs: list[Path], *, profile: str | None = "tiny") -> int:
-    """The real pipeline: ingest ``inputs``, then encode with the tiny profile on the CPU."""
+    """The real pipeline: ingest ``inputs`` (if any), then encode with the tiny profile."""
     from ingest.encode_stage import run_vectors_stage
     from ingest.pipeline import Ingestor
     from medsearch.progress import NullProgress
 
     with Ingestor(paths, jobs=0) as ing:
-        assert ing.run(inputs).ok
+        if inputs:
+            assert ing.run(inputs).ok
         _, encoded = run_vectors_stage(
             paths,
             ing.store,
