@@ -13,14 +13,15 @@ just before that transaction commits (with the file name as the commit payload).
 
 from __future__ import annotations
 
+import shutil
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ingest.download import md5_of
-from medsearch.errors import DiskFullError, ParseError, UsageError
+from medsearch.errors import DiskFullError, ParseError, StoreError, UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress
 from medsearch.store import ApplyCounts, Store
@@ -112,17 +113,46 @@ class Ingestor:
         *,
         jobs: int = 2,
         progress: Progress | None = None,
-        lexical_factory: Callable[[Path], LexicalIndex] | None = None,
     ) -> None:
         self.paths = paths.ensure()
         self.jobs = jobs
         self.progress: Progress = progress or NullProgress()
         self.store = Store(paths.store)
-        if lexical_factory is None:
-            from medsearch.index.lexical import LexicalIndex
+        self.lexical = self._open_lexical()
 
-            lexical_factory = LexicalIndex.open
-        self.lexical = lexical_factory(paths.lexical_index)
+    def _open_lexical(self) -> LexicalIndex:
+        """The lexical index, rebuilt from the store when it is missing, stale or broken.
+
+        The index is derived data (the store holds every record), so an index written by
+        an older medsearch, a damaged one or a deleted one is rebuilt, not refused: after
+        an upgrade, ``medsearch ingest`` brings it back.
+        """
+        from medsearch.index.lexical import LexicalIndex
+
+        path = self.paths.lexical_index
+        try:
+            index = LexicalIndex.open(path)
+        except StoreError as exc:
+            self.progress.message(f"rebuilding the lexical index: {exc}")
+            shutil.rmtree(path, ignore_errors=True)
+            index = LexicalIndex.open(path)
+        if index.count() == 0 and self.store.count() > 0:
+            self._rebuild(index)
+        return index
+
+    def _rebuild(self, index: LexicalIndex) -> None:
+        self.progress.start("reindex", "Rebuilding lexical index", total=self.store.count())
+        try:
+            for batch in self.store.iter_articles(batch=2000):
+                index.upsert(batch)
+                self.progress.advance("reindex", len(batch))
+            done = [e.name for e in self.store.ledger() if e.status == "done"]
+            index.commit(payload=done[-1] if done else None)
+        except BaseException:
+            index.rollback()
+            raise
+        finally:
+            self.progress.finish("reindex")
 
     def close(self) -> None:
         self.lexical.close()

@@ -255,3 +255,23 @@ def test_real_baseline_chunks_ingest_with_parallel_parsers(paths: Paths) -> None
     assert summary.articles == 319
     with Store(paths.store) as store:
         assert store.count() == summary.added
+
+
+@pytest.mark.parametrize("damage", ["deleted", "older schema"])
+def test_a_missing_or_outdated_lexical_index_is_rebuilt_from_the_store(
+    paths: Paths, corpus: Path, damage: str
+) -> None:
+    import shutil
+
+    run(paths, [corpus])
+    if damage == "deleted":
+        shutil.rmtree(paths.lexical_index)
+    else:
+        (paths.lexical_index / "medsearch-lexical.json").write_text('{"schema": 1}')
+    progress = NullProgress()
+    with Ingestor(paths, jobs=0, progress=progress):
+        pass
+    assert lexical_pmids(paths, "metformin") == {102}
+    assert lexical_pmids(paths, "BRCA1") == set()  # the deletion stays applied
+    if damage == "older schema":
+        assert any("schema version 1" in m for m in progress.messages)

@@ -103,11 +103,11 @@ def ingest(
     from medsearch.commands.render import print_summary
 
     paths = paths_of(ctx).ensure()
-    encode_only = not (inputs or download or embeddings)
-    if encode_only and (no_encode or not paths.store.exists()):
+    if not (inputs or download or embeddings or paths.store.exists()):
         raise UsageError(
             "give PubMed files or directories, --download baseline|updates, or --embeddings"
-            " (with none of these, ingest encodes what an earlier --no-encode run left)"
+            " (with none of these, ingest brings the indexes of an existing corpus up to"
+            " date: encodes what --no-encode left, rebuilds a missing lexical index)"
         )
     if (limit or mirror) and not download:
         raise UsageError("--limit and --mirror go with --download")

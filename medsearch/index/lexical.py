@@ -115,7 +115,9 @@ class LexicalIndex:
             exists = (path / "meta.json").exists()
             if not exists:
                 if not create:
-                    raise StoreError(f"no lexical index at {path}: run `medsearch ingest` first")
+                    raise StoreError(
+                        f"no lexical index at {path}: run `medsearch ingest` to build it"
+                    )
                 path.mkdir(parents=True, exist_ok=True)
                 index = tantivy.Index(ls.build_schema(), path=str(path), reuse=False)
                 (path / VERSION_FILE).write_text(json.dumps({"schema": ls.SCHEMA_VERSION}))
@@ -124,8 +126,8 @@ class LexicalIndex:
             return cls(path, tantivy.Index.open(str(path)), texts)
         except (ValueError, OSError) as exc:
             raise StoreError(
-                f"the lexical index at {path} cannot be opened ({exc}); delete that"
-                " directory and run `medsearch ingest` again to rebuild it"
+                f"the lexical index at {path} cannot be opened ({exc}); run"
+                " `medsearch ingest` to rebuild it from the store"
             ) from exc
 
     # -- writing -----------------------------------------------------------------------
@@ -289,6 +291,5 @@ def _check_version(path: Path) -> None:
     if version != ls.SCHEMA_VERSION:
         raise StoreError(
             f"the lexical index at {path} has schema version {version}, this medsearch"
-            f" needs {ls.SCHEMA_VERSION}; delete that directory and run `medsearch ingest`"
-            " again to rebuild it"
+            f" needs {ls.SCHEMA_VERSION}; run `medsearch ingest` to rebuild it from the store"
         )
