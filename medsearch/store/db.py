@@ -6,15 +6,15 @@ that file is written in the same transaction. That all-or-nothing unit is what m
 interrupted ingest resumable, and it is clearest with the standard library's explicit
 ``BEGIN``/``COMMIT``.
 
-Records are kept as zlib-compressed JSON (level 3): at 40M citations the JSON is ~120 GB
-raw and ~35-45 GB compressed, and decompressing a page of hits costs microseconds.
+Records are kept as zstd-compressed JSON (see :mod:`medsearch.store.codec`): at 40M
+citations the JSON is ~120 GB raw and ~45-55 GB compressed, and decoding a page of hits
+costs microseconds.
 """
 
 from __future__ import annotations
 
 import errno
 import sqlite3
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,31 +24,29 @@ from typing import Any
 
 from medsearch.errors import DiskFullError, NotFoundError, StoreError
 from medsearch.records import Article
+from medsearch.store import codec
 from medsearch.store.schema import migrate
 
 SQL_CHUNK = 500  # parameters per IN (...) query: well below SQLite's limit
 
 
-COMPRESS_LEVEL = 3
-
-
 def pack(article: Article) -> bytes:
-    return zlib.compress(article.to_json().encode(), COMPRESS_LEVEL)
+    return codec.compress(codec.encode(article.to_dict()))
 
 
 def unpack(blob: bytes) -> Article:
-    return Article.from_json(zlib.decompress(blob).decode())
+    return Article.from_dict(codec.decode(blob))
 
 
 # (pmid, version, year, content_hash, record JSON, *uncompressed*): built in the parser
-# processes; the writer compresses. zlib releases nothing to gain there (the parser's
-# core is the busy one) while the writer mostly waits for batches, so compressing on
-# its side balances the two cores (measured: the writer idled 83% of a 20K ingest).
+# processes; the writer compresses. The parser's core is the busy one while the writer
+# mostly waits for batches, so compressing on the writer's side balances the two cores
+# (measured: the writer idled 83% of a 20K ingest when the parser compressed).
 Row = tuple[int, int, int | None, str, bytes]
 
 
 def row_of(article: Article) -> Row:
-    data = article.to_json().encode()
+    data = codec.encode(article.to_dict())
     return (article.pmid, article.version, article.year, article.content_hash, data)
 
 
@@ -148,10 +146,7 @@ class Store:
         """:meth:`upsert` for rows already built by :func:`row_of` (in a parser process)."""
         pmids = [r[0] for r in prepared]
         existing = self._existing(pmids)
-        rows = [
-            (p, v, y, h, file_id, zlib.compress(data, COMPRESS_LEVEL))
-            for p, v, y, h, data in prepared
-        ]
+        rows = [(p, v, y, h, file_id, codec.compress(data)) for p, v, y, h, data in prepared]
         self._write(
             "INSERT INTO articles(pmid, version, year, content_hash, file_id, data) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(pmid) DO UPDATE SET version=excluded.version,"

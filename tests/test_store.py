@@ -1,0 +1,83 @@
+"""The article store: record codec, upserts, deletions, ledger, migrations."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from pathlib import Path
+
+import pytest
+
+from medsearch.errors import NotFoundError, StoreError
+from medsearch.records import AbstractSection, Article, Author, PubDate
+from medsearch.store import Store, codec
+from medsearch.store.db import pack, unpack
+from medsearch.store.schema import SCHEMA_VERSION
+
+ARTICLE = Article(
+    pmid=42,
+    title="Ünïcode — α-synuclein",
+    abstract=(AbstractSection("Text.", label="RESULTS"),),
+    authors=(Author(last_name="Doe", initials="J"),),
+    pub_date=PubDate(year=2020, month=3),
+)
+
+
+def test_records_round_trip_through_zstd_json() -> None:
+    blob = pack(ARTICLE)
+    assert blob[:4] == codec.ZSTD_MAGIC
+    assert unpack(blob) == ARTICLE
+
+
+def test_records_written_by_the_zlib_version_still_decode() -> None:
+    legacy = zlib.compress(json.dumps(ARTICLE.to_dict(), ensure_ascii=False).encode(), 3)
+    assert unpack(legacy) == ARTICLE
+
+
+def test_a_damaged_record_is_a_store_error() -> None:
+    with pytest.raises(StoreError, match="damaged"):
+        unpack(b"\x78\x9cnot zlib at all")
+
+
+def test_upsert_counts_added_and_replaced_and_delete_remembers(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        with store.transaction():
+            first = store.upsert([ARTICLE, Article(pmid=43, title="B")])
+        with store.transaction():
+            second = store.upsert([Article(pmid=43, title="B2"), Article(pmid=44)])
+            assert store.delete([42, 999]) == 1
+        assert (first.added, first.replaced) == (2, 0)
+        assert (second.added, second.replaced) == (1, 1)
+        assert store.get(43).title == "B2"
+        with pytest.raises(NotFoundError, match="deleted"):
+            store.get(42)
+        with pytest.raises(NotFoundError, match="not in the store"):
+            store.get(7)
+        assert [len(b) for b in store.iter_articles(batch=1)] == [1, 1]
+
+
+def test_a_failed_transaction_leaves_nothing(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        with pytest.raises(RuntimeError), store.transaction():
+            store.upsert([ARTICLE])
+            raise RuntimeError("interrupted")
+        assert store.count() == 0
+
+
+def test_a_store_from_a_newer_medsearch_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    Store(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),)
+    )
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="newer medsearch"):
+        Store(path)
+
+
+def test_reading_a_missing_store_says_to_ingest(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="medsearch ingest"):
+        Store(tmp_path / "none.sqlite", readonly=True)
