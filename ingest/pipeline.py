@@ -225,7 +225,7 @@ class Ingestor:
                 for kind, payload in messages:
                     if kind == "articles":
                         counts = self.store.upsert_rows(payload.rows, file_id=file_id)
-                        self.lexical.upsert_fields(payload.pmids, payload.fields)
+                        self.lexical.upsert(payload.articles())
                         articles += len(payload)
                         books += payload.books
                         added += counts.added

@@ -1,39 +1,38 @@
-"""Turn parsed articles into what the writer stores, in the parser processes.
+"""What a parser process sends the writer: store rows whose JSON is also the wire format.
 
-The writer is the one serial stage of ingest, so everything that can be computed per
-article before it (the store row with its compressed JSON, the tantivy document with its
-normalised fields) is computed here, in parallel, and shipped as plain data (strings
-pickle several times faster than tantivy ``Document`` objects). The writer is left
-with ``executemany`` and ``add_document``, which is what lets it keep pace.
+A record's JSON (orjson, ~6 us) is what the store keeps, and it is also the cheapest way
+to move an article between processes (pickling the dataclasses costs ~45 us). So the
+parser sends rows; the writer compresses them into SQLite and rebuilds the articles from
+the same JSON for the lexical index. Measured on 2 cores: this split keeps both cores
+busy (the writer used to wait for the parser three quarters of the time) and brought
+ingest to ~1.5x the parser-only loop (BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from medsearch.records import Article
+from medsearch.store import codec
 from medsearch.store.db import Row, row_of
 
 
 @dataclass(frozen=True, slots=True)
 class PreparedBatch:
-    pmids: tuple[int, ...]
     rows: tuple[Row, ...]
-    fields: tuple[dict[str, list[Any]], ...]  # lexical_schema.article_fields, one per row
     books: int
 
     def __len__(self) -> int:
-        return len(self.pmids)
+        return len(self.rows)
+
+    def articles(self) -> list[Article]:
+        """The articles back from their row JSON (in the writer)."""
+        return [Article.from_dict(codec.decode_raw(row[4])) for row in self.rows]
 
 
 def prepare(articles: Sequence[Article]) -> PreparedBatch:
-    from medsearch.index.lexical_schema import article_fields
-
     return PreparedBatch(
-        pmids=tuple(a.pmid for a in articles),
         rows=tuple(row_of(a) for a in articles),
-        fields=tuple(article_fields(a) for a in articles),
         books=sum(1 for a in articles if a.kind == "book"),
     )

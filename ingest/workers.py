@@ -97,9 +97,7 @@ class ParserPool:
         self._running: deque[_Running] = deque()
         self._ctx = mp.get_context("forkserver") if self.jobs else None
         if self._ctx is not None:
-            self._ctx.set_forkserver_preload(
-                ["ingest.pubmed_xml", "ingest.prepare", "medsearch.index.lexical_schema"]
-            )
+            self._ctx.set_forkserver_preload(["ingest.pubmed_xml", "ingest.prepare"])
 
     def __iter__(self) -> Iterator[tuple[Path, Iterator[Message]]]:
         pending = deque(self.paths)

@@ -146,15 +146,10 @@ class LexicalIndex:
 
     def upsert(self, articles: Sequence[Article]) -> None:
         """Stage ``articles``, each replacing any document with its PMID."""
-        self.upsert_fields([a.pmid for a in articles], [ls.article_fields(a) for a in articles])
-
-    def upsert_fields(self, pmids: Sequence[int], fields: Sequence[dict[str, list[Any]]]) -> None:
-        """:meth:`upsert` for ``article_fields`` computed elsewhere (ingest computes them
-        in its parser processes, in parallel)."""
         writer = self._writer_or_open()
-        for pmid, values in zip(pmids, fields, strict=True):
-            writer.delete_documents_by_term(ls.PMID, pmid)
-            writer.add_document(ls.fields_document(values, self._schema))
+        for article in articles:
+            writer.delete_documents_by_term(ls.PMID, article.pmid)
+            writer.add_document(ls.fields_document(ls.article_fields(article), self._schema))
 
     def delete(self, pmids: Sequence[int]) -> None:
         """Stage the removal of ``pmids`` (absent ones are ignored)."""

@@ -52,6 +52,11 @@ def decode(blob: bytes) -> dict[str, Any]:
             raw = zlib.decompress(blob)
         except zlib.error as exc:
             raise StoreError(f"a stored record is damaged ({exc})") from exc
+    return decode_raw(raw)
+
+
+def decode_raw(raw: bytes) -> dict[str, Any]:
+    """A record from its uncompressed JSON (what :func:`encode` made)."""
     data = orjson.loads(raw)
     if not isinstance(data, dict):
         raise StoreError("a stored record is damaged (not a JSON object)")
