@@ -293,3 +293,16 @@ def test_an_interrupted_encode_resumes_without_redoing_committed_chunks(
         assert len(coll) == 4  # two committed chunks survive
     monkeypatch.setattr(Encoder, "encode_articles", real)
     assert ingest_and_encode(paths, []) == len(TOPICS) - 4
+
+
+def test_cite_stops_between_sentences_when_cancelled(searcher: Searcher) -> None:
+    paragraph = "Amyloid plaques accumulate [1]. Statins lower LDL [2]. Sepsis kills [3]."
+    checks: list[int] = []
+
+    def after_first_sentence() -> bool:
+        checks.append(1)
+        return len(checks) > 1
+
+    partial = searcher.cite(paragraph, k=2, rerank=False, is_cancelled=after_first_sentence)
+    assert [c.citance.text for c in partial.citances] == ["Amyloid plaques accumulate."]
+    assert searcher.cite(paragraph, k=2, is_cancelled=lambda: True).citances == ()

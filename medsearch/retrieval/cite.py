@@ -8,6 +8,7 @@ suggestion as evidence.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,7 @@ def suggest(
     before: int | None = None,
     rerank: bool = True,
     all_sentences: bool = False,
+    is_cancelled: Callable[[], bool] | None = None,
 ) -> CiteResult:
     """Ranked references for each citing sentence of ``paragraph``.
 
@@ -73,12 +75,14 @@ def suggest(
     filters = Filters(year_to=before - 1) if before is not None else Filters()
     out: list[CitanceResult] = []
     for citance in chosen:
+        if is_cancelled is not None and is_cancelled():
+            break
         if not citance.text.strip():
             continue
         result = searcher.search(citance.text, k=k, filters=filters, syntax=False)
         result = replace(result, context=(("citance", citance.text),))
         if rerank and searcher.can_rerank:
-            result = searcher.rerank(result)
+            result = searcher.rerank(result, is_cancelled=is_cancelled)
         result = result.with_hits(with_evidence(searcher, citance.text, result.hits))
         out.append(CitanceResult(citance=citance, result=result))
     return CiteResult(citances=tuple(out), before=before)

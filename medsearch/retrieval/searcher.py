@@ -345,12 +345,24 @@ class Searcher:
         return sentences(self, text, k=k)
 
     def cite(
-        self, paragraph: str, *, k: int = 5, before: int | None = None, rerank: bool = True
+        self,
+        paragraph: str,
+        *,
+        k: int = 5,
+        before: int | None = None,
+        rerank: bool = True,
+        is_cancelled: Callable[[], bool] | None = None,
     ) -> CiteResult:
-        """Reference suggestions per citing sentence (see :mod:`medsearch.retrieval.cite`)."""
+        """Reference suggestions per citing sentence (see :mod:`medsearch.retrieval.cite`).
+
+        ``is_cancelled`` is checked between sentences and inside each rerank; a cancelled
+        call returns the sentences finished so far.
+        """
         from medsearch.retrieval.cite import suggest
 
-        return suggest(self, paragraph, k=k, before=before, rerank=rerank)
+        return suggest(
+            self, paragraph, k=k, before=before, rerank=rerank, is_cancelled=is_cancelled
+        )
 
 
 def open_searcher(

@@ -7,7 +7,7 @@ basket never go back to the store while the user scrolls.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -121,31 +121,19 @@ def answer(searcher: Searcher, request: Request) -> Answer:
     return Answer(result=result, articles=articles, can_rerank=can_rerank)
 
 
-def cite(searcher: Searcher, paragraph: str, k: int = CITE_K) -> CiteAnswer:
-    found = searcher.cite(paragraph, k=k)
+def cite(
+    searcher: Searcher,
+    paragraph: str,
+    k: int = CITE_K,
+    is_cancelled: Callable[[], bool] | None = None,
+) -> CiteAnswer:
+    found = searcher.cite(paragraph, k=k, is_cancelled=is_cancelled)
     pmids = sorted({h.pmid for c in found.citances for h in c.result.hits})
     return CiteAnswer(cite=found, articles=searcher.articles(pmids))
 
 
 def abstract_sentences(article: Article) -> list[str]:
-    """The abstract's sentences, split by the shared splitter when it is installed."""
-    import importlib
+    """The abstract's sentences, split exactly as the sentence index splits them."""
+    from ingest.sentences import article_sentences
 
-    try:
-        module = importlib.import_module("ingest.sentences")
-    except ImportError:
-        module = None
-    splitter = getattr(module, "article_sentences", None)
-    if splitter is not None:
-        return [s.text for s in splitter(article)]
-    out: list[str] = []
-    for section in article.abstract:
-        sentence = ""
-        for word in section.text.split():
-            sentence = f"{sentence} {word}".strip()
-            if word.endswith((".", "?", "!")) and len(sentence) > 20:
-                out.append(sentence)
-                sentence = ""
-        if sentence:
-            out.append(sentence)
-    return out
+    return [s.text for s in article_sentences(article)]

@@ -135,12 +135,20 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search", description="cite")
     def suggest(self, ticket: int, paragraph: str) -> None:
+        worker = get_current_worker()
+
+        def cancelled() -> bool:
+            return worker.is_cancelled or ticket != self.ticket
+
         try:
-            answer = self.session.backend.run(lambda s: jobs.cite(s, paragraph))
+            answer = self.session.backend.run(
+                lambda s: jobs.cite(s, paragraph, is_cancelled=cancelled)
+            )
         except MedsearchError as exc:
             self.post_message(WorkFailed(ticket, str(exc), "cite"))
             return
-        self.post_message(CiteReady(ticket, answer))
+        if not cancelled():
+            self.post_message(CiteReady(ticket, answer))
 
     def on_results_ready(self, message: ResultsReady) -> None:
         if message.ticket != self.ticket:
