@@ -44,6 +44,9 @@ class Settings:
     index_factory: str | None = None
     """Faiss factory string overriding the size-based choice."""
 
+    rerank_int8: bool | None = None
+    """Dynamic int8 cross-encoder: None = on a CPU (~1.5-2x faster here), never on a GPU."""
+
 
 def load_settings(paths: Paths) -> Settings:
     """Defaults overridden by the ``[search]`` table of the config file, if there is one."""

@@ -306,3 +306,15 @@ def test_cite_stops_between_sentences_when_cancelled(searcher: Searcher) -> None
     partial = searcher.cite(paragraph, k=2, rerank=False, is_cancelled=after_first_sentence)
     assert [c.citance.text for c in partial.citances] == ["Amyloid plaques accumulate."]
     assert searcher.cite(paragraph, k=2, is_cancelled=lambda: True).citances == ()
+
+
+def test_text_over_the_encoder_limit_is_a_clear_error(searcher: Searcher) -> None:
+    from medsearch.errors import UsageError
+
+    long_sentence = " ".join(["amyloid plaques accumulate"] * 40)  # > 64 query tokens
+    with pytest.raises(UsageError, match=r"tokens and sentence search reads 64"):
+        searcher.sentences(long_sentence)
+    huge = " ".join(["statin therapy lowers ldl"] * 200)  # > 512 article tokens
+    with pytest.raises(UsageError, match=r"article encoder reads 512"):
+        searcher.similar_text("A title", huge)
+    assert searcher.similar_text("Statins", "Statins lower LDL.").hits

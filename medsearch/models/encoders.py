@@ -89,6 +89,16 @@ class Encoder:
     def article_max_length(self) -> int:
         return self._article.clamp_length(self.profile.article_max_length)
 
+    def query_tokens(self, text: str) -> int:
+        """How many tokens ``text`` is for the query encoder (special tokens included)."""
+        return len(tokenize(self._query, [text], None, 1 << 20)["input_ids"][0])
+
+    def article_tokens(self, title: str, abstract: str) -> int:
+        """How many tokens a (title, abstract) pair is for the article encoder."""
+        second = None if self.profile.symmetric else [abstract]
+        first = [f"{title} {abstract}" if self.profile.symmetric else title]
+        return len(tokenize(self._article, first, second, 1 << 20)["input_ids"][0])
+
     @property
     def shares_model(self) -> bool:
         """True when one loaded model serves queries and articles (symmetric profiles)."""

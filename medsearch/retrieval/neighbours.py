@@ -44,6 +44,12 @@ def similar_text(
     if not (title.strip() or abstract.strip()):
         raise UsageError("give a title and/or an abstract to find similar articles")
     dense = searcher.dense_side("similar articles")
+    tokens, limit = dense.encoder.article_tokens(title, abstract), dense.encoder.article_max_length
+    if tokens > limit:
+        raise UsageError(
+            f"the text is {tokens} tokens and the {dense.encoder.profile.name} article encoder"
+            f" reads {limit}; shorten it (the title and the start of the abstract are enough)"
+        )
     vector = dense.encoder.encode_articles([(title, abstract)])
     return _neighbours(searcher, vector, k, None, context=(("text", f"{title}\n{abstract}"),))
 
@@ -82,6 +88,12 @@ def sentences(searcher: Searcher, text: str, *, k: int = 10) -> SearchResult:
     from ingest.sentences import article_sentences
 
     dense = searcher.dense_side("sentence search")
+    tokens, limit = dense.encoder.query_tokens(text), dense.encoder.query_max_length
+    if tokens > limit:
+        raise UsageError(
+            f"the text is {tokens} tokens and sentence search reads {limit}; give one"
+            " sentence (for a paragraph, `medsearch cite` searches sentence by sentence)"
+        )
     found = dense.search_sentences(text, k)
     records = searcher.store.get_many(sorted({p for p, _, _ in found}))
     cands: list[Candidate] = []

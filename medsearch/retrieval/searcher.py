@@ -424,4 +424,6 @@ def _load_models(searcher: Searcher, paths: Paths, device: str) -> None:
             paths.vector_dir("sentences"), dim=encoder.dim, profile=profile.name
         )
     searcher.dense = DenseSide(encoder=encoder, articles=articles, sentences=sentences)
-    searcher.cross = load_cross_encoder(profile, device=device, paths=paths)
+    searcher.cross = load_cross_encoder(
+        profile, device=device, paths=paths, quantize=searcher.settings.rerank_int8
+    )
