@@ -10,10 +10,11 @@ ingest to ~1.5x the parser-only loop (BENCHMARKS.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from medsearch.records import Article
+from medsearch.records import Article, Deletion
 from medsearch.store import codec
 from medsearch.store.db import Row, row_of
 
@@ -36,3 +37,23 @@ def prepare(articles: Sequence[Article]) -> PreparedBatch:
         rows=tuple(row_of(a) for a in articles),
         books=sum(1 for a in articles if a.kind == "book"),
     )
+
+
+def messages(items: Iterable[Article | Deletion], batch_size: int) -> Iterator[tuple[str, Any]]:
+    """The writer's messages for a stream of records: ``("articles", PreparedBatch)`` and
+    ``("delete", pmids)`` in stream order, then ``("done", None)``."""
+    batch: list[Article] = []
+    for item in items:
+        if isinstance(item, Deletion):
+            if batch:
+                yield ("articles", prepare(batch))
+                batch = []
+            yield ("delete", item.pmids)
+        else:
+            batch.append(item)
+            if len(batch) >= batch_size:
+                yield ("articles", prepare(batch))
+                batch = []
+    if batch:
+        yield ("articles", prepare(batch))
+    yield ("done", None)

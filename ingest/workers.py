@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from medsearch.errors import ParseError
-from medsearch.records import Article, Deletion
 
 BATCH_SIZE = 1000
 QUEUE_BATCHES = 8
@@ -35,25 +34,11 @@ Message = tuple[str, Any]
 
 
 def _parse_messages(path: Path, batch_size: int) -> Iterator[Message]:
-    from ingest.prepare import prepare
+    from ingest.prepare import messages
     from ingest.pubmed_xml import parse_file
 
-    batch: list[Article] = []
     try:
-        for item in parse_file(path):
-            if isinstance(item, Deletion):
-                if batch:
-                    yield ("articles", prepare(batch))
-                    batch = []
-                yield ("delete", item.pmids)
-            else:
-                batch.append(item)
-                if len(batch) >= batch_size:
-                    yield ("articles", prepare(batch))
-                    batch = []
-        if batch:
-            yield ("articles", prepare(batch))
-        yield ("done", None)
+        yield from messages(parse_file(path), batch_size)
     except ParseError as exc:
         yield ("error", (exc.problem, exc.position))
     except MemoryError:

@@ -50,18 +50,10 @@ class EvalReport:
 
 
 def _messages(directory: Path, pmids: PmidMap) -> Iterator[tuple[str, Any]]:
-    from ingest.prepare import prepare
+    from ingest.prepare import messages
 
-    batch = []
-    for doc in load_corpus(directory):
-        pmid = pmids.add(doc.doc_id)
-        batch.append(beir_doc_to_article(doc, pmid))
-        if len(batch) >= BATCH:
-            yield ("articles", prepare(batch))
-            batch = []
-    if batch:
-        yield ("articles", prepare(batch))
-    yield ("done", None)
+    docs = load_corpus(directory)
+    yield from messages((beir_doc_to_article(d, pmids.add(d.doc_id)) for d in docs), BATCH)
 
 
 def build_collection(
