@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from medsearch.errors import IndexMismatchError
+from medsearch.errors import DiskFullError, IndexMismatchError
 from medsearch.paths import Paths
 from medsearch.progress import Progress
 from medsearch.records import SENTENCES_PER_ARTICLE, Article
 from medsearch.store import Store
-from medsearch.store.db import SQL_CHUNK, unpack
+from medsearch.store.db import SQL_CHUNK, is_disk_full, unpack
 
 if TYPE_CHECKING:
     from medsearch.index.vector import VectorCollection
@@ -280,7 +280,45 @@ def run_vectors_stage(
     progress: Progress,
     sentences: bool = True,
 ) -> tuple[list[str], int]:
-    """Returns notes for the summary and how many articles got new vectors."""
+    """Encode, import and prune vectors.
+
+    Returns notes for the summary and how many articles got new vectors. A full disk is
+    a clear :class:`DiskFullError`: what was committed before it is kept, and the next
+    run carries on from there.
+    """
+    try:
+        return _vectors_stage(
+            paths,
+            store,
+            profile=profile,
+            device=device,
+            index_factory=index_factory,
+            embeddings=embeddings,
+            encode=encode,
+            progress=progress,
+            sentences=sentences,
+        )
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFullError(
+                f"disk full while writing vectors under {paths.vectors}; the vectors"
+                " committed so far are kept: free some space and run `medsearch ingest` again"
+            ) from exc
+        raise
+
+
+def _vectors_stage(
+    paths: Paths,
+    store: Store,
+    *,
+    profile: str | None,
+    device: str,
+    index_factory: str | None,
+    embeddings: str | None,
+    encode: bool,
+    progress: Progress,
+    sentences: bool = True,
+) -> tuple[list[str], int]:
     notes: list[str] = []
     encoded = 0
     t0 = time.monotonic()

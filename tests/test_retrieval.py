@@ -318,3 +318,25 @@ def test_text_over_the_encoder_limit_is_a_clear_error(searcher: Searcher) -> Non
     with pytest.raises(UsageError, match=r"article encoder reads 512"):
         searcher.similar_text("A title", huge)
     assert searcher.similar_text("Statins", "Statins lower LDL.").hits
+
+
+def test_a_full_disk_while_writing_vectors_is_one_clear_error(
+    tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from medsearch.errors import DiskFullError
+
+    paths = Paths(tmp_path / "home")
+    write_tiny_config(paths, tiny)
+    with Ingestor(paths, jobs=0) as ing:
+        ing.run([build_corpus(tmp_path)])
+
+    def no_space(self: VectorCollection, ids: object, vectors: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(VectorCollection, "add", no_space)  # the disk fills up here
+    with pytest.raises(DiskFullError, match="disk full while writing vectors"):
+        ingest_and_encode(paths, [])
+    monkeypatch.undo()
+    assert ingest_and_encode(paths, []) == len(TOPICS)  # space freed: the next run completes
