@@ -286,12 +286,11 @@ def test_an_interrupted_encode_resumes_without_redoing_committed_chunks(
             raise KeyboardInterrupt
         return real(self, pairs, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Encoder, "encode_articles", interrupted_on_third_chunk)
-    with pytest.raises(KeyboardInterrupt):
+    with monkeypatch.context() as patch, pytest.raises(KeyboardInterrupt):
+        patch.setattr(Encoder, "encode_articles", interrupted_on_third_chunk)
         ingest_and_encode(paths, [])
     with VectorCollection.open(paths.vector_dir("articles")) as coll:
         assert len(coll) == 4  # two committed chunks survive
-    monkeypatch.setattr(Encoder, "encode_articles", real)
     assert ingest_and_encode(paths, []) == len(TOPICS) - 4
 
 
@@ -335,8 +334,10 @@ def test_a_full_disk_while_writing_vectors_is_one_clear_error(
     def no_space(self: VectorCollection, ids: object, vectors: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(VectorCollection, "add", no_space)  # the disk fills up here
-    with pytest.raises(DiskFullError, match="disk full while writing vectors"):
+    with (
+        monkeypatch.context() as patch,
+        pytest.raises(DiskFullError, match="while writing vectors"),
+    ):
+        patch.setattr(VectorCollection, "add", no_space)  # the disk fills up here
         ingest_and_encode(paths, [])
-    monkeypatch.undo()
     assert ingest_and_encode(paths, []) == len(TOPICS)  # space freed: the next run completes
