@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -268,6 +269,20 @@ def existing_collections(paths: Paths) -> dict[str, VectorCollection]:
     return out
 
 
+@contextmanager
+def _disk_full_is_clear(paths: Paths) -> Iterator[None]:
+    """A full disk while writing vectors becomes one clear :class:`DiskFullError`."""
+    try:
+        yield
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFullError(
+                f"disk full while writing vectors under {paths.vectors}; the vectors"
+                " committed so far are kept: free some space and run `medsearch ingest` again"
+            ) from exc
+        raise
+
+
 def run_vectors_stage(
     paths: Paths,
     store: Store,
@@ -286,89 +301,57 @@ def run_vectors_stage(
     a clear :class:`DiskFullError`: what was committed before it is kept, and the next
     run carries on from there.
     """
-    try:
-        return _vectors_stage(
-            paths,
-            store,
-            profile=profile,
-            device=device,
-            index_factory=index_factory,
-            embeddings=embeddings,
-            encode=encode,
-            progress=progress,
-            sentences=sentences,
-        )
-    except OSError as exc:
-        if is_disk_full(exc):
-            raise DiskFullError(
-                f"disk full while writing vectors under {paths.vectors}; the vectors"
-                " committed so far are kept: free some space and run `medsearch ingest` again"
-            ) from exc
-        raise
+    with _disk_full_is_clear(paths):
+        notes: list[str] = []
+        encoded = 0
+        t0 = time.monotonic()
+        if embeddings:
+            encoded += _import_embeddings(paths, store, embeddings, progress, notes)
+        if not encode:
+            collections = existing_collections(paths)
+            if collections:
+                removed = remove_deleted(store, collections)
+                if removed:
+                    notes.append(f"removed the vectors of {removed:,} deleted articles")
+                for c in collections.values():
+                    c.close()
+            return notes, encoded
+        chosen = choose_profile(paths, profile)
+        if embeddings:
+            from medsearch.models.profiles import profile_availability
 
+            if not profile_availability(chosen, paths).available:
+                notes.append(
+                    "articles not covered by the imported embeddings and all abstract sentences"
+                    f" still need the {chosen.name} models: run `medsearch models download"
+                    f" {chosen.name}` and ingest again"
+                )
+                return notes, encoded
+        if chosen.name != "medcpt":
+            notes.append(
+                f"model profile {chosen.name!r} in use ({chosen.description}); MedCPT is not"
+                " available offline here (`medsearch models download medcpt` on a connected"
+                " machine)"
+            )
+        from medsearch.models.encoders import load_encoder
 
-def _vectors_stage(
-    paths: Paths,
-    store: Store,
-    *,
-    profile: str | None,
-    device: str,
-    index_factory: str | None,
-    embeddings: str | None,
-    encode: bool,
-    progress: Progress,
-    sentences: bool = True,
-) -> tuple[list[str], int]:
-    notes: list[str] = []
-    encoded = 0
-    t0 = time.monotonic()
-    if embeddings:
-        encoded += _import_embeddings(paths, store, embeddings, progress, notes)
-    if not encode:
-        collections = existing_collections(paths)
-        if collections:
+        progress.message(f"loading the {chosen.name} encoders on device {device} ...")
+        encoder = load_encoder(chosen, device=device, paths=paths)
+        collections = open_collections(paths, chosen.name, encoder.dim, index_factory=index_factory)
+        try:
             removed = remove_deleted(store, collections)
             if removed:
                 notes.append(f"removed the vectors of {removed:,} deleted articles")
+            encoded += encode_articles(store, encoder, collections[ARTICLES], progress=progress)
+            if sentences:
+                encode_sentences(store, encoder, collections[SENTENCES], progress=progress)
+            for c in collections.values():
+                c.commit()
+        finally:
             for c in collections.values():
                 c.close()
+        notes.append(f"vector stage took {time.monotonic() - t0:,.1f} s on {encoder.device}")
         return notes, encoded
-    chosen = choose_profile(paths, profile)
-    if embeddings:
-        from medsearch.models.profiles import profile_availability
-
-        if not profile_availability(chosen, paths).available:
-            notes.append(
-                "articles not covered by the imported embeddings and all abstract sentences"
-                f" still need the {chosen.name} models: run `medsearch models download"
-                f" {chosen.name}` and ingest again"
-            )
-            return notes, encoded
-    if chosen.name != "medcpt":
-        notes.append(
-            f"model profile {chosen.name!r} in use ({chosen.description}); MedCPT is not"
-            " available offline here (`medsearch models download medcpt` on a connected"
-            " machine)"
-        )
-    from medsearch.models.encoders import load_encoder
-
-    progress.message(f"loading the {chosen.name} encoders on device {device} ...")
-    encoder = load_encoder(chosen, device=device, paths=paths)
-    collections = open_collections(paths, chosen.name, encoder.dim, index_factory=index_factory)
-    try:
-        removed = remove_deleted(store, collections)
-        if removed:
-            notes.append(f"removed the vectors of {removed:,} deleted articles")
-        encoded += encode_articles(store, encoder, collections[ARTICLES], progress=progress)
-        if sentences:
-            encode_sentences(store, encoder, collections[SENTENCES], progress=progress)
-        for c in collections.values():
-            c.commit()
-    finally:
-        for c in collections.values():
-            c.close()
-    notes.append(f"vector stage took {time.monotonic() - t0:,.1f} s on {encoder.device}")
-    return notes, encoded
 
 
 def _import_embeddings(
