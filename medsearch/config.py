@@ -44,6 +44,13 @@ class Settings:
     index_factory: str | None = None
     """Faiss factory string overriding the size-based choice."""
 
+    rerank: str = "auto"
+    """auto (CPU: Delta over the top 500, then the cross-encoder on the head in the
+    background; GPU: the cross-encoder over the top 100), delta, cross or none."""
+
+    delta_depth: int = 500
+    """First-stage candidates the Delta reranker reorders (the paper's 500: ~tens of ms)."""
+
     rerank_int8: bool | None = None
     """Dynamic int8 cross-encoder: None = on a CPU (~1.5-2x faster here), never on a GPU."""
 

@@ -85,6 +85,16 @@ class Paths:
         return self.home / "history.txt"
 
     @property
+    def rerank_dir(self) -> Path:
+        """The Delta reranker trained on this corpus (and its resumable work files)."""
+        return self.home / "rerank"
+
+    @property
+    def signals_file(self) -> Path:
+        """The user's relevance signals (opened/marked/exported/cited) for rerank training."""
+        return self.home / "signals.jsonl"
+
+    @property
     def eval_cache(self) -> Path:
         return self.home / "eval"
 

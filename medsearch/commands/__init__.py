@@ -10,6 +10,7 @@ from medsearch.commands.info import show, stats
 from medsearch.commands.ingest import ingest
 from medsearch.commands.models import models
 from medsearch.commands.quickstart import quickstart
+from medsearch.commands.rerank import mark, rerank
 from medsearch.commands.retrieve import cite, sentences, similar
 from medsearch.commands.search import search
 
@@ -25,4 +26,6 @@ COMMANDS: list[click.Command] = [
     export,
     evaluate,
     models,
+    rerank,
+    mark,
 ]

@@ -87,6 +87,29 @@ def model_options(fn: Any) -> Any:
     return fn
 
 
+def rerank_options(fn: Any) -> Any:
+    """--rerank CHOICE and --no-rerank: the same on every command that ranks."""
+    fn = click.option(
+        "--no-rerank", "no_rerank", is_flag=True, help="First-stage order only (--rerank none)."
+    )(fn)
+    fn = click.option(
+        "--rerank",
+        "rerank",
+        type=click.Choice(["auto", "delta", "cross", "none"]),
+        default=None,
+        help="Reranker: auto (CPU: Delta over the top 500, then the cross-encoder on the"
+        " head; GPU: the cross-encoder), delta, cross or none. Default: [search] rerank.",
+    )(fn)
+    return fn
+
+
+def rerank_choice(rerank: str | None, no_rerank: bool) -> str | None:
+    """The reranker asked for on the command line (None: the configured default)."""
+    if no_rerank and rerank not in (None, "none"):
+        raise UsageError(f"--no-rerank and --rerank {rerank} contradict each other")
+    return "none" if no_rerank else rerank
+
+
 def parse_pmid(value: str) -> int:
     """A PMID from the command line, or a usage error that says what a PMID is."""
     text = value.strip()

@@ -20,6 +20,13 @@ from medsearch.commands.common import emit_json, paths_of
 @click.option("--split", default="test", show_default=True, help="qrels/SPLIT.tsv to score.")
 @click.option("--models", "profile", default=None, help="Model profile for dense modes.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N queries.")
+@click.option(
+    "--rerank",
+    type=click.Choice(["auto", "delta", "cross", "none"]),
+    default="none",
+    show_default=True,
+    help="Reranker over the first stage; delta trains the collection's own model first.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def evaluate(
@@ -29,6 +36,7 @@ def evaluate(
     split: str,
     profile: str | None,
     limit: int | None,
+    rerank: str,
     as_json: bool,
 ) -> None:
     """nDCG@10, Recall@100, MAP@10 and MRR@10 on BEIR_DIR (corpus/queries/qrels).
@@ -48,6 +56,7 @@ def evaluate(
             split=split,
             profile=profile,
             limit=limit,
+            rerank=rerank,
             progress=progress,
         )
     if as_json:

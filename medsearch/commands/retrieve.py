@@ -14,6 +14,8 @@ from medsearch.commands.common import (
     model_options,
     parse_pmid,
     paths_of,
+    rerank_choice,
+    rerank_options,
 )
 from medsearch.errors import UsageError
 
@@ -87,7 +89,7 @@ def sentences(
 )
 @click.option("-k", "k", type=click.IntRange(1, 100), default=5, show_default=True)
 @click.option("--before", type=int, default=None, help="Only work published before YEAR.")
-@click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder.")
+@rerank_options
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="One object with a citances list.")
 @click.pass_context
@@ -96,6 +98,7 @@ def cite(
     file: Path | None,
     k: int,
     before: int | None,
+    rerank: str | None,
     no_rerank: bool,
     profile: str | None,
     device: str,
@@ -116,7 +119,9 @@ def cite(
     else:
         paragraph = sys.stdin.read()
     with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
-        result = searcher.cite(paragraph, k=k, before=before, rerank=not no_rerank)
+        result = searcher.cite(
+            paragraph, k=k, before=before, rerank=rerank_choice(rerank, no_rerank) or True
+        )
     if as_json:
         emit_json(result.to_dict())
         return

@@ -10,6 +10,8 @@ from medsearch.commands.common import (
     make_filters,
     model_options,
     paths_of,
+    rerank_choice,
+    rerank_options,
 )
 
 
@@ -25,12 +27,7 @@ from medsearch.commands.common import (
     "-k", "k", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Number of hits."
 )
 @filter_options
-@click.option(
-    "--rerank/--no-rerank",
-    default=True,
-    show_default=True,
-    help="Rerank the head with the cross-encoder (when the profile has one).",
-)
+@rerank_options
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
 @click.pass_context
@@ -42,7 +39,8 @@ def search(
     year: str | None,
     journals: tuple[str, ...],
     types: tuple[str, ...],
-    rerank: bool,
+    rerank: str | None,
+    no_rerank: bool,
     profile: str | None,
     device: str,
     as_json: bool,
@@ -58,9 +56,10 @@ def search(
     from medsearch.retrieval.searcher import open_searcher
 
     filters = make_filters(year, journals, types)
+    choice = rerank_choice(rerank, no_rerank)
     with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
-        result = searcher.search(query, mode=mode, k=k, filters=filters)
-        if rerank and result.mode != "lexical":
+        result = searcher.search(query, mode=mode, k=k, filters=filters, rerank=choice)
+        if result.mode != "lexical" and searcher.rerank_plan(choice).cross:
             result = searcher.rerank(result)
     if as_json:
         emit_json(result.to_dict())
@@ -68,7 +67,10 @@ def search(
     from medsearch.commands.render import print_hits
 
     shown = len(result.hits)
-    header = f"[dim]{result.total:,} matching · showing {shown} · mode {result.mode}[/]"
+    header = f"[dim]{result.total:,} matching · showing {shown} · mode {result.mode}"
+    if result.rerankers:
+        header += f" · reranked by {' + '.join(result.rerankers)}"
+    header += "[/]"
     print_hits(result.hits, header=header)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)

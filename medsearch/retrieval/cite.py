@@ -56,7 +56,7 @@ def suggest(
     *,
     k: int = 5,
     before: int | None = None,
-    rerank: bool = True,
+    rerank: bool | str = True,
     all_sentences: bool = False,
     is_cancelled: Callable[[], bool] | None = None,
 ) -> CiteResult:
@@ -73,15 +73,17 @@ def suggest(
     any_marked = any(c.has_citation for c in citances)
     chosen = [c for c in citances if c.has_citation or all_sentences or not any_marked]
     filters = Filters(year_to=before - 1) if before is not None else Filters()
+    # True: the configured rerankers; False: none; or a choice (auto/delta/cross/none)
+    choice = None if rerank is True else "none" if rerank is False else str(rerank)
     out: list[CitanceResult] = []
     for citance in chosen:
         if is_cancelled is not None and is_cancelled():
             break
         if not citance.text.strip():
             continue
-        result = searcher.search(citance.text, k=k, filters=filters, syntax=False)
+        result = searcher.search(citance.text, k=k, filters=filters, syntax=False, rerank=choice)
         result = replace(result, context=(("citance", citance.text),))
-        if rerank and searcher.can_rerank:
+        if searcher.cross is not None and searcher.rerank_plan(choice).cross:
             result = searcher.rerank(result, is_cancelled=is_cancelled)
         result = result.with_hits(with_evidence(searcher, citance.text, result.hits))
         out.append(CitanceResult(citance=citance, result=result))

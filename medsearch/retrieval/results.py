@@ -29,7 +29,8 @@ class SearchResult:
     total: int
     context: tuple[tuple[str, Any], ...] = ()  # ("query", ...), ("pmid", ...), ...
     filters: Filters = field(default_factory=Filters)
-    reranked: bool = False
+    reranked: bool = False  # the cross-encoder has ordered the head
+    rerankers: tuple[str, ...] = ()  # every reranker that ordered the list, in order
     notes: tuple[str, ...] = ()
     timings: tuple[tuple[str, float], ...] = ()
 
@@ -40,6 +41,7 @@ class SearchResult:
                 "mode": self.mode,
                 "total": self.total,
                 "reranked": self.reranked,
+                "reranker": "+".join(self.rerankers) or None,
                 "hits": [h.to_dict() for h in self.hits],
             }
         )

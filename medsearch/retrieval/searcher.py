@@ -13,6 +13,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,6 +28,8 @@ from medsearch.store import Store
 if TYPE_CHECKING:
     from medsearch.index.lexical import LexicalIndex, LexicalResult
     from medsearch.models.cross import CrossEncoder
+    from medsearch.rerank.loading import DeltaStatus
+    from medsearch.rerank.plan import RerankPlan
     from medsearch.retrieval.cite import CiteResult
     from medsearch.retrieval.dense import DenseSide
 
@@ -51,7 +54,10 @@ class Searcher:
     profile_name: str | None = None
     index_kind: str | None = None
     loader: Callable[[Searcher], None] | None = None
+    delta_dir: Path | None = None
+    """Where this corpus's trained Delta reranker lives (None: no Delta reranking)."""
     _records: dict[int, Article] | None = field(default=None, init=False, repr=False)
+    _delta: DeltaStatus | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.lexical.texts is None:  # snippets come from the store this searcher reads
@@ -86,7 +92,27 @@ class Searcher:
 
     @property
     def can_rerank(self) -> bool:
-        return self.cross is not None
+        """Whether the cross-encoder will refine the head (the TUI does it in the background)."""
+        return self.cross is not None and self.rerank_plan().cross
+
+    def delta_model(self) -> DeltaStatus:
+        """The corpus's Delta reranker, or why there is none (loaded once, on first need)."""
+        if self._delta is None:
+            from medsearch.rerank.loading import load_delta
+
+            self._delta = load_delta(self.delta_dir, self.store, self.profile_name)
+        return self._delta
+
+    def rerank_plan(self, choice: str | None = None) -> RerankPlan:
+        """Which rerankers ``choice`` (default: the ``rerank`` setting) means here."""
+        from medsearch.rerank.plan import plan_rerank
+
+        return plan_rerank(
+            choice or self.settings.rerank,
+            device=self.device,
+            delta=self.delta_model(),
+            has_cross=self.cross is not None,
+        )
 
     @property
     def default_mode(self) -> str:
@@ -128,8 +154,12 @@ class Searcher:
         k: int = 10,
         filters: Filters | None = None,
         syntax: bool = True,
+        rerank: str | None = None,
+        snippets: bool = True,
     ) -> SearchResult:
-        """The first stage: lexical and/or dense, fused, joined with their records.
+        """The first stage: lexical and/or dense, fused, joined with their records; then
+        the Delta reranker over the top ``delta_depth`` when ``rerank`` (default: the
+        ``rerank`` setting) plans it. The cross-encoder is the separate :meth:`rerank`.
 
         Without an explicit ``mode`` a corpus with vectors searches hybrid; when its
         models cannot be loaded here (e.g. NCBI's embeddings were imported but the MedCPT
@@ -137,12 +167,28 @@ class Searcher:
         """
         self._records = {}  # records read for snippets are reused for the hits
         try:
-            return self._search(query, mode=mode, k=k, filters=filters, syntax=syntax)
+            return self._search(
+                query,
+                mode=mode,
+                k=k,
+                filters=filters,
+                syntax=syntax,
+                rerank=rerank,
+                snippets=snippets,
+            )
         finally:
             self._records = None
 
     def _search(
-        self, query: str, *, mode: str | None, k: int, filters: Filters | None, syntax: bool
+        self,
+        query: str,
+        *,
+        mode: str | None,
+        k: int,
+        filters: Filters | None,
+        syntax: bool,
+        rerank: str | None,
+        snippets: bool,
     ) -> SearchResult:
         notes: list[str] = []
         if mode is None and self.default_mode != "lexical":
@@ -159,6 +205,13 @@ class Searcher:
         if not query.strip():
             raise UsageError("the query is empty")
         filters = filters or Filters()
+        if mode != "lexical":
+            self.dense_side(f"{mode} search")  # the plan depends on the device it loads on
+        plan = self.rerank_plan(rerank)
+        notes.extend(plan.notes)
+        final_k = k
+        if plan.delta:
+            k = max(k, self.settings.delta_depth)
         timings: list[tuple[str, float]] = []
         t0 = time.perf_counter()
         depth = k if mode == "lexical" else max(k, self.settings.lexical_candidates)
@@ -167,7 +220,7 @@ class Searcher:
             k=1 if mode == "dense" else depth,
             filters=filters,
             syntax=syntax,
-            snippets=k,  # only the head can be shown; snippets cost ~0.3 ms each
+            snippets=final_k if snippets else 0,  # only the head is shown; ~0.3 ms each
         )
         timings.append(("lexical", time.perf_counter() - t0))
         lexical = [
@@ -190,8 +243,17 @@ class Searcher:
                 union = {c.pmid for c in lexical} | {c.pmid for c in dense}
                 total = max(lex.total, len(union))
         t2 = time.perf_counter()
-        hits = make_hits(ranked, self.articles([c.pmid for c in ranked]))
+        records = self.articles([c.pmid for c in ranked])
         timings.append(("fetch", time.perf_counter() - t2))
+        rerankers: tuple[str, ...] = ()
+        if plan.delta and ranked:
+            t3 = time.perf_counter()
+            text = dense_text(query) if syntax else query
+            terms = lex.terms if snippets else ()
+            ranked = self._delta_order(text, ranked, records, final_k, terms)
+            rerankers = ("delta",)
+            timings.append(("delta", time.perf_counter() - t3))
+        hits = make_hits(ranked[:final_k], records)
         if self.has_vectors and self.profile_name != "medcpt" and mode != "lexical":
             notes.append(f"offline model profile {self.profile_name!r} in use (not MedCPT)")
         return SearchResult(
@@ -202,7 +264,44 @@ class Searcher:
             filters=lex.filters,
             notes=tuple(notes),
             timings=tuple(timings),
+            rerankers=rerankers,
         )
+
+    def _delta_order(
+        self,
+        query: str,
+        ranked: list[Candidate],
+        records: dict[int, Article],
+        k: int,
+        terms: Sequence[str],
+    ) -> list[Candidate]:
+        """The top ``delta_depth`` candidates in the Delta model's order (blended with the
+        first stage's as the model chose on held-out queries); snippets for the new head."""
+        from medsearch.index.lexical_snippets import make_snippet
+
+        scorer = self.delta_model().scorer
+        assert scorer is not None
+        from medsearch.rerank.scorer import blend_order
+
+        head = [c for c in ranked[: self.settings.delta_depth] if c.pmid in records]
+        docs = [(records[c.pmid].title, records[c.pmid].abstract_text) for c in head]
+        scores = scorer.score(query, docs)
+        out: list[Candidate] = []
+        for i in blend_order(scores, scorer.blend):
+            cand = head[i]
+            snippet = cand.snippet
+            if not snippet and len(out) < k and terms:
+                abstract = docs[i][1]
+                snippet = make_snippet(abstract, self.lexical.highlight(abstract, terms))
+            out.append(
+                replace(
+                    cand,
+                    score=float(scores[i]),
+                    snippet=snippet,
+                    extra=(*cand.extra, ("first_stage_rank", i + 1)),
+                )
+            )
+        return out
 
     def _dense_candidates(self, text: str, filters: Filters, depth: int) -> list[Candidate]:
         dense = self.dense_side("dense search")
@@ -306,7 +405,9 @@ class Searcher:
                     top[i],
                     rank=len(hits) + 1,
                     score=scores[i],
-                    extra=(*top[i].extra, ("first_stage_rank", top[i].rank)),
+                    extra=top[i].extra
+                    if any(key == "first_stage_rank" for key, _ in top[i].extra)
+                    else (*top[i].extra, ("first_stage_rank", top[i].rank)),
                 )
             )
         for h in result.hits[size:]:
@@ -315,6 +416,7 @@ class Searcher:
             result,
             hits=tuple(hits),
             reranked=True,
+            rerankers=(*result.rerankers, "cross"),
             timings=(*result.timings, ("rerank", time.perf_counter() - t0)),
         )
 
@@ -350,7 +452,7 @@ class Searcher:
         *,
         k: int = 5,
         before: int | None = None,
-        rerank: bool = True,
+        rerank: bool | str = True,
         is_cancelled: Callable[[], bool] | None = None,
     ) -> CiteResult:
         """Reference suggestions per citing sentence (see :mod:`medsearch.retrieval.cite`).
@@ -399,6 +501,7 @@ def open_searcher(
         profile_name=recorded,
         index_kind=manifest.get("kind") if manifest else None,
         loader=(lambda s: _load_models(s, paths, device)) if recorded else None,
+        delta_dir=paths.rerank_dir / "delta",
     )
     if load:
         searcher.load_models()

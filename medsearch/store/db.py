@@ -284,6 +284,25 @@ class Store:
             last = rows[-1][0]
             yield [unpack(blob) for _, blob in rows]
 
+    def iter_sample(self, every: int, *, batch: int = 2000) -> Iterator[list[Article]]:
+        """Every ``every``-th article by PMID, a batch at a time; only sampled rows decode.
+
+        The rerank trainer's sample of a 40M-article store: SQLite skips the other rows
+        without decompressing them.
+        """
+        last = 0
+        every = max(1, every)
+        while True:
+            rows = self.conn.execute(
+                "SELECT pmid, data FROM articles WHERE pmid > ? AND pmid % ? = 0"
+                " ORDER BY pmid LIMIT ?",
+                (last, every, batch),
+            ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [unpack(blob) for _, blob in rows]
+
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0])
 

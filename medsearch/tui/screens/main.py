@@ -163,6 +163,8 @@ class MainScreen(Screen[None]):
         terms |= {w.lower() for w in dense_text(query).split() if len(w) > 2}
         self.show_rows(list(result.hits), terms, message.ticket, reranked=False)
         self.summarise(result.total, len(result.hits), result.timings, result.notes)
+        if "delta" in result.rerankers:
+            self.query_one(ModeBar).summary += " · Delta"
         if answer.can_rerank:
             self.status.activity = "reranking…"
             self.rerank(message.ticket, answer)
@@ -245,6 +247,21 @@ class MainScreen(Screen[None]):
     @on(OptionList.OptionSelected, "#results")
     def read(self) -> None:
         self.query_one(DetailPane).focus()
+        hit = self.results.current
+        if hit is not None:
+            self.signal([hit.pmid], "opened")
+
+    def search_query(self) -> str | None:
+        """The query behind the list on screen, when it came from a search."""
+        last = self.last
+        return last.text if last is not None and last.mode == "search" else None
+
+    def signal(self, pmids: list[int], signal: str, query: str | None = None) -> None:
+        """Record a relevance signal for the Delta reranker's training (see `mark`)."""
+        try:
+            self.session.record_signal(query or self.search_query(), pmids, signal)
+        except (OSError, MedsearchError) as exc:
+            self.notify(f"could not record the {signal} signal: {exc}", severity="warning")
 
     def current_article(self) -> Article | None:
         hit = self.results.current
@@ -257,7 +274,11 @@ class MainScreen(Screen[None]):
         article = self.current_article()
         if article is None:
             return
-        self.session.toggle(article)
+        if self.session.toggle(article):
+            query = self.search_query()
+            if query:
+                self.session.basket_queries[article.pmid] = query
+            self.signal([article.pmid], "marked")
         self.refresh_basket()
 
     def action_open(self, kind: str) -> None:
@@ -274,12 +295,14 @@ class MainScreen(Screen[None]):
         )
         self.app.open_url(url)
         self.notify(f"opened {url}")
+        self.signal([article.pmid], "opened")
 
     def action_copy_citation(self) -> None:
         article = self.current_article()
         if article is not None:
             self.app.copy_to_clipboard(citation(article))
             self.notify(f"citation of PMID {article.pmid} copied")
+            self.signal([article.pmid], "cited")
 
     def action_similar(self) -> None:
         article = self.current_article()
@@ -374,6 +397,10 @@ class MainScreen(Screen[None]):
                 self.notify(f"cannot write {request.path}: {exc.strerror or exc}", severity="error")
                 return
             self.notify(f"exported {len(basket)} article(s) to {request.path}")
+            for article in basket:
+                query = self.session.basket_queries.get(article.pmid)
+                if query:
+                    self.signal([article.pmid], "exported", query)
             self.post_message(Exported(str(request.path), len(basket)))
 
         default = Path.cwd() / "medsearch-basket.bib"

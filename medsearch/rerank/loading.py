@@ -1,0 +1,46 @@
+"""Finding the corpus's Delta model, and refusing one that no longer fits the corpus."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from medsearch.store import Store
+
+if TYPE_CHECKING:
+    from medsearch.rerank.scorer import DeltaScorer
+
+
+@dataclass(frozen=True)
+class DeltaStatus:
+    scorer: DeltaScorer | None
+    problem: str | None = None
+    """Why there is no usable model (None when there is one)."""
+    trainable: bool = True
+    """False when the corpus is too small to train on: searches then say nothing of it."""
+
+
+def load_delta(directory: Path | None, store: Store, profile: str | None) -> DeltaStatus:
+    from medsearch.rerank.scorer import DeltaScorer, RerankerError
+    from medsearch.rerank.train import MIN_ARTICLES, staleness
+
+    if directory is None:
+        return DeltaStatus(None, "no Delta model for this searcher", trainable=False)
+    if not (directory / "meta.json").exists():
+        count = store.count()
+        if count < MIN_ARTICLES:
+            return DeltaStatus(
+                None,
+                f"the corpus has {count:,} articles; training needs at least {MIN_ARTICLES:,}",
+                trainable=False,
+            )
+        return DeltaStatus(None, "no Delta model has been trained on this corpus yet")
+    try:
+        scorer = DeltaScorer.load(directory)
+    except RerankerError as exc:
+        return DeltaStatus(None, str(exc))
+    why = staleness(scorer.meta, {"articles": store.count(), "profile": profile})
+    if why is not None:
+        return DeltaStatus(None, f"the Delta model is out of date: {why}")
+    return DeltaStatus(scorer)

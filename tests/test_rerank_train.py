@@ -1,0 +1,195 @@
+"""``medsearch rerank train``, ``mark`` and Delta-reranked searches, end to end.
+
+One synthetic corpus of 1,200 PubMed records (keywords and MeSH included) is ingested
+lexically once for the module; each test copies it into its own data home.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from benchmarks.synth import write_synthetic_pubmed
+from medsearch.cli import main
+from medsearch.paths import Paths
+from medsearch.progress import NullProgress
+from medsearch.rerank import marks
+from medsearch.rerank.train import TrainOptions, train
+from medsearch.retrieval.searcher import open_searcher
+
+ARTICLES = 1_200
+QUICK = ["--queries", "120", "--epochs", "2"]
+
+
+def run(home: Path, *args: str) -> Any:
+    result = CliRunner().invoke(main, ["--home", str(home), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def run_json(home: Path, *args: str) -> Any:
+    return json.loads(run(home, *args, "--json").stdout)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("delta-corpus")
+    source = root / "pubmed26n0001.xml"
+    write_synthetic_pubmed(source, ARTICLES, words_per_doc=60, vocab_size=3_000, seed=3)
+    home = root / "home"
+    run(home, "ingest", str(source), "--no-encode")
+    return home
+
+
+@pytest.fixture
+def home(built: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "corpus"
+    shutil.copytree(built, copy)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def trained(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("trained") / "home"
+    shutil.copytree(built, copy)
+    run(copy, "rerank", "train", *QUICK)
+    return copy
+
+
+def test_training_reports_its_signals_and_installs_a_model(home: Path) -> None:
+    report = run_json(home, "rerank", "train", *QUICK)
+    assert set(report["queries"]) <= {"keywords", "titles"} and sum(report["queries"].values()) > 0
+    assert report["pairs"] > 0 and report["epochs"] >= 1
+    assert set(report["validation_ndcg@10"]) >= {"first_stage", "delta", "blend_1.0"}
+    assert (home / "rerank" / "delta" / "meta.json").exists()
+    assert not (home / "rerank" / "work").exists()  # work files go once the model is in
+    status = run_json(home, "rerank", "status")
+    assert status["usable"] and status["corpus"]["articles"] == ARTICLES
+
+
+def test_a_search_says_how_to_train_until_a_model_exists(home: Path) -> None:
+    out = run_json(home, "search", "rex cluhae", "-k", "5")
+    assert out["reranker"] is None
+    assert any("medsearch rerank train" in n for n in out["notes"])
+
+
+def test_searches_are_ordered_by_delta_and_say_so(trained: Path) -> None:
+    out = run_json(trained, "search", "rex cluhae", "-k", "5")
+    assert out["reranker"] == "delta"
+    assert len(out["hits"]) == 5
+    assert all(h["first_stage_rank"] >= 1 for h in out["hits"])
+    plain = run_json(trained, "search", "rex cluhae", "-k", "5", "--rerank", "none")
+    assert plain["reranker"] is None
+    assert {h["pmid"] for h in plain["hits"]} <= set(range(1, ARTICLES + 1))
+    text = run(trained, "search", "rex cluhae", "-k", "3").stdout
+    assert "reranked by delta" in text
+
+
+def test_delta_reorders_only_the_first_stage_candidates(trained: Path) -> None:
+    with open_searcher(Paths(trained)) as searcher:
+        first = searcher.search("rex dopetha cluhae", k=500, rerank="none")
+        reranked = searcher.search("rex dopetha cluhae", k=500, rerank="delta")
+    assert reranked.rerankers == ("delta",)
+    assert {h.pmid for h in reranked.hits} == {h.pmid for h in first.hits}
+    assert [h.rank for h in reranked.hits] == list(range(1, len(first.hits) + 1))
+
+
+def test_cite_uses_the_same_rerankers(trained: Path, tmp_path: Path) -> None:
+    paragraph = tmp_path / "p.txt"
+    paragraph.write_text("Ce rex dopetha cluhae ke bae [1].", encoding="utf-8")
+    out = run_json(trained, "cite", "--file", str(paragraph), "--rerank", "delta")
+    assert out["citances"] and out["citances"][0]["reranker"] == "delta"
+
+
+def test_a_model_trained_on_another_corpus_size_is_not_silently_reused(trained: Path) -> None:
+    meta_file = trained / "rerank" / "delta" / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    meta["corpus"]["articles"] = 100  # as if it had been trained before a large ingest
+    meta_file.write_text(json.dumps(meta))
+    try:
+        out = run_json(trained, "search", "rex cluhae", "-k", "3")
+        assert out["reranker"] is None
+        assert any("out of date" in n for n in out["notes"])
+        assert not run_json(trained, "rerank", "status")["usable"]
+    finally:
+        meta["corpus"]["articles"] = ARTICLES
+        meta_file.write_text(json.dumps(meta))
+
+
+class StopAt(NullProgress):
+    """Ctrl-C after ``steps`` training steps."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__()
+        self.steps = steps
+        self.started: list[str] = []
+
+    def start(self, key: str, description: str, total: int | None = None) -> None:
+        self.started.append(key)
+
+    def advance(self, key: str, amount: int = 1) -> None:
+        if key == "train":
+            self.steps -= amount
+            if self.steps < 0:
+                raise KeyboardInterrupt
+
+
+def test_an_interrupted_training_resumes_without_redoing_finished_stages(home: Path) -> None:
+    paths = Paths(home)
+    options = TrainOptions(queries=120, epochs=3, batch=32)
+    with open_searcher(paths) as searcher:
+        with pytest.raises(KeyboardInterrupt):
+            train(paths, searcher, options, StopAt(steps=40))
+        work = paths.rerank_dir / "work"
+        assert (work / "words.npz").exists() and (work / "examples.npz").exists()
+        assert not (paths.rerank_dir / "delta").exists()
+        again = StopAt(steps=10**9)
+        report = train(paths, searcher, options, again)
+    assert "words" not in again.started and "examples" not in again.started
+    assert report.epochs >= 1 and (paths.rerank_dir / "delta" / "meta.json").exists()
+
+
+def test_marks_are_logged_listed_used_for_training_and_cleared(home: Path) -> None:
+    run(home, "mark", "17", "42", "--query", "kinase inhibitors", "--signal", "exported")
+    listed = run_json(home, "mark", "--list")["marks"]
+    assert [(m["pmid"], m["signal"], m["query"]) for m in listed] == [
+        (17, "exported", "kinase inhibitors"),
+        (42, "exported", "kinase inhibitors"),
+    ]
+    report = run_json(home, "rerank", "train", "--signals", "titles,marks", *QUICK)
+    assert report["queries"]["marks"] == 1
+    assert run_json(home, "mark", "--clear") == {"cleared": 2}
+    assert not Paths(home).signals_file.exists()
+
+
+def test_mark_refuses_what_it_cannot_record(home: Path) -> None:
+    result = CliRunner().invoke(main, ["--home", str(home), "mark", "17"])
+    assert result.exit_code == 2 and "--query" in result.output
+    result = CliRunner().invoke(main, ["--home", str(home), "mark", "x1", "--query", "q"])
+    assert result.exit_code != 0 and "PMID" in result.output
+
+
+def test_the_log_skips_a_torn_line(tmp_path: Path) -> None:
+    log = tmp_path / "signals.jsonl"
+    marks.record(log, "a query", [1, 2], "opened")
+    with log.open("a") as out:
+        out.write('{"query": "half a li')
+    marks.record(log, "a query", [2], "cited")
+    got = marks.by_query(marks.read(log))
+    assert got == {"a query": {1: 30.0, 2: 100.0}}
+
+
+def test_training_refuses_a_corpus_too_small_to_learn_from(tmp_path: Path) -> None:
+    source = tmp_path / "small.xml"
+    write_synthetic_pubmed(source, 50, words_per_doc=30)
+    home = tmp_path / "small"
+    run(home, "ingest", str(source), "--no-encode")
+    result = CliRunner().invoke(main, ["--home", str(home), "rerank", "train"])
+    assert result.exit_code == 2 and "at least 1,000" in result.output
+    # ...and its searches do not nag about a model it cannot have
+    assert "rerank train" not in "".join(run_json(home, "search", "rex cluhae").get("notes", []))
