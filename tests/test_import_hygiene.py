@@ -54,3 +54,12 @@ def test_cli_help_runs_without_heavy_imports() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "module", ["medsearch.rerank.scorer", "medsearch.rerank.loading", "medsearch.rerank.plan"]
+)
+def test_delta_reranking_at_search_time_needs_neither_torch_nor_gensim(module: str) -> None:
+    """A lexical-only laptop reranks with NumPy; torch and gensim are for training."""
+    loaded = loaded_after_import(module)
+    assert not loaded & {"torch", "gensim", "transformers", "textual"}

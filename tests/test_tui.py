@@ -388,3 +388,33 @@ def test_every_binding_has_a_unique_id_and_a_description() -> None:
     keymap = parse_keymap({"article.mark": "m", "main.export": 3})
     assert dict(keymap.keys) == {"article.mark": "m"}
     assert len(keymap.problems) == 1
+
+
+async def test_marking_opening_citing_and_exporting_reach_the_signals_log(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the reader does with a result list teaches the Delta reranker (`rerank train`)."""
+    from medsearch.rerank import marks
+
+    monkeypatch.setattr("webbrowser.open", lambda url, *a, **k: True)
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        await search(app, pilot, "interleukin")
+        await pilot.press("space")  # mark 100
+        await pilot.press("down", "o")  # open 101 on PubMed
+        await pilot.press("c")  # copy 101's citation
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        app.screen.query_one("#path", Input).value = str(tmp_path / "refs.bib")
+        await pilot.press("enter")
+        await pilot.pause()
+    logged = [(m.pmid, m.signal, m.query) for m in marks.read(paths.signals_file)]
+    assert logged == [
+        (100, "marked", "interleukin"),
+        (101, "opened", "interleukin"),
+        (101, "cited", "interleukin"),
+        (100, "exported", "interleukin"),
+    ]
+    assert marks.by_query(marks.read(paths.signals_file)) == {
+        "interleukin": {100: 80.0, 101: 100.0}
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Literal
@@ -143,9 +144,35 @@ def ingest(
                 )
                 summary.notes.extend(notes)
                 summary.encoded = encoded
+            summary.notes.extend(rerank_offer(paths, ing.store.count()))
     if as_json:
         emit_json(summary.to_dict())
     else:
         print_summary(summary)
     if not summary.ok:
         fail(f"{len(summary.failures)} input(s) failed; fix or remove them and run ingest again")
+
+
+def rerank_offer(paths: Paths, articles: int) -> list[str]:
+    """Once the corpus is big enough, say how to train the Delta reranker (or retrain it)."""
+    from medsearch.rerank.train import MIN_ARTICLES
+
+    if articles < MIN_ARTICLES:
+        return []
+    meta = paths.rerank_dir / "delta" / "meta.json"
+    if not meta.exists():
+        return [
+            f"{articles:,} articles: train the fast Delta reranker on them with"
+            " `medsearch rerank train` (minutes on a CPU; searches then rerank the top 500)"
+        ]
+    from medsearch.rerank.train import staleness
+    from medsearch.status import vector_manifests
+
+    profile = vector_manifests(paths).get("articles", {}).get("profile")
+    try:
+        why = staleness(json.loads(meta.read_text()), {"articles": articles, "profile": profile})
+    except (OSError, ValueError):
+        why = "its files are unreadable"
+    if why is None:
+        return []
+    return [f"the Delta reranker no longer fits ({why}): run `medsearch rerank train`"]

@@ -27,7 +27,7 @@ def rerank() -> None:
 @click.option(
     "--signals",
     default=None,
-    help="Comma-separated training signals: keywords, titles, conclusions, cross, marks"
+    help="Comma-separated training signals: keywords, titles, sentences, cross, marks"
     " (default: keywords,titles,marks; cross too on a GPU profile with a cross-encoder).",
 )
 @click.option("--device", default="auto", show_default=True, help="Device for the encoders.")

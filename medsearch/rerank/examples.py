@@ -20,8 +20,8 @@ import numpy as np
 
 from medsearch.records import Article
 
-KEYWORDS, TITLES, CONCLUSIONS, CROSS, MARKS = "keywords", "titles", "conclusions", "cross", "marks"
-SIGNALS = (KEYWORDS, TITLES, CONCLUSIONS, CROSS, MARKS)
+KEYWORDS, TITLES, SENTENCES, CROSS, MARKS = "keywords", "titles", "sentences", "cross", "marks"
+SIGNALS = (KEYWORDS, TITLES, SENTENCES, CROSS, MARKS)
 POSITIVE = 100.0  # the paper's top scaled relevance
 HELD_OUT = 0.1  # share of queries kept for validation (and for choosing the blend)
 
@@ -31,6 +31,19 @@ class PseudoQuery:
     text: str
     kind: str
     gains: tuple[tuple[int, float], ...]  # PMIDs known relevant, with their scaled relevance
+    hide: str = ""
+    """Text taken out of the source article before the model sees it (the inverse cloze
+    task): a title or sentence used as the query would otherwise be found verbatim, and
+    the model would learn to copy the first stage instead of judging relevance."""
+
+
+def hidden(title: str, abstract: str, hide: str) -> tuple[str, str]:
+    """(title, abstract) with ``hide`` removed from whichever holds it."""
+    if not hide:
+        return title, abstract
+    if hide == title:
+        return "", abstract
+    return title, abstract.replace(hide, " ")
 
 
 def keyword_query(article: Article, rng: random.Random) -> str | None:
@@ -45,13 +58,11 @@ def keyword_query(article: Article, rng: random.Random) -> str | None:
     return " ".join(picked)
 
 
-def conclusion_query(article: Article) -> str | None:
-    """The abstract's last full sentence: a claim, as a manuscript would cite it."""
-    parts = [p.strip() for p in article.abstract_text.replace("\n", " ").split(". ")]
-    for part in reversed(parts):
-        if len(part.split()) >= 6:
-            return part.rstrip(".")
-    return None
+def sentence_query(article: Article, rng: random.Random) -> str | None:
+    """One of the abstract's sentences: a claim, shaped like a citing sentence."""
+    parts = [p.strip() for p in article.abstract_text.split(". ")]
+    parts = [p for p in parts if 6 <= len(p.split()) <= 40 and "\n" not in p]
+    return rng.choice(parts) if parts else None
 
 
 def pseudo_queries(
@@ -69,11 +80,12 @@ def pseudo_queries(
                 texts.append((KEYWORDS, keyword_query(article, rng)))
             if TITLES in kinds:
                 texts.append((TITLES, article.title))
-            if CONCLUSIONS in kinds:
-                texts.append((CONCLUSIONS, conclusion_query(article)))
+            if SENTENCES in kinds:
+                texts.append((SENTENCES, sentence_query(article, rng)))
             for kind, text in texts:
                 if text:
-                    yield PseudoQuery(text, kind, ((article.pmid, POSITIVE),))
+                    hide = text if kind in (TITLES, SENTENCES) else ""
+                    yield PseudoQuery(text, kind, ((article.pmid, POSITIVE),), hide)
                     made += 1
                     if made >= limit:
                         return

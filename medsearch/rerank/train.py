@@ -31,6 +31,7 @@ from medsearch.rerank.examples import (
     PseudoQuery,
     cross_gains,
     held_out,
+    hidden,
     ndcg_at,
     pairs_for,
     pseudo_queries,
@@ -318,7 +319,12 @@ def _examples(
         pmids = [p for p in pmids if p in records]
         if len(pmids) < 2 or not any(p in known for p in pmids):
             continue
-        docs = [(records[p].title, records[p].abstract_text) for p in pmids]
+        docs = [
+            hidden(records[p].title, records[p].abstract_text, query.hide)
+            if p in known
+            else (records[p].title, records[p].abstract_text)
+            for p in pmids
+        ]
         gains = [known.get(p, 0.0) for p in pmids]
         if distil and query.kind != MARKS and not validating:
             assert searcher.cross is not None
