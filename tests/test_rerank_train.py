@@ -1,7 +1,9 @@
 """``medsearch rerank train``, ``mark`` and Delta-reranked searches, end to end.
 
-One synthetic corpus of 1,200 PubMed records (keywords and MeSH included) is ingested
-lexically once for the module; each test copies it into its own data home.
+One synthetic corpus of PubMed records (keywords and MeSH included) is ingested
+lexically once for the module; each test copies it into its own data home. To keep the
+suite fast the corpus is small, so the module lowers the training minimum to 200
+articles and the reranked depth to 100 (the defaults are 1,000 and 500).
 """
 
 from __future__ import annotations
@@ -22,8 +24,17 @@ from medsearch.rerank import marks
 from medsearch.rerank.train import TrainOptions, train
 from medsearch.retrieval.searcher import open_searcher
 
-ARTICLES = 1_200
+ARTICLES = 400
+MINIMUM = 200
 QUICK = ["--queries", "120", "--epochs", "2"]
+SETTINGS = "delta_depth = 100"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def small_corpora_may_train() -> Any:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("medsearch.rerank.train.MIN_ARTICLES", MINIMUM)
+        yield
 
 
 def run(home: Path, *args: str) -> Any:
@@ -43,6 +54,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_synthetic_pubmed(source, ARTICLES, words_per_doc=60, vocab_size=3_000, seed=3)
     home = root / "home"
     run(home, "ingest", str(source), "--no-encode")
+    Paths(home).config_file.write_text(f"[search]\n{SETTINGS}\n")
     return home
 
 
@@ -92,8 +104,8 @@ def test_searches_are_ordered_by_delta_and_say_so(trained: Path) -> None:
 
 def test_delta_reorders_only_the_first_stage_candidates(trained: Path) -> None:
     with open_searcher(Paths(trained)) as searcher:
-        first = searcher.search("rex dopetha cluhae", k=500, rerank="none")
-        reranked = searcher.search("rex dopetha cluhae", k=500, rerank="delta")
+        first = searcher.search("rex dopetha cluhae", k=100, rerank="none")
+        reranked = searcher.search("rex dopetha cluhae", k=100, rerank="delta")
     assert reranked.rerankers == ("delta",)
     assert {h.pmid for h in reranked.hits} == {h.pmid for h in first.hits}
     assert [h.rank for h in reranked.hits] == list(range(1, len(first.hits) + 1))
@@ -190,6 +202,30 @@ def test_training_refuses_a_corpus_too_small_to_learn_from(tmp_path: Path) -> No
     home = tmp_path / "small"
     run(home, "ingest", str(source), "--no-encode")
     result = CliRunner().invoke(main, ["--home", str(home), "rerank", "train"])
-    assert result.exit_code == 2 and "at least 1,000" in result.output
+    assert result.exit_code == 2 and f"at least {MINIMUM}" in result.output
     # ...and its searches do not nag about a model it cannot have
     assert "rerank train" not in "".join(run_json(home, "search", "rex cluhae").get("notes", []))
+
+
+def test_cross_encoder_scores_grade_the_candidates_and_refine_the_head(
+    built: Path, tmp_path: Path
+) -> None:
+    """On a profile with a cross-encoder: distillation as a training signal, and on a CPU
+    ``auto`` = Delta over the top 500, then the cross-encoder on the head."""
+    from tiny_models import build_tiny_models, ingest_and_encode, write_tiny_config
+
+    home = tmp_path / "vectors"
+    shutil.copytree(built, home)
+    paths = Paths(home)
+    write_tiny_config(paths, build_tiny_models(tmp_path / "tiny"), search=SETTINGS)
+    ingest_and_encode(paths, [])
+    report = run_json(
+        home, "rerank", "train", "--signals", "titles,cross", "--queries", "60", "--epochs", "1"
+    )
+    assert report["queries"] == {"titles": report["queries"]["titles"]}
+    meta = json.loads((home / "rerank" / "delta" / "meta.json").read_text())
+    assert meta["used_profile"] and meta["corpus"]["profile"] == "tiny"
+    out = run_json(home, "search", "rex cluhae", "-k", "3", "--device", "cpu")
+    assert out["reranker"] == "delta+cross" and out["reranked"]
+    gpu_like = run_json(home, "search", "rex cluhae", "-k", "3", "--rerank", "cross")
+    assert gpu_like["reranker"] == "cross"

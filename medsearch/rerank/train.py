@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 MIN_ARTICLES = 1_000
 """Below this a corpus is too small to train on; ingest offers training above it."""
 BLENDS = (0.0, 0.25, 0.5, 0.75, 1.0)
+DISTIL_DEPTH = 30  # candidates the cross-encoder grades per query (its head is what matters)
 VALIDATION_MAX = 300  # held-out queries, each scored over the full reranked depth
 STALE_GROWTH = 0.25  # retrain once the corpus grew or shrank by a quarter
 DEFAULT_SIGNALS = ("keywords", "titles", "marks")
@@ -311,7 +312,9 @@ def _examples(
         pmids = [h.pmid for h in result.hits]
         if not validating:
             pmids += [p for p in known if p not in pmids]
-            if not distil or query.kind == MARKS:
+            if distil and query.kind != MARKS:
+                pmids = pmids[:DISTIL_DEPTH] + [p for p in known if p not in pmids[:DISTIL_DEPTH]]
+            else:
                 others = [p for p in pmids if p not in known]
                 keep = set(rng.sample(others, k=min(len(others), options.negatives)))
                 pmids = [p for p in pmids if p in known or p in keep]
