@@ -60,6 +60,7 @@ class MainScreen(Screen[None]):
         self.ticket = 0
         self.articles: dict[int, Article] = {}
         self.last: jobs.Request | None = None
+        self.shown_notes: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield ModeBar(id="modes")
@@ -233,7 +234,9 @@ class MainScreen(Screen[None]):
             text += f" · {sum(t for _, t in timings) * 1000:.0f} ms"
         self.query_one(ModeBar).summary = text
         for note in notes:
-            self.notify(note, severity="information", timeout=4)
+            if note not in self.shown_notes:  # a hint said once, not on every search
+                self.shown_notes.add(note)
+                self.notify(note, severity="information", timeout=4)
 
     # -- the highlighted article -----------------------------------------------------
 
