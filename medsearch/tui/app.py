@@ -104,16 +104,16 @@ class MedsearchApp(App[None]):
         if not searcher.has_vectors:
             return
 
-        def load(searcher: Searcher) -> Searcher:
+        def load(searcher: Searcher) -> tuple[Searcher, bool]:
             searcher.load_models()
-            return searcher
+            return searcher, searcher.can_rerank  # the plan reads the store: on the lane
 
         try:
-            loaded = self.session.backend.run(load)
+            loaded, can_rerank = self.session.backend.run(load)
         except MedsearchError as exc:
             self.post_message(ModelsFailed(str(exc)))
             return
-        self.post_message(ModelsLoaded(loaded.device, loaded.index_kind, loaded.can_rerank))
+        self.post_message(ModelsLoaded(loaded.device, loaded.index_kind, can_rerank))
 
     def action_reopen(self) -> None:
         self.main.status.corpus = "opening corpus…"
