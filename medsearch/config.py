@@ -48,6 +48,33 @@ class Settings:
     """Dynamic int8 cross-encoder: None = on a CPU (~1.5-2x faster here), never on a GPU."""
 
 
+@dataclass(frozen=True)
+class IngestSettings:
+    """The ``[ingest]`` table."""
+
+    keep_free_bytes: int = 0
+    """Bytes ``ingest --download`` leaves free on the data home's disk beyond its own
+    estimate (which already has 10% headroom): room for the rest of the machine."""
+
+
+def load_ingest_settings(paths: Paths) -> IngestSettings:
+    """Defaults overridden by the ``[ingest]`` table of the config file."""
+    table = read_config(paths).get("ingest", {})
+    known = {f.name for f in fields(IngestSettings)}
+    unknown = set(table) - known
+    if unknown:
+        raise UsageError(
+            f"unknown setting(s) {', '.join(sorted(unknown))} in {paths.config_file} [ingest]"
+        )
+    value = table.get("keep_free_bytes", 0)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise UsageError(
+            f"[ingest] keep_free_bytes in {paths.config_file} must be a whole number of"
+            f" bytes, 0 or more (e.g. 20_000_000_000), not {value!r}"
+        )
+    return IngestSettings(keep_free_bytes=value)
+
+
 def load_settings(paths: Paths) -> Settings:
     """Defaults overridden by the ``[search]`` table of the config file, if there is one."""
     table = read_config(paths).get("search", {})
