@@ -107,14 +107,17 @@ def compress(raw: bytes, dict_id: int = 0) -> bytes:
 
 
 def decode(blob: bytes) -> dict[str, Any]:
+    return decode_raw(decompress(blob))
+
+
+def decompress(blob: bytes) -> bytes:
+    """A stored record's JSON, whichever way it was compressed."""
     if blob[:4] == ZSTD_MAGIC:
-        raw = _zstd(dictionary_of(blob))[1].decompress(blob)
-    else:
-        try:
-            raw = zlib.decompress(blob)
-        except zlib.error as exc:
-            raise StoreError(f"a stored record is damaged ({exc})") from exc
-    return decode_raw(raw)
+        return _zstd(dictionary_of(blob))[1].decompress(blob)  # type: ignore[no-any-return]
+    try:
+        return zlib.decompress(blob)
+    except zlib.error as exc:
+        raise StoreError(f"a stored record is damaged ({exc})") from exc
 
 
 def decode_raw(raw: bytes) -> dict[str, Any]:
