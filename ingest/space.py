@@ -46,10 +46,13 @@ class PerCitation:
     sentence_vectors: float
 
 
-MEASURED = PerCitation(store=1_400, lexical=520, article_vectors=4_600, sentence_vectors=15_300)
-"""Measured on real abstract text at 768-d (issue 10: 60K articles; the store on the 936
-real PubMed records): the figures a first ingest has to go on. Per citation, so a file's
-share of citations without an abstract is already in them."""
+MEASURED = PerCitation(store=900, lexical=520, article_vectors=1_750, sentence_vectors=15_000)
+"""The figures a first ingest has to go on, per citation at 768-d, as the indexes are laid
+out past 500K vectors (the size where this check matters): store from
+``benchmarks/footprint.py`` (SciFact + the real PubMed files, dictionary-compressed
+records and bookkeeping: 892 B); lexical index, article vectors (IVF-PQ + float16 copy,
+~70 GB at 40.9M) and sentence vectors (~610 GB) from issue 10's 60K real abstracts.
+Update them when the vector layout changes; a corpus of 1,000+ articles uses its own."""
 
 
 @dataclass(frozen=True)
