@@ -46,7 +46,7 @@ VOCAB_SIZE = 50_000
 BATCH = 10_000
 COMMIT_EVERY = 50_000  # about one and a half PubMed baseline files
 KS = (100, 300, 1000)
-"""Depths timed: the top-100 a user sees, and the hybrid candidate depths (300 chosen, 1000 before)."""
+"""Depths timed: the top-100 a user sees, and candidate depths hybrid search might ask for."""
 CLASSES = {"common": (0, 100), "mid": (1_000, 5_000), "rare": (20_000, VOCAB_SIZE)}
 
 
