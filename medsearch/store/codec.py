@@ -82,6 +82,7 @@ def register(data: bytes) -> int:
     one id would decode garbage, so that is refused rather than trusted.
     """
     dictionary = zstandard.ZstdCompressionDict(data)
+    dictionary.precompute_compress(level=LEVEL)  # once, not per record (~7% per compress)
     dict_id = int(dictionary.dict_id())
     with _lock:
         known = _dictionaries.get(dict_id)
