@@ -30,7 +30,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -48,6 +48,8 @@ T = TypeVar("T")
 
 _DATA_FILE = re.compile(r"pubmed\d+n\d+\.xml\.gz")
 _HREF = re.compile(r"""href\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+_LISTED_SIZE = re.compile(r"\s(\d+(?:\.\d+)?)([KMGT]?)\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _CONTENT_RANGE = re.compile(r"bytes\s+(\d+)-(\d+)/(\d+|\*)")
 _MD5_FORMS = (
     re.compile(r"MD5\s*\((?P<name>.+)\)\s*=\s*(?P<hash>[0-9a-fA-F]{32})"),  # openssl / BSD
@@ -63,6 +65,9 @@ class RemoteFile:
     name: str
     url: str
     md5_url: str
+    size: int | None = field(default=None, compare=False)
+    """Bytes, as the listing states them (``35M`` is rounded by the server); None when the
+    listing gives no size. Used to plan disk space before anything is fetched."""
 
 
 class _Transient(Exception):
@@ -91,8 +96,23 @@ def list_remote(
         name = href.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
         if _DATA_FILE.fullmatch(name) and name not in found:
             url = urllib.parse.urljoin(folder, href)
-            found[name] = RemoteFile(name=name, url=url, md5_url=url + ".md5")
+            size = listed_size(page, match.end())
+            found[name] = RemoteFile(name=name, url=url, md5_url=url + ".md5", size=size)
     return [found[name] for name in sorted(found)]
+
+
+def listed_size(page: str, after: int) -> int | None:
+    """The size column of an Apache listing row (``12345``, ``35M``, ``1.2G``), read from
+    the text after a link up to the next tag or line end; None when there is none."""
+    close = page.find("</a>", after)
+    if close < 0:
+        return None
+    start = close + 4
+    stops = [i for i in (page.find("<", start), page.find("\n", start)) if i >= 0]
+    match = _LISTED_SIZE.search(page[start : min(stops, default=len(page))])
+    if match is None:
+        return None
+    return round(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
 
 
 def download_file(
@@ -158,6 +178,41 @@ def download(
     ``on_file(remote, index, count)`` is called before each file so a caller can say which
     file the byte-level ``progress`` is about.
     """
+    chosen = plan(
+        kind,
+        limit=limit,
+        mirror=mirror,
+        timeout=timeout,
+        retries=retries,
+        backoff=backoff,
+        sleep=sleep,
+    )
+    return download_files(
+        chosen,
+        dest_dir,
+        progress=progress,
+        on_file=on_file,
+        retries=retries,
+        backoff=backoff,
+        timeout=timeout,
+        sleep=sleep,
+    )
+
+
+def plan(
+    kind: Kind,
+    *,
+    limit: int | None = None,
+    mirror: str = DEFAULT_MIRROR,
+    timeout: float = 60,
+    retries: int = 5,
+    backoff: float = 1.0,
+    sleep: Sleep = time.sleep,
+) -> list[RemoteFile]:
+    """The files :func:`download` would fetch: listed, by name, the first ``limit``.
+
+    Separate so a caller can check the disk (or show the plan) before any byte moves.
+    """
     if limit is not None and limit < 0:
         raise UsageError(f"--limit must be 0 or more, not {limit}")
     files = list_remote(
@@ -165,7 +220,21 @@ def download(
     )
     if not files and kind == "baseline":
         raise DownloadError(f"{_folder_url(kind, mirror)}: no pubmed*.xml.gz files listed")
-    chosen = files if limit is None else files[:limit]
+    return files if limit is None else files[:limit]
+
+
+def download_files(
+    chosen: list[RemoteFile],
+    dest_dir: Path,
+    *,
+    progress: Progress | None = None,
+    on_file: Callable[[RemoteFile, int, int], None] | None = None,
+    retries: int = 5,
+    backoff: float = 1.0,
+    timeout: float = 60,
+    sleep: Sleep = time.sleep,
+) -> list[Path]:
+    """Fetch (or resume) and verify each of ``chosen`` into ``dest_dir``; paths by name."""
     paths: list[Path] = []
     for index, remote in enumerate(chosen):
         if on_file is not None:

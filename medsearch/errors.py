@@ -52,6 +52,10 @@ class DiskFullError(MedsearchError):
     """The disk under the data home is full; nothing half-written was kept."""
 
 
+class DiskSpaceError(MedsearchError):
+    """An ingest was refused before it started: the disk cannot hold what it would write."""
+
+
 class DownloadError(MedsearchError):
     """A file could not be fetched or failed its checksum."""
 

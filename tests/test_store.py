@@ -81,3 +81,16 @@ def test_a_store_from_a_newer_medsearch_is_refused(tmp_path: Path) -> None:
 def test_reading_a_missing_store_says_to_ingest(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="medsearch ingest"):
         Store(tmp_path / "none.sqlite", readonly=True)
+
+
+def test_a_sample_is_drawn_from_dense_and_sparse_pmid_ranges_alike(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        assert store.sample(5) == []
+        dense = [Article(pmid=p, title=f"dense {p}") for p in range(1, 201)]
+        sparse = [Article(pmid=p, title=f"sparse {p}") for p in range(10**6, 10**7, 10**5)]
+        with store.transaction():
+            store.upsert(dense + sparse)
+        titles = [unpack(b).title for b in store.sample(400)]
+        # everything drawn once, whatever the gaps between PMIDs
+        assert sorted(titles) == sorted(a.title for a in dense + sparse)
+        assert len(store.sample(20)) == 20

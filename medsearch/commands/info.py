@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from medsearch.commands.common import emit_json, parse_pmid, paths_of
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 @click.command()
@@ -31,7 +36,12 @@ def show(ctx: click.Context, pmid: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
-    """Corpus size, files ingested, index sizes and kinds."""
+    """Corpus size, files ingested, each part's size on disk, and what PubMed would need.
+
+    The last column scales each part by this corpus's own bytes per article (per
+    sentence for sentence vectors) to all of PubMed, so the disk can be checked before
+    a 40M-article ingest.
+    """
     from medsearch.status import corpus_status
 
     info = corpus_status(paths_of(ctx))
@@ -41,6 +51,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    footprint = info.pop("footprint")
     table = Table(show_header=False, box=None, padding=(0, 2))
     for key, value in info.items():
         if isinstance(value, dict):
@@ -48,4 +59,48 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         elif isinstance(value, int):
             value = f"{value:,}"
         table.add_row(key, str(value))
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    console.print(footprint_table(footprint))
+
+
+def footprint_table(footprint: dict[str, Any]) -> Table:
+    """Parts by size, per article, and extrapolated to PubMed's 40.9M citations."""
+    from rich.table import Table
+
+    from medsearch.footprint import human
+
+    target = footprint["target"]
+    table = Table(
+        title=f"Disk: this corpus and all of PubMed ({target['citations'] / 1e6:.1f}M "
+        f"citations, {target['with_abstract'] / 1e6:.1f}M with an abstract, "
+        f"~{target['sentences'] / 1e6:.0f}M sentences)",
+        title_justify="left",
+        box=None,
+        padding=(0, 2),
+    )
+    for header in ("part", "size", "per article", "per sentence", "all of PubMed"):
+        table.add_column(header, justify="left" if header == "part" else "right")
+    for part in footprint["parts"]:
+        table.add_row(
+            part["part"],
+            human(part["bytes"]),
+            human(part["bytes_per_article"]),
+            human(part["bytes_per_sentence"]),
+            human(part["projected_bytes"]),
+        )
+    table.add_row(
+        "total",
+        human(footprint["total_bytes"]),
+        human(footprint["bytes_per_article"]),
+        "",
+        footprint["projected_total"],
+        style="bold",
+    )
+    table.caption = (
+        f"{footprint['with_abstract_share']:.0%} of this corpus's citations have an abstract;"
+        f" one without is ~{footprint['without_abstract_size_ratio']:.0%} the size"
+        " (store, lexical index)"
+    )
+    table.caption_justify = "left"
+    return table

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -13,6 +13,9 @@ from medsearch.commands.common import emit_json, fail, paths_of
 from medsearch.errors import UsageError
 from medsearch.paths import Paths
 from medsearch.progress import Progress
+
+if TYPE_CHECKING:
+    from ingest.download import RemoteFile
 
 
 def default_jobs(cores: int | None = None) -> int:
@@ -28,10 +31,21 @@ def default_jobs(cores: int | None = None) -> int:
 
 
 def fetch_files(
-    paths: Paths, kind: str, limit: int | None, mirror: str | None, progress: Progress
+    paths: Paths,
+    kind: str,
+    limit: int | None,
+    mirror: str | None,
+    progress: Progress,
+    *,
+    encode: bool = True,
+    space_check: bool = True,
 ) -> list[Path]:
-    """Download with one progress bar per file (bytes), md5-verified and resumable."""
-    from ingest.download import DEFAULT_MIRROR, RemoteFile, download
+    """Download with one progress bar per file (bytes), md5-verified and resumable.
+
+    First the plan: the listing's sizes say what the download and the ingest after it
+    will write, and a disk that cannot hold it stops the command before any byte moves.
+    """
+    from ingest.download import DEFAULT_MIRROR, download_files, plan
 
     def on_file(remote: RemoteFile, index: int, count: int) -> None:
         progress.start("download", f"Downloading {remote.name} ({index + 1}/{count})", total=None)
@@ -40,14 +54,29 @@ def fetch_files(
         progress.update("download", completed=done, total=total)
 
     target: Literal["baseline", "updates"] = "baseline" if kind == "baseline" else "updates"
-    return download(
-        target,
-        paths.downloads / target,
-        limit=limit,
-        mirror=mirror or DEFAULT_MIRROR,
-        progress=on_bytes,
-        on_file=on_file,
-    )
+    dest = paths.downloads / target
+    chosen = plan(target, limit=limit, mirror=mirror or DEFAULT_MIRROR)
+    if space_check:
+        check_space(paths, chosen, dest, encode=encode)
+    return download_files(chosen, dest, progress=on_bytes, on_file=on_file)
+
+
+def check_space(paths: Paths, chosen: list[RemoteFile], dest: Path, *, encode: bool) -> None:
+    """Refuse (:class:`DiskSpaceError`) when the disk cannot hold what ``chosen`` brings."""
+    from ingest.space import check, estimate, per_citation
+    from medsearch.config import load_ingest_settings
+    from medsearch.status import corpus_status
+
+    status = corpus_status(paths)
+    ingested: frozenset[str] = frozenset()
+    if paths.store.exists():
+        from medsearch.store import Store
+
+        with Store(paths.store, readonly=True) as store:
+            ingested = frozenset(e.name for e in store.ledger() if e.status == "done")
+    per = per_citation(status["footprint"], int(status["articles"]))
+    needed = estimate(chosen, dest, per, ingested=ingested, encode=encode)
+    check(needed, paths.home, keep_free=load_ingest_settings(paths).keep_free_bytes)
 
 
 @click.command()
@@ -67,6 +96,11 @@ def fetch_files(
     "embeddings",
     default=None,
     help="Import NCBI's precomputed MedCPT article embeddings from a directory or URL.",
+)
+@click.option(
+    "--skip-space-check",
+    is_flag=True,
+    help="With --download: start even if the disk looks too small for the estimate.",
 )
 @click.option("--no-encode", is_flag=True, help="Skip encoding: lexical search only, encode later.")
 @click.option(
@@ -94,6 +128,7 @@ def ingest(
     limit: int | None,
     mirror: str | None,
     embeddings: str | None,
+    skip_space_check: bool,
     no_encode: bool,
     profile: str | None,
     device: str,
@@ -122,7 +157,17 @@ def ingest(
     files = list(inputs)
     with RichProgress(enabled=not as_json) as progress:
         if download:
-            files.extend(fetch_files(paths, download, limit, mirror, progress))
+            files.extend(
+                fetch_files(
+                    paths,
+                    download,
+                    limit,
+                    mirror,
+                    progress,
+                    encode=not no_encode,
+                    space_check=not skip_space_check,
+                )
+            )
         from ingest.pipeline import Ingestor, IngestSummary
 
         with Ingestor(

@@ -6,6 +6,15 @@ size (~1.2-1.4 KB from ~2.5-3.6 KB), and decompresses 3x faster. Ingest's parser
 process encodes and its writer compresses, so both sides of the pipeline gain.
 Records written by earlier versions (zlib) still decode: the format is told by the
 first bytes.
+
+A zstd dictionary trained on the corpus's own records makes each record ~35% smaller
+(936 real PubMed records: 1,383 -> ~880 bytes held out; SciFact: 966 -> ~560; trained
+on one and used on the other still ~22-31%), because per-record compression otherwise
+relearns the same field names and phrases in every 3 KB record. Every zstd frame names
+its dictionary in its header, so a record says what it needs: records without one (older
+stores, the first records of a corpus) and with one decode side by side. The store keeps
+its dictionaries and :func:`register` s them when it opens (see
+:mod:`medsearch.store.db`).
 """
 
 from __future__ import annotations
@@ -21,18 +30,71 @@ from medsearch.errors import StoreError
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 LEVEL = 3
+DICT_BYTES = 112_640
+"""zstd's default dictionary size; 64 KB measured ~1 point worse, 16 KB ~6."""
 
 _local = threading.local()
+_dictionaries: dict[int, zstandard.ZstdCompressionDict] = {}
+_lock = threading.Lock()
 
 
-def _zstd() -> tuple[Any, Any]:
-    """Per-thread (compressor, decompressor): zstd contexts are not thread-safe, and a
-    fresh context per record would cost more than the compression itself."""
-    pair = getattr(_local, "pair", None)
+def _zstd(dict_id: int = 0) -> tuple[Any, Any]:
+    """Per-thread (compressor, decompressor) for a dictionary (0: none): zstd contexts are
+    not thread-safe, and a fresh context per record would cost more than the compression."""
+    contexts: dict[int, tuple[Any, Any]] | None = getattr(_local, "contexts", None)
+    if contexts is None:
+        contexts = _local.contexts = {}
+    pair = contexts.get(dict_id)
     if pair is None:
-        pair = (zstandard.ZstdCompressor(level=LEVEL), zstandard.ZstdDecompressor())
-        _local.pair = pair
-    return pair  # type: ignore[no-any-return]
+        if dict_id:
+            with _lock:
+                found = _dictionaries.get(dict_id)
+            if found is None:
+                raise StoreError(
+                    f"a stored record needs compression dictionary {dict_id}, which this"
+                    " store does not have (the store is damaged or was mixed with another)"
+                )
+            pair = (
+                zstandard.ZstdCompressor(level=LEVEL, dict_data=found),
+                zstandard.ZstdDecompressor(dict_data=found),
+            )
+        else:
+            pair = (zstandard.ZstdCompressor(level=LEVEL), zstandard.ZstdDecompressor())
+        contexts[dict_id] = pair
+    return pair
+
+
+def train(samples: list[bytes]) -> bytes | None:
+    """A dictionary trained on record JSONs, or None when zstd cannot train on them (too
+    few or too alike: a corpus that small does not need one)."""
+    chunks: list[bytes | bytearray | memoryview] = list(samples)
+    try:
+        dictionary = zstandard.train_dictionary(DICT_BYTES, chunks)
+    except zstandard.ZstdError:
+        return None
+    return bytes(dictionary.as_bytes())
+
+
+def register(data: bytes) -> int:
+    """Make a stored dictionary usable in this process; returns its zstd id.
+
+    Ids are random 32-bit numbers chosen at training; two different dictionaries with
+    one id would decode garbage, so that is refused rather than trusted.
+    """
+    dictionary = zstandard.ZstdCompressionDict(data)
+    dictionary.precompute_compress(level=LEVEL)  # once, not per record (~7% per compress)
+    dict_id = int(dictionary.dict_id())
+    with _lock:
+        known = _dictionaries.get(dict_id)
+        if known is not None and known.as_bytes() != data:
+            raise StoreError(f"two different compression dictionaries share the id {dict_id}")
+        _dictionaries[dict_id] = dictionary
+    return dict_id
+
+
+def dictionary_of(blob: bytes) -> int:
+    """The dictionary id a stored zstd record was compressed with (0: none)."""
+    return int(zstandard.get_frame_parameters(blob).dict_id)
 
 
 def encode(data: dict[str, Any]) -> bytes:
@@ -40,19 +102,23 @@ def encode(data: dict[str, Any]) -> bytes:
     return orjson.dumps(data)
 
 
-def compress(raw: bytes) -> bytes:
-    return _zstd()[0].compress(raw)  # type: ignore[no-any-return]
+def compress(raw: bytes, dict_id: int = 0) -> bytes:
+    """zstd, with a :func:`register` ed dictionary when ``dict_id`` names one."""
+    return _zstd(dict_id)[0].compress(raw)  # type: ignore[no-any-return]
 
 
 def decode(blob: bytes) -> dict[str, Any]:
+    return decode_raw(decompress(blob))
+
+
+def decompress(blob: bytes) -> bytes:
+    """A stored record's JSON, whichever way it was compressed."""
     if blob[:4] == ZSTD_MAGIC:
-        raw = _zstd()[1].decompress(blob)
-    else:
-        try:
-            raw = zlib.decompress(blob)
-        except zlib.error as exc:
-            raise StoreError(f"a stored record is damaged ({exc})") from exc
-    return decode_raw(raw)
+        return _zstd(dictionary_of(blob))[1].decompress(blob)  # type: ignore[no-any-return]
+    try:
+        return zlib.decompress(blob)
+    except zlib.error as exc:
+        raise StoreError(f"a stored record is damaged ({exc})") from exc
 
 
 def decode_raw(raw: bytes) -> dict[str, Any]:

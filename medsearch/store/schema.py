@@ -54,6 +54,16 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (kind, pmid)
     ) WITHOUT ROWID;
     """,
+    # 3: zstd dictionaries the records are compressed with (id = zstd's own dictionary id,
+    # which every record's frame header carries)
+    """
+    CREATE TABLE dictionaries (
+        id INTEGER PRIMARY KEY,
+        data BLOB NOT NULL,
+        records INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

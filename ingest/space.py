@@ -1,0 +1,158 @@
+"""Will it fit? The disk a download-and-ingest will take, checked before it starts.
+
+The full baseline is 51.8 GB of downloads and, today, hundreds of GB of store, index
+and vectors; finding out that the disk is too small ten hours in helps nobody. So
+``ingest --download`` plans first: the listing gives each file's size, a file's size
+gives its number of citations (~1,270 gzipped bytes each), and bytes per citation for
+the store, the lexical index and the vectors come from the corpus already in the data
+home when it has enough articles to say, else from :data:`MEASURED` (real PubMed text,
+``benchmarks/footprint.py``). Files already downloaded or already ingested cost nothing.
+
+The estimate gets :data:`HEADROOM` on top (tantivy merges write a segment before they
+delete the old ones; SQLite's WAL grows by a file's worth before a checkpoint), and the
+user's ``[ingest] keep_free_bytes`` is kept free besides.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest.download import RemoteFile
+from medsearch.errors import DiskSpaceError
+from medsearch.footprint import GZ_BYTES_PER_CITATION, human
+
+HEADROOM = 0.10
+"""Extra share of the estimate: merges and the WAL need room while they work."""
+
+MIN_CORPUS = 1_000
+"""Articles a data home needs before its own bytes per citation replace :data:`MEASURED`."""
+
+UNLISTED_FILE_BYTES = 40_000_000
+"""A baseline file's size when the listing gives none (the 2026 mean is ~38.8 MB)."""
+
+FreeBytes = Callable[[Path], int]
+
+
+@dataclass(frozen=True)
+class PerCitation:
+    """Bytes one citation adds to each part of the data home."""
+
+    store: float
+    lexical: float
+    article_vectors: float
+    sentence_vectors: float
+
+
+MEASURED = PerCitation(store=900, lexical=520, article_vectors=1_750, sentence_vectors=15_000)
+"""The figures a first ingest has to go on, per citation at 768-d, as the indexes are laid
+out past 500K vectors (the size where this check matters): store from
+``benchmarks/footprint.py`` (SciFact + the real PubMed files, dictionary-compressed
+records and bookkeeping: 892 B); lexical index, article vectors (IVF-PQ + float16 copy,
+~70 GB at 40.9M) and sentence vectors (~610 GB) from issue 10's 60K real abstracts.
+Update them when the vector layout changes; a corpus of 1,000+ articles uses its own."""
+
+
+@dataclass(frozen=True)
+class SpaceNeeded:
+    """What a planned ingest will write, by part, in bytes."""
+
+    downloads: int
+    citations: int
+    store: int
+    lexical: int
+    vectors: int
+
+    @property
+    def total(self) -> int:
+        written = self.downloads + self.store + self.lexical + self.vectors
+        return round(written * (1 + HEADROOM))
+
+
+def to_fetch(files: Sequence[RemoteFile], dest_dir: Path) -> int:
+    """Bytes still to download: whole files not yet there, the rest of a ``.part``."""
+    total = 0
+    for remote in files:
+        size = remote.size if remote.size is not None else UNLISTED_FILE_BYTES
+        final = dest_dir / remote.name
+        part = dest_dir / (remote.name + ".part")
+        if final.exists():
+            continue
+        total += max(0, size - (part.stat().st_size if part.exists() else 0))
+    return total
+
+
+def estimate(
+    files: Sequence[RemoteFile],
+    dest_dir: Path,
+    per: PerCitation,
+    *,
+    ingested: frozenset[str] = frozenset(),
+    encode: bool = True,
+) -> SpaceNeeded:
+    """The bytes ``files`` will take: downloads, then store, index and (with ``encode``)
+    vectors for the citations of the files not in ``ingested`` (the ledger's names)."""
+    new = [f for f in files if f.name not in ingested]
+    gz = sum(f.size if f.size is not None else UNLISTED_FILE_BYTES for f in new)
+    citations = round(gz / GZ_BYTES_PER_CITATION)
+    vectors = per.article_vectors + per.sentence_vectors if encode else 0.0
+    return SpaceNeeded(
+        downloads=to_fetch(files, dest_dir),
+        citations=citations,
+        store=round(citations * per.store),
+        lexical=round(citations * per.lexical),
+        vectors=round(citations * vectors),
+    )
+
+
+def per_citation(footprint: dict[str, object], articles: int) -> PerCitation:
+    """The data home's own bytes per citation (from ``stats``' footprint) once it holds
+    :data:`MIN_CORPUS` articles; each part it has none of yet falls back to
+    :data:`MEASURED` (a lexical-only corpus about to be encoded, say)."""
+    if articles < MIN_CORPUS:
+        return MEASURED
+    parts = footprint.get("parts")
+    own: dict[str, float] = {}
+    if isinstance(parts, list):
+        for part in parts:
+            value = part.get("bytes_per_article") if isinstance(part, dict) else None
+            if isinstance(value, int | float) and value > 0:
+                own[str(part["part"])] = float(value)
+    return PerCitation(
+        store=own.get("store", MEASURED.store),
+        lexical=own.get("lexical index", MEASURED.lexical),
+        article_vectors=own.get("article vectors", MEASURED.article_vectors),
+        sentence_vectors=own.get("sentence vectors", MEASURED.sentence_vectors),
+    )
+
+
+def disk_free(path: Path) -> int:
+    """Free bytes on the file system holding ``path`` (its nearest existing parent)."""
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    return shutil.disk_usage(probe).free
+
+
+def check(
+    needed: SpaceNeeded,
+    home: Path,
+    *,
+    keep_free: int = 0,
+    free_bytes: FreeBytes = disk_free,
+) -> None:
+    """Raise :class:`DiskSpaceError` (one line: needed, free, where) if it cannot fit."""
+    free = free_bytes(home)
+    if needed.total + keep_free <= free:
+        return
+    kept = f" and keep {human(keep_free)} free ([ingest] keep_free_bytes)" if keep_free else ""
+    raise DiskSpaceError(
+        f"not enough disk for this ingest: it needs about {human(needed.total)}"
+        f" ({needed.total:,} bytes: downloads {human(needed.downloads)}, store"
+        f" {human(needed.store)}, lexical index {human(needed.lexical)}, vectors"
+        f" {human(needed.vectors)} for ~{needed.citations:,} citations, +{HEADROOM:.0%})"
+        f"{kept}, but {human(free)} ({free:,} bytes) is free under the data home {home};"
+        " free space, use --limit N, choose another --home, or pass --skip-space-check"
+    )
