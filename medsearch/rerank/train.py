@@ -282,7 +282,7 @@ def _examples(
     """Every query's candidates featurised once, and the training pairs between them."""
     done = work / "examples.npz"
     if done.exists():
-        return np.load(done, allow_pickle=True)
+        return _read_examples(done)
     queries = _queries(searcher, paths, options)
     if not queries:
         raise UsageError(
@@ -365,7 +365,13 @@ def _examples(
     tmp = work / "examples.partial.npz"
     np.savez(tmp, **arrays)  # type: ignore[arg-type]
     tmp.replace(done)
-    return np.load(done, allow_pickle=True)
+    return _read_examples(done)
+
+
+def _read_examples(path: Path) -> dict[str, Any]:
+    """Every array in memory at once: an ``NpzFile`` re-reads an array on each access."""
+    with np.load(path, allow_pickle=True) as npz:
+        return {name: npz[name] for name in npz.files}
 
 
 def _fit(
