@@ -13,10 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ingest.encode_pipeline import Chunk, Encoded, Rate, human_rate, run_pipeline
 from medsearch.errors import DiskFullError, IndexMismatchError
 from medsearch.paths import Paths
 from medsearch.progress import Progress
@@ -26,11 +29,15 @@ from medsearch.store.db import SQL_CHUNK, is_disk_full, unpack
 
 if TYPE_CHECKING:
     from medsearch.index.vector import VectorCollection
-    from medsearch.models.encoders import Encoder
+    from medsearch.models.encoders import Encoder, Prepared
     from medsearch.models.profiles import ModelProfile
 
 ARTICLES, SENTENCES = "articles", "sentences"
-CHUNK = 256  # articles read and encoded together
+CHUNK = 256  # articles read and encoded together on a CPU
+# ... and on a GPU: ~20 batches of 128K tokens, so length sorting has material to work
+# with and the per-chunk costs (a store read, a queue hand-off) vanish.
+GPU_CHUNK = 8_192
+_NO_IDS = np.zeros(0, dtype=np.int64)
 COMMIT_ARTICLES = 20_000  # ... and committed together (see _encode_stale)
 COMMIT_SECONDS = 120.0
 
@@ -144,92 +151,143 @@ def _previous_items(store: Store, kind: str, pmids: Sequence[int]) -> dict[int, 
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkRows:
+    """What the writer stores for one chunk: vector ids, ids to drop first, ``encoded`` rows."""
+
+    ids: np.ndarray
+    drop: np.ndarray
+    rows: tuple[tuple[int, str, int], ...]  # (pmid, content hash, vectors it now has)
+
+
+Prepare = Callable[[Store, list[Article]], tuple[ChunkRows, "Prepared"]]
+
+
+def chunk_size(device: str) -> int:
+    """Articles per chunk: :data:`CHUNK` on a CPU, :data:`GPU_CHUNK` on a GPU."""
+    return GPU_CHUNK if device.startswith("cuda") else CHUNK
+
+
+def _chunks(
+    store_path: Path, kind: str, profile: str, size: int, prepare: Prepare
+) -> Callable[[], Iterator[Chunk[ChunkRows]]]:
+    """The reader's work, in its own thread with its own read-only connection."""
+
+    def chunks() -> Iterator[Chunk[ChunkRows]]:
+        reader = Store(store_path, readonly=True)
+        try:
+            for seq, pmids in enumerate(stale_pmids(reader, kind, profile, batch=size)):
+                rows, prepared = prepare(reader, _fetch(reader, pmids))
+                yield Chunk(seq, rows, prepared)
+        finally:
+            reader.close()
+
+    return chunks
+
+
 def _encode_stale(
     store: Store,
+    encoders: Sequence[Encoder],
     collection: VectorCollection,
     kind: str,
-    profile: str,
     description: str,
     progress: Progress,
-    step: Callable[[list[Article]], list[tuple[Article, int]]],
-) -> int:
-    """Run ``step`` over every stale article of ``kind`` and commit as it goes.
+    prepare: Prepare,
+) -> Rate:
+    """Encode every stale article of ``kind`` through the pipeline and commit as it goes.
 
-    ``step`` adds a chunk's vectors and returns, per article, how many vectors it now
-    has. Every :data:`COMMIT_ARTICLES` articles or :data:`COMMIT_SECONDS` seconds the
+    Every :data:`COMMIT_ARTICLES` articles or :data:`COMMIT_SECONDS` seconds the
     collection is committed and only then are those articles recorded in ``encoded``:
     an interruption loses at most that much work, and a commit (which rewrites the id
     lookup: ~640 MB at 40M vectors) stays rare at PubMed scale.
     """
+    profile = encoders[0].profile.name
+    devices = ", ".join(e.device for e in encoders)
     task = f"encode-{kind}"
-    progress.start(task, description, total=count_stale(store, kind, profile))
-    done = 0
-    pending: list[tuple[Article, int]] = []
-    last_commit = time.monotonic()
+    progress.start(task, f"{description} on {devices}", total=count_stale(store, kind, profile))
+    rate = Rate.start()
+    pending: list[tuple[int, str, int]] = []
+    last_commit = last_shown = time.monotonic()
 
     def commit() -> None:
         nonlocal last_commit
         collection.commit()
-        _record(store, kind, profile, pending)
+        _record_hashes(store, kind, profile, pending)
         pending.clear()
         last_commit = time.monotonic()
 
-    for pmids in stale_pmids(store, kind, profile):
-        articles = _fetch(store, pmids)
-        pending.extend(step(articles))
-        done += len(articles)
-        progress.advance(task, len(articles))
-        if len(pending) >= COMMIT_ARTICLES or time.monotonic() - last_commit > COMMIT_SECONDS:
+    def write(done: Encoded[ChunkRows]) -> None:
+        nonlocal last_shown
+        rows = done.chunk.meta
+        if len(rows.drop):
+            collection.remove(rows.drop)
+        if len(rows.ids):
+            collection.add(rows.ids, done.vectors)
+        pending.extend(rows.rows)
+        rate.add(len(rows.rows), done.chunk.prepared.tokens)
+        progress.advance(task, len(rows.rows))
+        now = time.monotonic()
+        if now - last_shown >= 1.0:
+            progress.describe(task, f"{description} on {devices} ({rate.describe()})")
+            last_shown = now
+        if len(pending) >= COMMIT_ARTICLES or now - last_commit > COMMIT_SECONDS:
             commit()
+
+    size = chunk_size(encoders[0].device)
+    run_pipeline(_chunks(store.path, kind, profile, size, prepare), encoders, write)
     commit()
+    progress.describe(task, f"{description} on {devices} ({rate.describe()})")
     progress.finish(task)
-    return done
+    return rate
 
 
 def encode_articles(
     store: Store,
-    encoder: Encoder,
+    encoders: Sequence[Encoder],
     collection: VectorCollection,
     *,
     progress: Progress,
-) -> int:
-    def step(articles: list[Article]) -> list[tuple[Article, int]]:
-        vectors = encoder.encode_articles([(a.title, a.abstract_text) for a in articles])
-        collection.add(np.array([a.pmid for a in articles], dtype=np.int64), vectors)
-        return [(a, 1) for a in articles]
+) -> Rate:
+    """Encode stale articles; the rate says how many, and how fast."""
+    chosen = list(encoders)
+    first = chosen[0]
 
-    name = encoder.profile.name
-    return _encode_stale(store, collection, ARTICLES, name, "Encoding articles", progress, step)
+    def prepare(_: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
+        prepared = first.prepare_articles([(a.title, a.abstract_text) for a in articles])
+        ids = np.array([a.pmid for a in articles], dtype=np.int64)
+        rows = tuple((a.pmid, a.content_hash, 1) for a in articles)
+        return ChunkRows(ids, _NO_IDS, rows), prepared
+
+    return _encode_stale(
+        store, chosen, collection, ARTICLES, "Encoding articles", progress, prepare
+    )
 
 
 def encode_sentences(
     store: Store,
-    encoder: Encoder,
+    encoders: Sequence[Encoder],
     collection: VectorCollection,
     *,
     progress: Progress,
-) -> int:
+) -> Rate:
+    """Encode the abstract sentences of stale articles (the reader splits them)."""
     from ingest.sentences import article_sentences
 
-    def step(articles: list[Article]) -> list[tuple[Article, int]]:
-        before = _previous_items(store, SENTENCES, [a.pmid for a in articles])
-        stale = [sentence_ids(p, n) for p, n in before.items() if n]
-        if stale:
-            collection.remove(np.concatenate(stale))
+    chosen = list(encoders)
+    first = chosen[0]
+
+    def prepare(reader: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
+        before = _previous_items(reader, SENTENCES, [a.pmid for a in articles])
+        drop = [sentence_ids(p, n) for p, n in before.items() if n]
         per_article = [(a, article_sentences(a)) for a in articles]
         texts = [s.text for _, sents in per_article for s in sents]
         ids = np.array([s.sentence_id for _, sents in per_article for s in sents], dtype=np.int64)
-        if texts:
-            collection.add(ids, encoder.encode_sentences(texts))
-        return [(a, len(sents)) for a, sents in per_article]
+        rows = tuple((a.pmid, a.content_hash, len(sents)) for a, sents in per_article)
+        dropped = np.concatenate(drop) if drop else _NO_IDS
+        return ChunkRows(ids, dropped, rows), first.prepare_sentences(texts)
 
-    name = encoder.profile.name
     description = "Encoding abstract sentences (articles)"
-    return _encode_stale(store, collection, SENTENCES, name, description, progress, step)
-
-
-def _record(store: Store, kind: str, profile: str, rows: Sequence[tuple[Article, int]]) -> None:
-    _record_hashes(store, kind, profile, [(a.pmid, a.content_hash, n) for a, n in rows])
+    return _encode_stale(store, chosen, collection, SENTENCES, description, progress, prepare)
 
 
 def _record_hashes(
@@ -333,25 +391,52 @@ def run_vectors_stage(
                 " available offline here (`medsearch models download medcpt` on a connected"
                 " machine)"
             )
-        from medsearch.models.encoders import load_encoder
-
-        progress.message(f"loading the {chosen.name} encoders on device {device} ...")
-        encoder = load_encoder(chosen, device=device, paths=paths)
-        collections = open_collections(paths, chosen.name, encoder.dim, index_factory=index_factory)
+        encoders = load_encoders(chosen, device, paths, progress)
+        collections = open_collections(
+            paths, chosen.name, encoders[0].dim, index_factory=index_factory
+        )
+        rates: list[tuple[str, Rate]] = []
         try:
             removed = remove_deleted(store, collections)
             if removed:
                 notes.append(f"removed the vectors of {removed:,} deleted articles")
-            encoded += encode_articles(store, encoder, collections[ARTICLES], progress=progress)
+            rate = encode_articles(store, encoders, collections[ARTICLES], progress=progress)
+            encoded += rate.articles
+            rates.append(("articles", rate))
             if sentences:
-                encode_sentences(store, encoder, collections[SENTENCES], progress=progress)
+                rate = encode_sentences(store, encoders, collections[SENTENCES], progress=progress)
+                rates.append(("sentences of articles", rate))
             for c in collections.values():
                 c.commit()
         finally:
             for c in collections.values():
                 c.close()
-        notes.append(f"vector stage took {time.monotonic() - t0:,.1f} s on {encoder.device}")
+        notes.extend(rate_notes(rates, time.monotonic() - t0, [e.device for e in encoders]))
         return notes, encoded
+
+
+def load_encoders(
+    profile: ModelProfile, device: str, paths: Paths, progress: Progress
+) -> list[Encoder]:
+    """One encoder per device ``device`` names (``cuda``: every visible GPU)."""
+    from medsearch.models.device import detect, resolve_devices
+    from medsearch.models.encoders import load_encoder
+
+    devices = resolve_devices(device, detect())
+    progress.message(f"loading the {profile.name} encoders on {', '.join(devices)} ...")
+    return [load_encoder(profile, device=d, paths=paths) for d in devices]
+
+
+def rate_notes(rates: Sequence[tuple[str, Rate]], seconds: float, devices: list[str]) -> list[str]:
+    """The summary's lines: the stage's time and devices, then each kind's rates."""
+    notes = [f"vector stage took {seconds:,.1f} s on {', '.join(devices)}"]
+    for what, rate in rates:
+        if rate.articles:
+            notes.append(
+                f"encoded {rate.articles:,} {what} in {rate.seconds:,.1f} s:"
+                f" {rate.describe()} ({human_rate(rate.tokens)} tokens)"
+            )
+    return notes
 
 
 def _import_embeddings(
