@@ -71,7 +71,12 @@ def fetch_files(
 @click.option(
     "--models", "profile", default=None, help="Model profile (medcpt, minilm, or your own)."
 )
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda, cuda:N or mps.")
+@click.option(
+    "--device",
+    default="auto",
+    show_default=True,
+    help="auto, cpu, cuda (every GPU), cuda:N, cuda:N,M or mps.",
+)
 @click.option(
     "--index-factory",
     default=None,
