@@ -118,6 +118,10 @@ def run_pipeline(
 
     def encode(encoder: Encoder) -> None:
         try:
+            if encoder.device.startswith("cuda:"):
+                import torch  # only here: the pipeline's logic needs no torch
+
+                torch.cuda.set_device(torch.device(encoder.device))  # per thread
             while (item := _get(todo, stop)) is not None and item is not _DONE:
                 assert isinstance(item, Chunk)
                 t0 = time.perf_counter()

@@ -25,6 +25,7 @@ from medsearch.models.backbone import (
     configure_cpu_threads,
     default_batch_size,
     load_backbone,
+    maybe_compile,
     prepare_batches,
     run_prepared,
     tokenize,
@@ -244,14 +245,16 @@ def load_encoder(
     where = paths if paths is not None else Paths.resolve()
     resolved, dtype = load_runtime(device)
     query_dir = require_model(profile.query_model, where, profile.name)
-    query = load_backbone(
-        profile.query_model, query_dir, kind="encoder", device=resolved, dtype=dtype
+    query = maybe_compile(
+        load_backbone(profile.query_model, query_dir, kind="encoder", device=resolved, dtype=dtype)
     )
     if profile.article_model == profile.query_model:
         article = query
     else:
         article_dir = require_model(profile.article_model, where, profile.name)
-        article = load_backbone(
-            profile.article_model, article_dir, kind="encoder", device=resolved, dtype=dtype
+        article = maybe_compile(
+            load_backbone(
+                profile.article_model, article_dir, kind="encoder", device=resolved, dtype=dtype
+            )
         )
     return Encoder(profile, query, article, batch_size or default_batch_size(resolved))
