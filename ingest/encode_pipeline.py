@@ -168,6 +168,7 @@ class Rate:
     started: float
     articles: int = 0
     tokens: int = 0
+    ended: float | None = None
 
     @classmethod
     def start(cls) -> Rate:
@@ -177,9 +178,14 @@ class Rate:
         self.articles += articles
         self.tokens += tokens
 
+    def stop(self) -> None:
+        """Freeze the clock: the summary reports this kind's own time, not the stage's."""
+        self.ended = time.monotonic()
+
     @property
     def seconds(self) -> float:
-        return max(time.monotonic() - self.started, 1e-9)
+        end = self.ended if self.ended is not None else time.monotonic()
+        return max(end - self.started, 1e-9)
 
     def describe(self) -> str:
         """``1,234 articles/s, 1.2M tokens/s``: what a user watching an ingest wants."""

@@ -236,6 +236,7 @@ def _encode_stale(
     size = chunk_size(encoders[0].device)
     run_pipeline(_chunks(store.path, kind, profile, size, prepare), encoders, write)
     commit()
+    rate.stop()
     progress.describe(task, f"{description} on {devices} ({rate.describe()})")
     progress.finish(task)
     return rate

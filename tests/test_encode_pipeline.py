@@ -189,3 +189,11 @@ def test_progress_names_the_devices_and_the_token_rate(tmp_path: Path, tiny: Tin
     assert rate.articles == N_ARTICLES and rate.tokens > N_ARTICLES * 5
     shown = progress.descriptions["encode-articles"]
     assert shown.startswith("Encoding articles on cpu (") and "tokens/s)" in shown
+
+
+def test_a_stopped_rate_keeps_its_own_time() -> None:
+    rate = Rate.start()
+    rate.add(10, 1000)
+    rate.stop()
+    frozen = rate.seconds
+    assert rate.seconds == frozen and rate.ended is not None
