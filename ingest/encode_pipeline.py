@@ -93,14 +93,29 @@ def run_pipeline(
     chunks: Callable[[], Iterator[Chunk[M]]],
     encoders: Sequence[Encoder],
     write: Callable[[Encoded[M]], None],
+    *,
+    threaded: bool | None = None,
 ) -> None:
     """Encode every chunk ``chunks()`` yields on ``encoders``; ``write`` each result.
 
     ``chunks`` is called in the reader thread (so it may open its own connections
     there). ``write`` runs in the calling thread, once per chunk, in completion order.
+
+    ``threaded=None`` runs the threads unless the only device is the CPU: there torch
+    already keeps every core busy, and a reader thread beside it only makes OpenMP's
+    spinning workers contend (a 2-core machine ran slower), so the chunks are read and
+    encoded in turn, as before.
     """
     if not encoders:
         raise ValueError("run_pipeline needs at least one encoder")
+    if threaded is None:
+        threaded = not (len(encoders) == 1 and encoders[0].device == "cpu")
+    if not threaded:
+        for chunk in chunks():
+            t0 = time.perf_counter()
+            vectors = encoders[0].run(chunk.prepared)
+            write(Encoded(chunk, vectors, encoders[0].device, time.perf_counter() - t0))
+        return
     stop = threading.Event()
     todo: queue.Queue[object] = queue.Queue(maxsize=AHEAD * len(encoders))
     done: queue.Queue[object] = queue.Queue(maxsize=AHEAD * len(encoders))
@@ -116,11 +131,14 @@ def run_pipeline(
         for _ in encoders:
             _put(todo, _DONE, stop)
 
+    import torch  # only here: the pipeline's logic needs no torch
+
+    omp_threads = torch.get_num_threads()  # OpenMP's thread count is per thread: carry ours
+
     def encode(encoder: Encoder) -> None:
         try:
+            torch.set_num_threads(omp_threads)
             if encoder.device.startswith("cuda:"):
-                import torch  # only here: the pipeline's logic needs no torch
-
                 torch.cuda.set_device(torch.device(encoder.device))  # per thread
             while (item := _get(todo, stop)) is not None and item is not _DONE:
                 assert isinstance(item, Chunk)
