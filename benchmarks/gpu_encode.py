@@ -43,7 +43,14 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path[0] = str(REPO)  # not benchmarks/: its ingest.py would shadow the ingest package
 sys.path.insert(1, str(REPO / "tests"))
-SCIFACT = REPO.parent / "shared/data/beir/scifact/corpus.jsonl"
+SCIFACT = next(
+    (
+        root / "shared/data/beir/scifact/corpus.jsonl"
+        for root in (REPO.parent, REPO)  # a worktree beside shared/, or a copy holding it
+        if (root / "shared/data/beir/scifact/corpus.jsonl").exists()
+    ),
+    REPO.parent / "shared/data/beir/scifact/corpus.jsonl",
+)
 
 from pubmed_builders import article_xml  # noqa: E402
 from tiny_models import WORDS, build_tiny_models, tiny_profile_for  # noqa: E402

@@ -18,8 +18,10 @@ from medsearch.models.backbone import (
     Backbone,
     default_batch_size,
     load_backbone,
+    pad_rows,
     quantize_int8,
     run_batched,
+    run_prepared,
     tokenize,
 )
 from medsearch.models.cache import require_model
@@ -78,15 +80,29 @@ class CrossEncoder:
             return np.zeros((0,), dtype=np.float32)
         texts = [article_text(title, abstract) for title, abstract in docs]
         features = tokenize(self._backbone, [query] * len(texts), texts, self.max_length)
-        scores = run_batched(
-            self._backbone,
-            features,
-            _logits,
-            batch_size=batch_size or self.batch_size,
-            max_length=self.max_length,
-            progress=progress,
-            is_cancelled=is_cancelled,
-        )
+        size = batch_size or self.batch_size
+        if self.device == "cpu":
+            # Consecutive batches, as the Searcher's old chunks were: int8 dynamic
+            # quantisation scales each batch by its own range, so regrouping pairs would
+            # move CPU scores by quantisation noise; this keeps them exactly as before.
+            pad_id = self._backbone.tokenizer.pad_token_id or 0
+            batches = [
+                pad_rows(features, range(i, min(i + size, len(texts))), pad_id)
+                for i in range(0, len(texts), size)
+            ]
+            scores = run_prepared(
+                self._backbone, batches, _logits, progress=progress, is_cancelled=is_cancelled
+            )
+        else:
+            scores = run_batched(
+                self._backbone,
+                features,
+                _logits,
+                batch_size=size,
+                max_length=self.max_length,
+                progress=progress,
+                is_cancelled=is_cancelled,
+            )
         return np.ascontiguousarray(scores, dtype=np.float32)
 
     def rank(
