@@ -313,6 +313,12 @@ def main() -> None:
     parser.add_argument("--fp16", action="store_true", help="also a float16 bare forward")
     parser.add_argument("--rerank-pairs", type=int, default=None, help="default 100 GPU, 8 CPU")
     parser.add_argument("--skip-st", action="store_true", help="skip sentence-transformers")
+    parser.add_argument(
+        "--memory-fraction",
+        type=float,
+        default=None,
+        help="cap each GPU's memory (e.g. 0.03) to watch out-of-memory back-off in (a)",
+    )
     parser.add_argument("--rerank-only", action="store_true", help="only (d), on --device")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
@@ -364,6 +370,11 @@ def main() -> None:
                     profile, first_device, texts, sentences, dtype=dtype, compile_model=True
                 )
             )
+        if args.memory_fraction and gpu:
+            import torch
+
+            for i in range(torch.cuda.device_count()):
+                torch.cuda.set_per_process_memory_fraction(args.memory_fraction, i)
         stage = stage_end_to_end(home, args.device)
         stage_tokens = bare["articles"]["tokens"] + bare["sentences"]["tokens"]
         stage["tokens"] = stage_tokens

@@ -20,12 +20,21 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ingest.encode_pipeline import Chunk, Encoded, Rate, human_rate, run_pipeline
+from ingest.encoded import (
+    count_stale,
+    fetch,
+    previous_items,
+    record_hashes,
+    remove_deleted,
+    sentence_ids,
+    stale_pmids,
+)
 from medsearch.errors import DiskFullError, IndexMismatchError
 from medsearch.paths import Paths
 from medsearch.progress import Progress
-from medsearch.records import SENTENCES_PER_ARTICLE, Article
+from medsearch.records import Article
 from medsearch.store import Store
-from medsearch.store.db import SQL_CHUNK, is_disk_full, unpack
+from medsearch.store.db import is_disk_full
 
 if TYPE_CHECKING:
     from medsearch.index.vector import VectorCollection
@@ -67,90 +76,6 @@ def choose_profile(paths: Paths, requested: str | None) -> ModelProfile:
     return profile
 
 
-def stale_pmids(
-    store: Store, kind: str, profile: str, *, batch: int | None = None
-) -> Iterator[list[int]]:
-    """PMIDs whose vectors are missing, from another profile, or of an older text."""
-    last = 0
-    while True:
-        rows = store.conn.execute(
-            "SELECT a.pmid FROM articles a LEFT JOIN encoded e"
-            " ON e.kind = ? AND e.pmid = a.pmid"
-            " WHERE a.pmid > ? AND (e.pmid IS NULL OR e.content_hash != a.content_hash"
-            " OR e.profile != ?) ORDER BY a.pmid LIMIT ?",
-            (kind, last, profile, batch or CHUNK),
-        ).fetchall()
-        if not rows:
-            return
-        last = rows[-1][0]
-        yield [r[0] for r in rows]
-
-
-def count_stale(store: Store, kind: str, profile: str) -> int:
-    row = store.conn.execute(
-        "SELECT COUNT(*) FROM articles a LEFT JOIN encoded e ON e.kind = ? AND e.pmid = a.pmid"
-        " WHERE e.pmid IS NULL OR e.content_hash != a.content_hash OR e.profile != ?",
-        (kind, profile),
-    ).fetchone()
-    return int(row[0])
-
-
-def sentence_ids(pmid: int, count: int) -> np.ndarray:
-    return np.arange(count, dtype=np.int64) + pmid * SENTENCES_PER_ARTICLE
-
-
-def remove_deleted(store: Store, collections: dict[str, VectorCollection]) -> int:
-    """Vectors of PMIDs no longer in the store (DeleteCitation) leave every collection."""
-    rows = store.conn.execute(
-        "SELECT e.kind, e.pmid, e.items FROM encoded e"
-        " LEFT JOIN articles a ON a.pmid = e.pmid WHERE a.pmid IS NULL"
-    ).fetchall()
-    if not rows:
-        return 0
-    for kind, collection in collections.items():
-        ids = [
-            sentence_ids(pmid, items) if kind == SENTENCES else np.array([pmid], dtype=np.int64)
-            for k, pmid, items in rows
-            if k == kind
-        ]
-        if ids:
-            collection.remove(np.concatenate(ids))
-            collection.commit()
-    with store.transaction():
-        store.conn.executemany(
-            "DELETE FROM encoded WHERE kind = ? AND pmid = ?", [(k, p) for k, p, _ in rows]
-        )
-    return len({p for _, p, _ in rows})
-
-
-def _fetch(store: Store, pmids: Sequence[int]) -> list[Article]:
-    out: list[Article] = []
-    for i in range(0, len(pmids), SQL_CHUNK):
-        chunk = tuple(pmids[i : i + SQL_CHUNK])
-        marks = ",".join("?" * len(chunk))
-        out.extend(
-            unpack(blob)
-            for (blob,) in store.conn.execute(
-                f"SELECT data FROM articles WHERE pmid IN ({marks}) ORDER BY pmid", chunk
-            )
-        )
-    return out
-
-
-def _previous_items(store: Store, kind: str, pmids: Sequence[int]) -> dict[int, int]:
-    found: dict[int, int] = {}
-    for i in range(0, len(pmids), SQL_CHUNK):
-        chunk = tuple(pmids[i : i + SQL_CHUNK])
-        marks = ",".join("?" * len(chunk))
-        found.update(
-            store.conn.execute(
-                f"SELECT pmid, items FROM encoded WHERE kind = ? AND pmid IN ({marks})",
-                (kind, *chunk),
-            ).fetchall()
-        )
-    return found
-
-
 @dataclass(frozen=True, slots=True)
 class ChunkRows:
     """What the writer stores for one chunk: vector ids, ids to drop first, ``encoded`` rows."""
@@ -177,7 +102,7 @@ def _chunks(
         reader = Store(store_path, readonly=True)
         try:
             for seq, pmids in enumerate(stale_pmids(reader, kind, profile, batch=size)):
-                rows, prepared = prepare(reader, _fetch(reader, pmids))
+                rows, prepared = prepare(reader, fetch(reader, pmids))
                 yield Chunk(seq, rows, prepared)
         finally:
             reader.close()
@@ -212,7 +137,7 @@ def _encode_stale(
     def commit() -> None:
         nonlocal last_commit
         collection.commit()
-        _record_hashes(store, kind, profile, pending)
+        record_hashes(store, kind, profile, pending)
         pending.clear()
         last_commit = time.monotonic()
 
@@ -278,7 +203,7 @@ def encode_sentences(
     first = chosen[0]
 
     def prepare(reader: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
-        before = _previous_items(reader, SENTENCES, [a.pmid for a in articles])
+        before = previous_items(reader, SENTENCES, [a.pmid for a in articles])
         drop = [sentence_ids(p, n) for p, n in before.items() if n]
         per_article = [(a, article_sentences(a)) for a in articles]
         texts = [s.text for _, sents in per_article for s in sents]
@@ -289,18 +214,6 @@ def encode_sentences(
 
     description = "Encoding abstract sentences (articles)"
     return _encode_stale(store, chosen, collection, SENTENCES, description, progress, prepare)
-
-
-def _record_hashes(
-    store: Store, kind: str, profile: str, rows: Sequence[tuple[int, str, int]]
-) -> None:
-    with store.transaction():
-        store.conn.executemany(
-            "INSERT INTO encoded(pmid, kind, profile, content_hash, items) VALUES (?,?,?,?,?)"
-            " ON CONFLICT(kind, pmid) DO UPDATE SET profile=excluded.profile,"
-            " content_hash=excluded.content_hash, items=excluded.items",
-            [(pmid, kind, profile, digest, n) for pmid, digest, n in rows],
-        )
 
 
 def open_collections(
@@ -413,6 +326,12 @@ def run_vectors_stage(
             for c in collections.values():
                 c.close()
         notes.extend(rate_notes(rates, time.monotonic() - t0, [e.device for e in encoders]))
+        notes.extend(
+            f"out of memory on {e.device}: batches were halved down to {e.oom_limit} texts"
+            " and the run carried on"
+            for e in encoders
+            if e.oom_limit
+        )
         return notes, encoded
 
 
@@ -487,7 +406,7 @@ def _mark_imported(store: Store, paths: Paths) -> None:
         ).fetchall():
             last = rows[-1][0]
             mask = collection.contains(np.array([r[0] for r in rows], dtype=np.int64))
-            _record_hashes(
+            record_hashes(
                 store,
                 ARTICLES,
                 "medcpt",

@@ -124,7 +124,7 @@ def test_out_of_memory_halves_the_batch_and_the_vectors_do_not_change(
     backbone.model.register_forward_pre_hook(small_device, with_kwargs=True)
     got = encode_with(ingested(tmp_path / "oom", tiny), [encoder])
     # One batch of 30 articles: 30 -> 15 -> 7 -> 3 rows, and later batches start at 3.
-    assert backbone.oom_limit == 3 and max(largest) == 3
+    assert backbone.oom_limit == 3 and max(largest) == 3 and encoder.oom_limit == 3
     np.testing.assert_allclose(got[0], reference[0], atol=1e-5)
     assert got[1] == reference[1]
 

@@ -119,6 +119,12 @@ class Encoder:
         return len(tokenize(self._article, first, second, 1 << 20)["input_ids"][0])
 
     @property
+    def oom_limit(self) -> int | None:
+        """The batch (texts) an out-of-memory back-off settled on; None if it never ran."""
+        limits = [b.oom_limit for b in (self._query, self._article) if b.oom_limit]
+        return min(limits) if limits else None
+
+    @property
     def shares_model(self) -> bool:
         """True when one loaded model serves queries and articles (symmetric profiles)."""
         return self._query is self._article
