@@ -13,24 +13,40 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ingest.encode_pipeline import Chunk, Encoded, Rate, human_rate, run_pipeline
+from ingest.encoded import (
+    count_stale,
+    fetch,
+    previous_items,
+    record_hashes,
+    remove_deleted,
+    sentence_ids,
+    stale_pmids,
+)
 from medsearch.errors import DiskFullError, IndexMismatchError
 from medsearch.paths import Paths
 from medsearch.progress import Progress
-from medsearch.records import SENTENCES_PER_ARTICLE, Article
+from medsearch.records import Article
 from medsearch.store import Store
-from medsearch.store.db import SQL_CHUNK, is_disk_full, unpack
+from medsearch.store.db import is_disk_full
 
 if TYPE_CHECKING:
     from medsearch.index.vector import VectorCollection
-    from medsearch.models.encoders import Encoder
+    from medsearch.models.encoders import Encoder, Prepared
     from medsearch.models.profiles import ModelProfile
 
 ARTICLES, SENTENCES = "articles", "sentences"
-CHUNK = 256  # articles read and encoded together
+CHUNK = 256  # articles read and encoded together on a CPU
+# ... and on a GPU: ~20 batches of 128K tokens, so length sorting has material to work
+# with and the per-chunk costs (a store read, a queue hand-off) vanish.
+GPU_CHUNK = 8_192
+_NO_IDS = np.zeros(0, dtype=np.int64)
 COMMIT_ARTICLES = 20_000  # ... and committed together (see _encode_stale)
 COMMIT_SECONDS = 120.0
 
@@ -60,188 +76,144 @@ def choose_profile(paths: Paths, requested: str | None) -> ModelProfile:
     return profile
 
 
-def stale_pmids(
-    store: Store, kind: str, profile: str, *, batch: int | None = None
-) -> Iterator[list[int]]:
-    """PMIDs whose vectors are missing, from another profile, or of an older text."""
-    last = 0
-    while True:
-        rows = store.conn.execute(
-            "SELECT a.pmid FROM articles a LEFT JOIN encoded e"
-            " ON e.kind = ? AND e.pmid = a.pmid"
-            " WHERE a.pmid > ? AND (e.pmid IS NULL OR e.content_hash != a.content_hash"
-            " OR e.profile != ?) ORDER BY a.pmid LIMIT ?",
-            (kind, last, profile, batch or CHUNK),
-        ).fetchall()
-        if not rows:
-            return
-        last = rows[-1][0]
-        yield [r[0] for r in rows]
+@dataclass(frozen=True, slots=True)
+class ChunkRows:
+    """What the writer stores for one chunk: vector ids, ids to drop first, ``encoded`` rows."""
+
+    ids: np.ndarray
+    drop: np.ndarray
+    rows: tuple[tuple[int, str, int], ...]  # (pmid, content hash, vectors it now has)
 
 
-def count_stale(store: Store, kind: str, profile: str) -> int:
-    row = store.conn.execute(
-        "SELECT COUNT(*) FROM articles a LEFT JOIN encoded e ON e.kind = ? AND e.pmid = a.pmid"
-        " WHERE e.pmid IS NULL OR e.content_hash != a.content_hash OR e.profile != ?",
-        (kind, profile),
-    ).fetchone()
-    return int(row[0])
+Prepare = Callable[[Store, list[Article]], tuple[ChunkRows, "Prepared"]]
 
 
-def sentence_ids(pmid: int, count: int) -> np.ndarray:
-    return np.arange(count, dtype=np.int64) + pmid * SENTENCES_PER_ARTICLE
+def chunk_size(device: str) -> int:
+    """Articles per chunk: :data:`CHUNK` on a CPU, :data:`GPU_CHUNK` on a GPU."""
+    return GPU_CHUNK if device.startswith("cuda") else CHUNK
 
 
-def remove_deleted(store: Store, collections: dict[str, VectorCollection]) -> int:
-    """Vectors of PMIDs no longer in the store (DeleteCitation) leave every collection."""
-    rows = store.conn.execute(
-        "SELECT e.kind, e.pmid, e.items FROM encoded e"
-        " LEFT JOIN articles a ON a.pmid = e.pmid WHERE a.pmid IS NULL"
-    ).fetchall()
-    if not rows:
-        return 0
-    for kind, collection in collections.items():
-        ids = [
-            sentence_ids(pmid, items) if kind == SENTENCES else np.array([pmid], dtype=np.int64)
-            for k, pmid, items in rows
-            if k == kind
-        ]
-        if ids:
-            collection.remove(np.concatenate(ids))
-            collection.commit()
-    with store.transaction():
-        store.conn.executemany(
-            "DELETE FROM encoded WHERE kind = ? AND pmid = ?", [(k, p) for k, p, _ in rows]
-        )
-    return len({p for _, p, _ in rows})
+def _chunks(
+    store_path: Path, kind: str, profile: str, size: int, prepare: Prepare
+) -> Callable[[], Iterator[Chunk[ChunkRows]]]:
+    """The reader's work, in its own thread with its own read-only connection."""
 
+    def chunks() -> Iterator[Chunk[ChunkRows]]:
+        reader = Store(store_path, readonly=True)
+        try:
+            for seq, pmids in enumerate(stale_pmids(reader, kind, profile, batch=size)):
+                rows, prepared = prepare(reader, fetch(reader, pmids))
+                yield Chunk(seq, rows, prepared)
+        finally:
+            reader.close()
 
-def _fetch(store: Store, pmids: Sequence[int]) -> list[Article]:
-    out: list[Article] = []
-    for i in range(0, len(pmids), SQL_CHUNK):
-        chunk = tuple(pmids[i : i + SQL_CHUNK])
-        marks = ",".join("?" * len(chunk))
-        out.extend(
-            unpack(blob)
-            for (blob,) in store.conn.execute(
-                f"SELECT data FROM articles WHERE pmid IN ({marks}) ORDER BY pmid", chunk
-            )
-        )
-    return out
-
-
-def _previous_items(store: Store, kind: str, pmids: Sequence[int]) -> dict[int, int]:
-    found: dict[int, int] = {}
-    for i in range(0, len(pmids), SQL_CHUNK):
-        chunk = tuple(pmids[i : i + SQL_CHUNK])
-        marks = ",".join("?" * len(chunk))
-        found.update(
-            store.conn.execute(
-                f"SELECT pmid, items FROM encoded WHERE kind = ? AND pmid IN ({marks})",
-                (kind, *chunk),
-            ).fetchall()
-        )
-    return found
+    return chunks
 
 
 def _encode_stale(
     store: Store,
+    encoders: Sequence[Encoder],
     collection: VectorCollection,
     kind: str,
-    profile: str,
     description: str,
     progress: Progress,
-    step: Callable[[list[Article]], list[tuple[Article, int]]],
-) -> int:
-    """Run ``step`` over every stale article of ``kind`` and commit as it goes.
+    prepare: Prepare,
+) -> Rate:
+    """Encode every stale article of ``kind`` through the pipeline and commit as it goes.
 
-    ``step`` adds a chunk's vectors and returns, per article, how many vectors it now
-    has. Every :data:`COMMIT_ARTICLES` articles or :data:`COMMIT_SECONDS` seconds the
+    Every :data:`COMMIT_ARTICLES` articles or :data:`COMMIT_SECONDS` seconds the
     collection is committed and only then are those articles recorded in ``encoded``:
     an interruption loses at most that much work, and a commit (which rewrites the id
     lookup: ~640 MB at 40M vectors) stays rare at PubMed scale.
     """
+    profile = encoders[0].profile.name
+    devices = ", ".join(e.device for e in encoders)
     task = f"encode-{kind}"
-    progress.start(task, description, total=count_stale(store, kind, profile))
-    done = 0
-    pending: list[tuple[Article, int]] = []
-    last_commit = time.monotonic()
+    progress.start(task, f"{description} on {devices}", total=count_stale(store, kind, profile))
+    rate = Rate.start()
+    pending: list[tuple[int, str, int]] = []
+    last_commit = last_shown = time.monotonic()
 
     def commit() -> None:
         nonlocal last_commit
         collection.commit()
-        _record(store, kind, profile, pending)
+        record_hashes(store, kind, profile, pending)
         pending.clear()
         last_commit = time.monotonic()
 
-    for pmids in stale_pmids(store, kind, profile):
-        articles = _fetch(store, pmids)
-        pending.extend(step(articles))
-        done += len(articles)
-        progress.advance(task, len(articles))
-        if len(pending) >= COMMIT_ARTICLES or time.monotonic() - last_commit > COMMIT_SECONDS:
+    def write(done: Encoded[ChunkRows]) -> None:
+        nonlocal last_shown
+        rows = done.chunk.meta
+        if len(rows.drop):
+            collection.remove(rows.drop)
+        if len(rows.ids):
+            collection.add(rows.ids, done.vectors)
+        pending.extend(rows.rows)
+        rate.add(len(rows.rows), done.chunk.prepared.tokens)
+        progress.advance(task, len(rows.rows))
+        now = time.monotonic()
+        if now - last_shown >= 1.0:
+            progress.describe(task, f"{description} on {devices} ({rate.describe()})")
+            last_shown = now
+        if len(pending) >= COMMIT_ARTICLES or now - last_commit > COMMIT_SECONDS:
             commit()
+
+    size = chunk_size(encoders[0].device)
+    run_pipeline(_chunks(store.path, kind, profile, size, prepare), encoders, write)
     commit()
+    rate.stop()
+    progress.describe(task, f"{description} on {devices} ({rate.describe()})")
     progress.finish(task)
-    return done
+    return rate
 
 
 def encode_articles(
     store: Store,
-    encoder: Encoder,
+    encoders: Sequence[Encoder],
     collection: VectorCollection,
     *,
     progress: Progress,
-) -> int:
-    def step(articles: list[Article]) -> list[tuple[Article, int]]:
-        vectors = encoder.encode_articles([(a.title, a.abstract_text) for a in articles])
-        collection.add(np.array([a.pmid for a in articles], dtype=np.int64), vectors)
-        return [(a, 1) for a in articles]
+) -> Rate:
+    """Encode stale articles; the rate says how many, and how fast."""
+    chosen = list(encoders)
+    first = chosen[0]
 
-    name = encoder.profile.name
-    return _encode_stale(store, collection, ARTICLES, name, "Encoding articles", progress, step)
+    def prepare(_: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
+        prepared = first.prepare_articles([(a.title, a.abstract_text) for a in articles])
+        ids = np.array([a.pmid for a in articles], dtype=np.int64)
+        rows = tuple((a.pmid, a.content_hash, 1) for a in articles)
+        return ChunkRows(ids, _NO_IDS, rows), prepared
+
+    return _encode_stale(
+        store, chosen, collection, ARTICLES, "Encoding articles", progress, prepare
+    )
 
 
 def encode_sentences(
     store: Store,
-    encoder: Encoder,
+    encoders: Sequence[Encoder],
     collection: VectorCollection,
     *,
     progress: Progress,
-) -> int:
+) -> Rate:
+    """Encode the abstract sentences of stale articles (the reader splits them)."""
     from ingest.sentences import article_sentences
 
-    def step(articles: list[Article]) -> list[tuple[Article, int]]:
-        before = _previous_items(store, SENTENCES, [a.pmid for a in articles])
-        stale = [sentence_ids(p, n) for p, n in before.items() if n]
-        if stale:
-            collection.remove(np.concatenate(stale))
+    chosen = list(encoders)
+    first = chosen[0]
+
+    def prepare(reader: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
+        before = previous_items(reader, SENTENCES, [a.pmid for a in articles])
+        drop = [sentence_ids(p, n) for p, n in before.items() if n]
         per_article = [(a, article_sentences(a)) for a in articles]
         texts = [s.text for _, sents in per_article for s in sents]
         ids = np.array([s.sentence_id for _, sents in per_article for s in sents], dtype=np.int64)
-        if texts:
-            collection.add(ids, encoder.encode_sentences(texts))
-        return [(a, len(sents)) for a, sents in per_article]
+        rows = tuple((a.pmid, a.content_hash, len(sents)) for a, sents in per_article)
+        dropped = np.concatenate(drop) if drop else _NO_IDS
+        return ChunkRows(ids, dropped, rows), first.prepare_sentences(texts)
 
-    name = encoder.profile.name
     description = "Encoding abstract sentences (articles)"
-    return _encode_stale(store, collection, SENTENCES, name, description, progress, step)
-
-
-def _record(store: Store, kind: str, profile: str, rows: Sequence[tuple[Article, int]]) -> None:
-    _record_hashes(store, kind, profile, [(a.pmid, a.content_hash, n) for a, n in rows])
-
-
-def _record_hashes(
-    store: Store, kind: str, profile: str, rows: Sequence[tuple[int, str, int]]
-) -> None:
-    with store.transaction():
-        store.conn.executemany(
-            "INSERT INTO encoded(pmid, kind, profile, content_hash, items) VALUES (?,?,?,?,?)"
-            " ON CONFLICT(kind, pmid) DO UPDATE SET profile=excluded.profile,"
-            " content_hash=excluded.content_hash, items=excluded.items",
-            [(pmid, kind, profile, digest, n) for pmid, digest, n in rows],
-        )
+    return _encode_stale(store, chosen, collection, SENTENCES, description, progress, prepare)
 
 
 def open_collections(
@@ -333,25 +305,58 @@ def run_vectors_stage(
                 " available offline here (`medsearch models download medcpt` on a connected"
                 " machine)"
             )
-        from medsearch.models.encoders import load_encoder
-
-        progress.message(f"loading the {chosen.name} encoders on device {device} ...")
-        encoder = load_encoder(chosen, device=device, paths=paths)
-        collections = open_collections(paths, chosen.name, encoder.dim, index_factory=index_factory)
+        encoders = load_encoders(chosen, device, paths, progress)
+        collections = open_collections(
+            paths, chosen.name, encoders[0].dim, index_factory=index_factory
+        )
+        rates: list[tuple[str, Rate]] = []
         try:
             removed = remove_deleted(store, collections)
             if removed:
                 notes.append(f"removed the vectors of {removed:,} deleted articles")
-            encoded += encode_articles(store, encoder, collections[ARTICLES], progress=progress)
+            rate = encode_articles(store, encoders, collections[ARTICLES], progress=progress)
+            encoded += rate.articles
+            rates.append(("articles", rate))
             if sentences:
-                encode_sentences(store, encoder, collections[SENTENCES], progress=progress)
+                rate = encode_sentences(store, encoders, collections[SENTENCES], progress=progress)
+                rates.append(("sentences of articles", rate))
             for c in collections.values():
                 c.commit()
         finally:
             for c in collections.values():
                 c.close()
-        notes.append(f"vector stage took {time.monotonic() - t0:,.1f} s on {encoder.device}")
+        notes.extend(rate_notes(rates, time.monotonic() - t0, [e.device for e in encoders]))
+        notes.extend(
+            f"out of memory on {e.device}: batches were halved down to {e.oom_limit} texts"
+            " and the run carried on"
+            for e in encoders
+            if e.oom_limit
+        )
         return notes, encoded
+
+
+def load_encoders(
+    profile: ModelProfile, device: str, paths: Paths, progress: Progress
+) -> list[Encoder]:
+    """One encoder per device ``device`` names (``cuda``: every visible GPU)."""
+    from medsearch.models.device import detect, resolve_devices
+    from medsearch.models.encoders import load_encoder
+
+    devices = resolve_devices(device, detect())
+    progress.message(f"loading the {profile.name} encoders on {', '.join(devices)} ...")
+    return [load_encoder(profile, device=d, paths=paths) for d in devices]
+
+
+def rate_notes(rates: Sequence[tuple[str, Rate]], seconds: float, devices: list[str]) -> list[str]:
+    """The summary's lines: the stage's time and devices, then each kind's rates."""
+    notes = [f"vector stage took {seconds:,.1f} s on {', '.join(devices)}"]
+    for what, rate in rates:
+        if rate.articles:
+            notes.append(
+                f"encoded {rate.articles:,} {what} in {rate.seconds:,.1f} s:"
+                f" {rate.describe()} ({human_rate(rate.tokens)} tokens)"
+            )
+    return notes
 
 
 def _import_embeddings(
@@ -401,7 +406,7 @@ def _mark_imported(store: Store, paths: Paths) -> None:
         ).fetchall():
             last = rows[-1][0]
             mask = collection.contains(np.array([r[0] for r in rows], dtype=np.int64))
-            _record_hashes(
+            record_hashes(
                 store,
                 ARTICLES,
                 "medcpt",

@@ -22,6 +22,9 @@ class Progress(Protocol):
 
     def finish(self, key: str) -> None: ...
 
+    def describe(self, key: str, description: str) -> None:
+        """Change a running task's description (live rates: tokens/s, devices)."""
+
     def message(self, text: str) -> None:
         """A line for the user (a skipped file, a warning) that should not break the bars."""
 
@@ -31,6 +34,7 @@ class NullProgress:
 
     def __init__(self) -> None:
         self.messages: list[str] = []
+        self.descriptions: dict[str, str] = {}
 
     def start(self, key: str, description: str, total: int | None = None) -> None:
         pass
@@ -43,6 +47,9 @@ class NullProgress:
 
     def finish(self, key: str) -> None:
         pass
+
+    def describe(self, key: str, description: str) -> None:
+        self.descriptions[key] = description
 
     def message(self, text: str) -> None:
         self.messages.append(text)

@@ -176,3 +176,35 @@ def test_a_short_query_runs_on_one_thread_and_bulk_work_on_all() -> None:
     assert threads_for(INTERACTIVE_TOKENS, configured=8) == 1
     assert threads_for(INTERACTIVE_TOKENS + 1, configured=8) == 8
     assert threads_for(10_000, configured=0) == 1
+
+
+# --- every GPU ---------------------------------------------------------------------------
+
+
+def gpus(n: int) -> DeviceSupport:
+    return DeviceSupport(
+        cuda_available=n > 0, mps_available=False, bf16_supported=n > 0, cuda_devices=n
+    )
+
+
+def test_cuda_means_one_encoder_per_visible_gpu() -> None:
+    from medsearch.models.device import resolve_devices
+
+    assert resolve_devices("cuda", gpus(4)) == ("cuda:0", "cuda:1", "cuda:2", "cuda:3")
+    assert resolve_devices("auto", gpus(2)) == ("cuda:0", "cuda:1")
+    assert resolve_devices("cuda", gpus(1)) == ("cuda",)
+    assert resolve_devices("cuda:1", gpus(2)) == ("cuda:1",)
+    assert resolve_devices("auto", gpus(0)) == ("cpu",)
+
+
+def test_a_list_of_gpus_chooses_them_and_an_absent_one_is_named() -> None:
+    from medsearch.models.device import resolve_devices
+
+    assert resolve_devices("cuda:0,2", gpus(4)) == ("cuda:0", "cuda:2")
+    assert resolve_devices("cuda:1,1,0", gpus(2)) == ("cuda:1", "cuda:0")
+    with pytest.raises(ModelError, match=r"2 visible GPU\(s\) \(cuda:0 to cuda:1\)"):
+        resolve_devices("cuda:0,3", gpus(2))
+    with pytest.raises(ModelError, match="CUDA is not available"):
+        resolve_devices("cuda:0,1", gpus(0))
+    # Single-device callers (search) take the first of a list.
+    assert pick_device("cuda:1,0", gpus(2)) == "cuda:1"

@@ -269,7 +269,7 @@ def test_an_interrupted_encode_resumes_without_redoing_committed_chunks(
     tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import ingest.encode_stage as stage
-    from medsearch.models.encoders import Encoder
+    from medsearch.models.encoders import Encoder, Prepared
 
     paths = Paths(tmp_path / "home")
     write_tiny_config(paths, tiny)
@@ -277,17 +277,17 @@ def test_an_interrupted_encode_resumes_without_redoing_committed_chunks(
         ing.run([build_corpus(tmp_path)])
     monkeypatch.setattr(stage, "CHUNK", 2)
     monkeypatch.setattr(stage, "COMMIT_ARTICLES", 2)
-    real = Encoder.encode_articles
+    real = Encoder.run
     calls = []
 
-    def interrupted_on_third_chunk(self: Encoder, pairs: list[tuple[str, str]], **kw: object):
-        calls.append(len(pairs))
-        if len(calls) == 3:
+    def interrupted_on_third_chunk(self: Encoder, prepared: Prepared, **kw: object):
+        calls.append(prepared.count)
+        if len(calls) == 3:  # in the device thread: the caller must still see it
             raise KeyboardInterrupt
-        return real(self, pairs, **kw)  # type: ignore[arg-type]
+        return real(self, prepared, **kw)  # type: ignore[arg-type]
 
     with monkeypatch.context() as patch, pytest.raises(KeyboardInterrupt):
-        patch.setattr(Encoder, "encode_articles", interrupted_on_third_chunk)
+        patch.setattr(Encoder, "run", interrupted_on_third_chunk)
         ingest_and_encode(paths, [])
     with VectorCollection.open(paths.vector_dir("articles")) as coll:
         assert len(coll) == 4  # two committed chunks survive

@@ -106,7 +106,12 @@ def check_space(paths: Paths, chosen: list[RemoteFile], dest: Path, *, encode: b
 @click.option(
     "--models", "profile", default=None, help="Model profile (medcpt, minilm, or your own)."
 )
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda, cuda:N or mps.")
+@click.option(
+    "--device",
+    default="auto",
+    show_default=True,
+    help="auto, cpu, cuda (every GPU), cuda:N, cuda:N,M or mps.",
+)
 @click.option(
     "--index-factory",
     default=None,

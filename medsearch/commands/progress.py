@@ -72,6 +72,10 @@ class RichProgress:
         if key in self._tasks:
             self._bars.update(self._tasks[key], completed=completed, total=total)
 
+    def describe(self, key: str, description: str) -> None:
+        if key in self._tasks:
+            self._bars.update(self._tasks[key], description=description)
+
     def finish(self, key: str) -> None:
         if key in self._tasks:
             task = self._tasks[key]

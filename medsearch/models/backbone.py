@@ -1,8 +1,11 @@
 """Loading one transformer (tokenizer + weights) and running it over many texts.
 
-Shared by the bi-encoders and the cross-encoder: tokenise once without padding, plan
-length-sorted batches, pad each batch only to its own longest text, run the model under
-``torch.inference_mode()`` with out-of-memory back-off, and return rows in input order.
+Shared by the bi-encoders and the cross-encoder: tokenise once without padding (with the
+``tokenizers`` batch API directly), plan length-sorted batches under a token budget, pad
+each batch on the host, copy it to the device (pinned and non-blocking on CUDA), run the
+model under ``torch.inference_mode()`` with out-of-memory back-off, and return rows in
+input order. Tokenising and padding need no torch and run ahead of the device in the
+vector stage's pipeline (:func:`prepare_batches` there, :func:`run_prepared` here).
 """
 
 from __future__ import annotations
@@ -19,7 +22,14 @@ import numpy as np
 import torch
 
 from medsearch.errors import ModelError
-from medsearch.models.batching import plan_batches, restore_order, run_with_backoff
+from medsearch.models.batching import (
+    Cancelled,
+    TokenBudget,
+    budget_for,
+    plan_with_budget,
+    restore_order,
+    run_with_backoff,
+)
 from medsearch.models.device import cpu_threads, usable_cores
 
 Kind = Literal["encoder", "cross"]
@@ -30,8 +40,6 @@ ForwardFn = Callable[[torch.nn.Module, dict[str, torch.Tensor]], torch.Tensor]
 # Batch sizes (texts) before the token budget and OOM back-off adjust them. CPU
 # throughput flattens out early; a GPU wants enough rows to fill its cores.
 DEFAULT_BATCH = {"cpu": 16, "gpu": 64}
-# Short texts may travel in batches this many times bigger (same token budget).
-SHORT_TEXT_FACTOR = 4
 _NO_LIMIT = 1_000_000
 
 
@@ -52,6 +60,8 @@ class Backbone:
     """Largest batch that fit after an out-of-memory back-off; later batches start there."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Fast tokenizers keep truncation state: one caller at a time (TUI workers are threads)."""
+    fast: Any | None = None
+    """The Rust tokenizer behind ``tokenizer`` (:func:`fast_tokenizer`); None for slow ones."""
 
     def clamp_length(self, wanted: int) -> int:
         """The profile's max length, but never past what the model can position."""
@@ -89,8 +99,33 @@ def load_backbone(ref: str, path: Path, *, kind: Kind, device: str, dtype: str) 
         limits.append(tokenizer.model_max_length)
     hidden = int(getattr(model.config, "hidden_size", 0))
     return Backbone(
-        ref, path, tokenizer, model, device, dtype, max_positions=min(limits), hidden_size=hidden
+        ref,
+        path,
+        tokenizer,
+        model,
+        device,
+        dtype,
+        max_positions=min(limits),
+        hidden_size=hidden,
+        fast=fast_tokenizer(tokenizer),
     )
+
+
+COMPILE_ENV = "MEDSEARCH_TORCH_COMPILE"
+
+
+def maybe_compile(backbone: Backbone) -> Backbone:
+    """``torch.compile(dynamic=True)`` on CUDA when ``MEDSEARCH_TORCH_COMPILE=1``.
+
+    Measured on an H100 (DESIGN.md): 1.96M vs 1.39M tokens/s for the bare article
+    forward with lengths padded to 32, which the GPU token budget does. Off by default:
+    compilation costs a minute up front, needs a working Triton, and has not yet been
+    measured inside the threaded vector stage (one compiled model per GPU thread).
+    """
+    if backbone.device.startswith("cuda") and os.environ.get(COMPILE_ENV) == "1":
+        compiled: Any = torch.compile(backbone.model, dynamic=True)
+        backbone.model = compiled
+    return backbone
 
 
 def quantize_int8(backbone: Backbone) -> Backbone:
@@ -113,11 +148,42 @@ def quantize_int8(backbone: Backbone) -> Backbone:
     return backbone
 
 
+def fast_tokenizer(tokenizer: Any) -> Any | None:
+    """A private copy of the Rust tokenizer behind a transformers fast tokenizer.
+
+    transformers' wrapper spends most of a batch call converting each encoding to
+    Python lists and dicts (4.4 s of 7 s per 20K articles' sentences on the issue's
+    profile); calling ``encode_batch`` on the backend directly skips that. The copy has
+    its own truncation state, so it never disturbs the wrapper. None for slow tokenizers.
+    """
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None or not getattr(tokenizer, "is_fast", False):
+        return None
+    from tokenizers import Tokenizer
+
+    clone = Tokenizer.from_str(backend.to_str())
+    clone.no_padding()
+    return clone
+
+
+def input_names(tokenizer: Any) -> tuple[str, ...]:
+    """The inputs this model takes, of the three BERT-style ones we build."""
+    wanted = ("input_ids", "token_type_ids", "attention_mask")
+    return tuple(n for n in wanted if n in tokenizer.model_input_names)
+
+
 def tokenize(
     backbone: Backbone, first: Sequence[str], second: Sequence[str] | None, max_length: int
 ) -> Features:
-    """Token ids without padding; pairs truncate longest-first, as MedCPT does."""
+    """Token ids without padding; pairs truncate longest-first, as MedCPT does.
+
+    The attention mask is not returned: unpadded, it is all ones, and
+    :func:`pad_batch` builds it from the lengths.
+    """
+    names = input_names(backbone.tokenizer)
     with backbone.lock:
+        if backbone.fast is not None:
+            return _tokenize_fast(backbone.fast, first, second, max_length, names)
         encoded = backbone.tokenizer(
             list(first),
             list(second) if second is not None else None,
@@ -125,27 +191,137 @@ def tokenize(
             max_length=max_length,
             padding=False,
         )
-    return {
-        name: encoded[name]
-        for name in backbone.tokenizer.model_input_names
-        if name in encoded and name in ("input_ids", "token_type_ids", "attention_mask")
-    }
+    return {n: encoded[n] for n in names if n in encoded and n != "attention_mask"}
+
+
+def _tokenize_fast(
+    fast: Any,
+    first: Sequence[str],
+    second: Sequence[str] | None,
+    max_length: int,
+    names: tuple[str, ...],
+) -> Features:
+    fast.enable_truncation(max_length, strategy="longest_first")
+    inputs: list[Any] = list(first) if second is None else list(zip(first, second, strict=True))
+    encodings = fast.encode_batch_fast(inputs, add_special_tokens=True)
+    features: Features = {"input_ids": [e.ids for e in encodings]}
+    if "token_type_ids" in names:
+        features["token_type_ids"] = [e.type_ids for e in encodings]
+    return features
+
+
+@dataclass(frozen=True, slots=True)
+class PaddedBatch:
+    """One planned batch, padded on the host: ``rows`` says which inputs it holds."""
+
+    rows: np.ndarray
+    arrays: dict[str, np.ndarray]
+    tokens: int
+
+
+def pad_rows(
+    features: Features, indices: Sequence[int], pad_id: int, *, multiple: int = 1
+) -> PaddedBatch:
+    """Right-pad the chosen rows to their longest (rounded up to ``multiple``).
+
+    One slice copy per row: on SciFact this beat scattering a flat array through the
+    mask (benchmarks/tokenizer_speed.py). In the vector stage it runs in the reader
+    thread, off the device's critical path.
+    """
+    ids = features["input_ids"]
+    lengths = np.fromiter((len(ids[i]) for i in indices), dtype=np.int64, count=len(indices))
+    longest = int(lengths.max()) if len(indices) else 1
+    width = -(-max(1, longest) // multiple) * multiple
+    mask = np.arange(width)[None, :] < lengths[:, None]
+    total = int(lengths.sum())
+    arrays: dict[str, np.ndarray] = {}
+    for name, rows in features.items():
+        block = np.full((len(indices), width), pad_id if name == "input_ids" else 0, np.int64)
+        for row, index in enumerate(indices):
+            values = rows[index]
+            block[row, : len(values)] = values
+        arrays[name] = block
+    arrays["attention_mask"] = mask.astype(np.int64)
+    return PaddedBatch(np.asarray(indices, dtype=np.int64), arrays, total)
+
+
+def prepare_batches(
+    backbone: Backbone, features: Features, budget: TokenBudget
+) -> list[PaddedBatch]:
+    """Plan batches under ``budget`` and pad each on the host (no torch, thread-safe)."""
+    lengths = [len(ids) for ids in features["input_ids"]]
+    pad_id = backbone.tokenizer.pad_token_id or 0
+    return [
+        pad_rows(features, batch, pad_id, multiple=budget.multiple)
+        for batch in plan_with_budget(lengths, budget)
+    ]
+
+
+def to_device(
+    arrays: dict[str, np.ndarray], device: str, names: Sequence[str]
+) -> dict[str, torch.Tensor]:
+    """Host arrays to ``device``; on CUDA through pinned memory, without blocking the host."""
+    out: dict[str, torch.Tensor] = {}
+    for name in names:
+        tensor = torch.from_numpy(np.ascontiguousarray(arrays[name]))
+        if device.startswith("cuda"):
+            tensor = tensor.pin_memory().to(device, non_blocking=True)
+        elif device != "cpu":
+            tensor = tensor.to(device)
+        out[name] = tensor
+    return out
 
 
 def pad_batch(
     features: Features, indices: Sequence[int], pad_id: int, device: str
 ) -> dict[str, torch.Tensor]:
     """Right-pad the chosen rows to their longest; padding is masked out."""
-    width = max(len(features["input_ids"][i]) for i in indices)
-    tensors: dict[str, torch.Tensor] = {}
-    for name, rows in features.items():
-        fill = pad_id if name == "input_ids" else 0
-        block = np.full((len(indices), width), fill, dtype=np.int64)
-        for row, index in enumerate(indices):
-            values = rows[index]
-            block[row, : len(values)] = values
-        tensors[name] = torch.from_numpy(block).to(device)
-    return tensors
+    batch = pad_rows(features, indices, pad_id)
+    return to_device(batch.arrays, device, list(batch.arrays))
+
+
+def run_prepared(
+    backbone: Backbone,
+    batches: Sequence[PaddedBatch],
+    forward: ForwardFn,
+    *,
+    progress: Callable[[int], None] | None = None,
+    is_cancelled: Callable[[], bool] | None = None,
+) -> np.ndarray:
+    """Run ``forward`` over padded batches; rows come back in input order.
+
+    ``is_cancelled`` is asked before each batch (a GPU batch is the unit of work that
+    cannot be interrupted); when it says yes, :class:`Cancelled` is raised.
+    """
+    names = [n for n in input_names(backbone.tokenizer)]
+    if "input_ids" not in names:
+        names.insert(0, "input_ids")
+
+    def after_oom(new_size: int) -> None:
+        backbone.oom_limit = new_size
+        if backbone.device.startswith("cuda"):
+            torch.cuda.empty_cache()
+
+    outputs: list[np.ndarray] = []
+    for batch in batches:
+        if is_cancelled is not None and is_cancelled():
+            raise Cancelled
+
+        def run(chunk: Sequence[int], batch: PaddedBatch = batch) -> np.ndarray:
+            rows = np.asarray(chunk, dtype=np.int64)
+            sliced = {n: batch.arrays[n][rows] for n in names}
+            inputs = to_device(sliced, backbone.device, names)
+            with torch.inference_mode():
+                out = forward(backbone.model, inputs)
+            return out.float().cpu().numpy()
+
+        positions = list(range(len(batch.rows)))
+        limit = backbone.oom_limit or len(positions)
+        result = run_with_backoff(run, positions, min(limit, len(positions)), on_oom=after_oom)
+        outputs.append(result.output)
+        if progress is not None:
+            progress(len(positions))
+    return restore_order([b.rows.tolist() for b in batches], outputs)
 
 
 def run_batched(
@@ -156,35 +332,13 @@ def run_batched(
     batch_size: int,
     max_length: int,
     progress: Callable[[int], None] | None = None,
+    budget: TokenBudget | None = None,
+    is_cancelled: Callable[[], bool] | None = None,
 ) -> np.ndarray:
     """Run ``forward`` over every row of ``features``; rows come back in input order."""
-    lengths = [len(ids) for ids in features["input_ids"]]
-    batches = plan_batches(
-        lengths,
-        max_tokens_per_batch=batch_size * max_length,
-        max_batch=batch_size * SHORT_TEXT_FACTOR,
-    )
-    pad_id = backbone.tokenizer.pad_token_id or 0
-
-    def run(chunk: Sequence[int]) -> np.ndarray:
-        inputs = pad_batch(features, chunk, pad_id, backbone.device)
-        with torch.inference_mode():
-            rows = forward(backbone.model, inputs)
-        return rows.float().cpu().numpy()
-
-    def after_oom(new_size: int) -> None:
-        backbone.oom_limit = new_size
-        if backbone.device.startswith("cuda"):
-            torch.cuda.empty_cache()
-
-    outputs: list[np.ndarray] = []
-    for batch in batches:
-        limit = backbone.oom_limit or len(batch)
-        result = run_with_backoff(run, batch, min(limit, len(batch)), on_oom=after_oom)
-        outputs.append(result.output)
-        if progress is not None:
-            progress(len(batch))
-    return restore_order(batches, outputs)
+    chosen = budget or budget_for(backbone.device, batch_size=batch_size, max_length=max_length)
+    batches = prepare_batches(backbone, features, chosen)
+    return run_prepared(backbone, batches, forward, progress=progress, is_cancelled=is_cancelled)
 
 
 def default_batch_size(device: str) -> int:

@@ -16,6 +16,7 @@ from medsearch.errors import ModelError
 
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
 _CUDA_INDEXED = re.compile(r"^cuda:(\d+)$")
+_CUDA_LIST = re.compile(r"^cuda:\d+(,\d+)+$")
 
 # BERT-base inference gains little beyond this many CPU threads, and a search session
 # keeps the UI and the lexical index busy on the other cores.
@@ -49,13 +50,13 @@ def resolve_device(requested: str, *, cuda_available: bool, mps_available: bool)
         return "cpu"
     if value == "cpu":
         return "cpu"
-    if value == "cuda" or _CUDA_INDEXED.match(value):
+    if value == "cuda" or _CUDA_INDEXED.match(value) or _CUDA_LIST.match(value):
         if not cuda_available:
             raise ModelError(
                 f"device {requested!r} was asked for but CUDA is not available"
                 " (no NVIDIA GPU, or torch was installed without CUDA); use --device cpu"
             )
-        return value
+        return value.split(",")[0]
     if value == "mps":
         if not mps_available:
             raise ModelError(
@@ -64,8 +65,34 @@ def resolve_device(requested: str, *, cuda_available: bool, mps_available: bool)
             )
         return "mps"
     raise ModelError(
-        f"unknown device {requested!r}; choose one of {', '.join(DEVICE_CHOICES)} or cuda:N"
+        f"unknown device {requested!r}; choose one of {', '.join(DEVICE_CHOICES)},"
+        " cuda:N or cuda:N,M"
     )
+
+
+def resolve_devices(requested: str, support: DeviceSupport) -> tuple[str, ...]:
+    """Every device a bulk job (the vector stage) should run one encoder on.
+
+    ``cuda`` (and ``auto`` on a CUDA machine) means every visible GPU; ``cuda:0,2``
+    chooses; anything else is the single device :func:`resolve_device` gives. A single
+    visible GPU stays ``cuda`` (its messages read as before).
+    """
+    first = resolve_device(
+        requested, cuda_available=support.cuda_available, mps_available=support.mps_available
+    )
+    value = requested.strip().lower()
+    if _CUDA_LIST.match(value):
+        indices = [int(i) for i in value.removeprefix("cuda:").split(",")]
+        missing = [i for i in indices if i >= max(support.cuda_devices, 1)]
+        if missing:
+            raise ModelError(
+                f"device {requested!r}: this machine has {support.cuda_devices} visible GPU(s)"
+                f" (cuda:0 to cuda:{max(support.cuda_devices - 1, 0)})"
+            )
+        return tuple(f"cuda:{i}" for i in dict.fromkeys(indices))
+    if first == "cuda" and support.cuda_devices > 1:
+        return tuple(f"cuda:{i}" for i in range(support.cuda_devices))
+    return (first,)
 
 
 def dtype_for(device: str, *, bf16_supported: bool) -> str:

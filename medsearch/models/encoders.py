@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
@@ -19,16 +21,33 @@ import torch
 from medsearch.errors import ModelError
 from medsearch.models.backbone import (
     Backbone,
+    PaddedBatch,
     configure_cpu_threads,
     default_batch_size,
     load_backbone,
-    run_batched,
+    maybe_compile,
+    prepare_batches,
+    run_prepared,
     tokenize,
 )
+from medsearch.models.batching import TokenBudget, budget_for
 from medsearch.models.cache import require_model
 from medsearch.models.device import detect, dtype_for, resolve_device, threads_for
 from medsearch.models.profiles import ModelProfile, Pooling
 from medsearch.paths import Paths
+
+Role = Literal["query", "article"]
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Texts tokenised and padded into batches on the host, ready for :meth:`Encoder.run`."""
+
+    role: Role
+    batches: tuple[PaddedBatch, ...]
+    count: int
+    tokens: int
+    """Real (unpadded) tokens: what a tokens/s rate counts."""
 
 
 def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: Pooling) -> torch.Tensor:
@@ -100,6 +119,12 @@ class Encoder:
         return len(tokenize(self._article, first, second, 1 << 20)["input_ids"][0])
 
     @property
+    def oom_limit(self) -> int | None:
+        """The batch (texts) an out-of-memory back-off settled on; None if it never ran."""
+        limits = [b.oom_limit for b in (self._query, self._article) if b.oom_limit]
+        return min(limits) if limits else None
+
+    @property
     def shares_model(self) -> bool:
         """True when one loaded model serves queries and articles (symmetric profiles)."""
         return self._query is self._article
@@ -107,39 +132,81 @@ class Encoder:
     def _empty(self) -> np.ndarray:
         return np.zeros((0, self.dim), dtype=np.float32)
 
-    def _run(
+    def budget(self, max_length: int, batch_size: int | None = None) -> TokenBudget:
+        """The token budget of one forward pass on this encoder's device."""
+        size = batch_size or self.batch_size
+        return budget_for(self.device, batch_size=size, max_length=max_length)
+
+    def _prepare(
         self,
-        backbone: Backbone,
+        role: Role,
         first: Sequence[str],
         second: Sequence[str] | None,
         max_length: int,
         batch_size: int | None,
-        progress: Callable[[int], None] | None = None,
-    ) -> np.ndarray:
+    ) -> Prepared:
+        backbone = self._backbone(role)
         if not first:
-            return self._empty()
+            return Prepared(role, (), 0, 0)
         features = tokenize(backbone, first, second, max_length)
-        tokens = sum(len(ids) for ids in features["input_ids"])
+        batches = prepare_batches(backbone, features, self.budget(max_length, batch_size))
+        return Prepared(role, tuple(batches), len(first), sum(b.tokens for b in batches))
+
+    def _backbone(self, role: Role) -> Backbone:
+        return self._query if role == "query" else self._article
+
+    def prepare_sentences(self, texts: Sequence[str], *, batch_size: int | None = None) -> Prepared:
+        """Tokenise and pad sentences on the host (no device work; any thread)."""
+        return self._prepare("query", texts, None, self.sentence_max_length, batch_size)
+
+    def prepare_articles(
+        self, pairs: Sequence[tuple[str, str]], *, batch_size: int | None = None
+    ) -> Prepared:
+        """Tokenise and pad (title, abstract) pairs on the host (no device work; any thread)."""
+        if self.profile.symmetric:
+            texts = [f"{title} {abstract}" for title, abstract in pairs]
+            return self._prepare("article", texts, None, self.article_max_length, batch_size)
+        titles = [title for title, _ in pairs]
+        abstracts = [abstract for _, abstract in pairs]
+        return self._prepare("article", titles, abstracts, self.article_max_length, batch_size)
+
+    def run(
+        self, prepared: Prepared, *, progress: Callable[[int], None] | None = None
+    ) -> np.ndarray:
+        """The vectors of prepared texts, float32 ``(count, dim)`` in their input order.
+
+        ``prepared`` may come from another :class:`Encoder` of the same profile (one per
+        GPU shares one tokenising pipeline): the batches are plain host arrays.
+        """
+        if not prepared.count:
+            return self._empty()
         configured = torch.get_num_threads()
-        threads = threads_for(tokens, configured) if self.device == "cpu" else configured
+        threads = threads_for(prepared.tokens, configured) if self.device == "cpu" else configured
         if threads != configured:
             torch.set_num_threads(threads)
         try:
-            vectors = run_batched(
-                backbone,
-                features,
-                self._forward,
-                batch_size=batch_size or self.batch_size,
-                max_length=max_length,
-                progress=progress,
+            vectors = run_prepared(
+                self._backbone(prepared.role), prepared.batches, self._forward, progress=progress
             )
         finally:
             if threads != configured:
                 torch.set_num_threads(configured)
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
+    def _run(
+        self,
+        role: Role,
+        first: Sequence[str],
+        second: Sequence[str] | None,
+        max_length: int,
+        batch_size: int | None,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        prepared = self._prepare(role, first, second, max_length, batch_size)
+        return self.run(prepared, progress=progress)
+
     def encode_queries(self, texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
-        return self._run(self._query, texts, None, self.query_max_length, batch_size)
+        return self._run("query", texts, None, self.query_max_length, batch_size)
 
     def encode_sentences(
         self,
@@ -149,7 +216,7 @@ class Encoder:
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Abstract sentences, with the query encoder (the MedCPT authors' advice)."""
-        return self._run(self._query, texts, None, self.sentence_max_length, batch_size, progress)
+        return self._run("query", texts, None, self.sentence_max_length, batch_size, progress)
 
     def encode_articles(
         self,
@@ -159,18 +226,7 @@ class Encoder:
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """(title, abstract) pairs; ``progress(n)`` is called with each batch's size."""
-        if not pairs:
-            return self._empty()
-        if self.profile.symmetric:
-            texts = [f"{title} {abstract}" for title, abstract in pairs]
-            return self._run(
-                self._article, texts, None, self.article_max_length, batch_size, progress
-            )
-        titles = [title for title, _ in pairs]
-        abstracts = [abstract for _, abstract in pairs]
-        return self._run(
-            self._article, titles, abstracts, self.article_max_length, batch_size, progress
-        )
+        return self.run(self.prepare_articles(pairs, batch_size=batch_size), progress=progress)
 
 
 def load_runtime(device: str) -> tuple[str, str]:
@@ -195,14 +251,16 @@ def load_encoder(
     where = paths if paths is not None else Paths.resolve()
     resolved, dtype = load_runtime(device)
     query_dir = require_model(profile.query_model, where, profile.name)
-    query = load_backbone(
-        profile.query_model, query_dir, kind="encoder", device=resolved, dtype=dtype
+    query = maybe_compile(
+        load_backbone(profile.query_model, query_dir, kind="encoder", device=resolved, dtype=dtype)
     )
     if profile.article_model == profile.query_model:
         article = query
     else:
         article_dir = require_model(profile.article_model, where, profile.name)
-        article = load_backbone(
-            profile.article_model, article_dir, kind="encoder", device=resolved, dtype=dtype
+        article = maybe_compile(
+            load_backbone(
+                profile.article_model, article_dir, kind="encoder", device=resolved, dtype=dtype
+            )
         )
     return Encoder(profile, query, article, batch_size or default_batch_size(resolved))

@@ -20,6 +20,7 @@ import numpy as np
 
 from medsearch.config import Settings
 from medsearch.errors import ModelError, StoreError, UsageError, VectorsMissingError
+from medsearch.models.batching import Cancelled
 from medsearch.paths import Paths
 from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 MODES = ("lexical", "dense", "hybrid")
 MAX_K = 10_000
-RERANK_CHUNK = 8  # pairs scored between cancellation checks
 _TAGS = re.compile(r"\[[A-Za-z0-9 ]+\]|\b(?:AND|OR|NOT)\b|[()\"*]")
 
 
@@ -392,11 +392,10 @@ class Searcher:
             for h in top
         ]
         t0 = time.perf_counter()
-        scores: list[float] = []
-        for i in range(0, len(docs), RERANK_CHUNK):
-            if is_cancelled is not None and is_cancelled():
-                return result
-            scores.extend(self.cross.score_pairs(str(query), docs[i : i + RERANK_CHUNK]).tolist())
+        try:
+            scores = self.cross.score_pairs(str(query), docs, is_cancelled=is_cancelled).tolist()
+        except Cancelled:
+            return result
         order = sorted(range(size), key=lambda i: -scores[i])
         hits: list[Hit] = []
         for i in order:

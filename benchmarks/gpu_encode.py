@@ -1,0 +1,452 @@
+"""The vector stage at the speed of the hardware: ingest end to end vs a bare forward.
+
+    python benchmarks/gpu_encode.py                       # GPU: 60K articles, BERT-base
+    python benchmarks/gpu_encode.py --articles 20000 --compile
+    python benchmarks/gpu_encode.py --tiny --articles 300 # any machine: tiny models, CPU
+
+Builds a MedCPT-shaped model on the machine (random BERT-base weights, 12x768, with the
+bert-base-uncased vocabulary bundled with the offline minilm model; ``--tiny``: the
+test suite's tiny BERTs), writes PubMed XML from real text (the SciFact corpus in
+../shared/data, cycled to ``--articles`` records), runs ``medsearch ingest --no-encode``
+into a temporary home, then reports, in one run:
+
+(a) the vector stage end to end (``run_vectors_stage``: articles and abstract
+    sentences, the pipeline, Faiss adds and commits), articles/s and tokens/s;
+(b) a bare forward pass (bf16 on CUDA, fp32 on CPU) over the same pre-tokenised,
+    length-sorted, GPU-budgeted batches: the ceiling (a) is measured against; with
+    ``--compile`` also ``torch.compile(dynamic=True)``, with ``--fp16`` also fp16;
+(c) sentence-transformers over the same articles (bf16, batch 64, title + abstract),
+    when installed;
+(d) the rerank head: N (query, article) pairs at up to 512 tokens, the old way
+    (score_pairs per chunk of 8) and in one call with cancellation between batches;
+
+plus GPU utilisation sampled with nvidia-smi during (a) and peak GPU memory. Ratios are
+against (b) and (c) from the same run. Writes the numbers as JSON to $OUT/gpu_encode.json
+when $OUT is set (or to --json PATH).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[0] = str(REPO)  # not benchmarks/: its ingest.py would shadow the ingest package
+sys.path.insert(1, str(REPO / "tests"))
+SCIFACT = next(
+    (
+        root / "shared/data/beir/scifact/corpus.jsonl"
+        for root in (REPO.parent, REPO)  # a worktree beside shared/, or a copy holding it
+        if (root / "shared/data/beir/scifact/corpus.jsonl").exists()
+    ),
+    REPO.parent / "shared/data/beir/scifact/corpus.jsonl",
+)
+
+from pubmed_builders import article_xml  # noqa: E402
+from tiny_models import WORDS, build_tiny_models, tiny_profile_for  # noqa: E402
+
+from medsearch.models.profiles import ModelProfile  # noqa: E402
+
+
+def corpus_texts() -> list[tuple[str, str]]:
+    """SciFact (title, abstract) pairs, or synthetic ones where the corpus is absent."""
+    if SCIFACT.exists():
+        with SCIFACT.open(encoding="utf-8") as lines:
+            rows = [json.loads(line) for line in lines]
+        return [(r["title"], r["text"]) for r in rows if r["text"]]
+    import random
+
+    rng = random.Random(0)
+    print("note: SciFact not found; synthetic text from the test vocabulary")
+    return [
+        (" ".join(rng.choices(WORDS, k=12)), " ".join(rng.choices(WORDS, k=220)) + ".")
+        for _ in range(2000)
+    ]
+
+
+def write_xml(path: Path, texts: list[tuple[str, str]], n: int) -> None:
+    """``n`` PubMed records cycling through ``texts``, streamed to disk."""
+    with path.open("w", encoding="utf-8") as out:
+        out.write('<?xml version="1.0" encoding="utf-8"?>\n<PubmedArticleSet>')
+        for i in range(n):
+            title, abstract = texts[i % len(texts)]
+            out.write(article_xml(1 + i, title, abstract))
+        out.write("\n</PubmedArticleSet>\n")
+
+
+def build_profile(root: Path, tiny: bool) -> ModelProfile:
+    if tiny:
+        return tiny_profile_for(build_tiny_models(root / "tiny"))
+    from benchmarks.encode import build_base_profile
+
+    return build_base_profile(root)
+
+
+def write_config(home: Path, profile: ModelProfile) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        "[profiles.bench]\n"
+        f'query_model = "{profile.query_model}"\n'
+        f'article_model = "{profile.article_model}"\n'
+        f'cross_model = "{profile.cross_model}"\n'
+        'pooling = "cls"\n'
+        'description = "random MedCPT-shaped BERT for benchmarks"\n',
+        encoding="utf-8",
+    )
+
+
+class GpuSampler:
+    """nvidia-smi utilisation and memory every 0.2 s, in a thread (None without a GPU)."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, float]] = []  # (utilisation %, memory MiB)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> GpuSampler:
+        if shutil.which("nvidia-smi"):
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        query = [
+            "nvidia-smi",
+            "--query-gpu=utilization.gpu,memory.used",
+            "--format=csv,noheader,nounits",
+        ]
+        while not self._stop.wait(0.2):
+            out = subprocess.run(query, capture_output=True, text=True, check=False).stdout
+            for line in out.strip().splitlines():
+                util, mem = (float(v) for v in line.split(","))
+                self.samples.append((util, mem))
+
+    def summary(self) -> dict[str, float] | None:
+        if not self.samples:
+            return None
+        utils = [u for u, _ in self.samples]
+        return {
+            "util_mean_pct": sum(utils) / len(utils),
+            "util_busy_share": sum(u >= 50 for u in utils) / len(utils),
+            "memory_max_mib": max(m for _, m in self.samples),
+            "samples": len(self.samples),
+        }
+
+
+def synchronize(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def timed(device: str, fn: Callable[[], object]) -> float:
+    synchronize(device)
+    start = time.perf_counter()
+    fn()
+    synchronize(device)
+    return time.perf_counter() - start
+
+
+def stage_end_to_end(home: Path, device: str) -> dict[str, Any]:
+    """(a): ``medsearch ingest``'s vector stage over the stored articles."""
+    from ingest.encode_stage import run_vectors_stage
+    from ingest.pipeline import Ingestor
+    from medsearch.paths import Paths
+    from medsearch.progress import NullProgress
+
+    paths = Paths(home)
+    with Ingestor(paths, jobs=0) as ing, GpuSampler() as gpu:
+        start = time.perf_counter()
+        notes, encoded = run_vectors_stage(
+            paths,
+            ing.store,
+            profile="bench",
+            device=device,
+            index_factory=None,
+            embeddings=None,
+            encode=True,
+            progress=NullProgress(),
+        )
+        seconds = time.perf_counter() - start
+    return {"seconds": seconds, "articles": encoded, "notes": notes, "gpu": gpu.summary()}
+
+
+def bare_forward(
+    profile: ModelProfile,
+    device: str,
+    texts: list[tuple[str, str]],
+    sentences: list[str],
+    *,
+    dtype: str,
+    compile_model: bool,
+) -> dict[str, Any]:
+    """(b): the encoder alone over pre-tokenised, padded, budgeted batches."""
+    import torch
+
+    from medsearch.models.backbone import load_backbone, prepare_batches, to_device, tokenize
+    from medsearch.models.batching import budget_for
+
+    path = Path(profile.article_model)
+    backbone = load_backbone(str(path), path, kind="encoder", device=device, dtype=dtype)
+    model: Any = backbone.model
+    if compile_model:
+        model = torch.compile(model, dynamic=True)
+    result: dict[str, Any] = {"dtype": dtype, "compiled": compile_model}
+    result["attention"] = getattr(backbone.model.config, "_attn_implementation", "?")
+    cases = {
+        "articles": ([t for t, _ in texts], [a for _, a in texts], 512),
+        "sentences": (sentences, None, 64),
+    }
+    for kind, (first, second, max_length) in cases.items():
+        features = tokenize(backbone, first, second, max_length)
+        budget = budget_for(device, batch_size=64 if device != "cpu" else 16, max_length=max_length)
+        batches = prepare_batches(backbone, features, budget)
+        tokens = sum(b.tokens for b in batches)
+        names = ["input_ids", "token_type_ids", "attention_mask"]
+
+        def run(batches: list[Any] = batches, names: list[str] = names) -> None:
+            with torch.inference_mode():
+                for batch in batches:
+                    model(**to_device(batch.arrays, device, names)).last_hidden_state[:, 0].float()
+
+        run(batches[:2])  # warm-up (and compilation, for the first shapes)
+        seconds = timed(device, run)
+        result[kind] = {
+            "items": len(first),
+            "tokens": tokens,
+            "batches": len(batches),
+            "seconds": seconds,
+            "items_per_s": len(first) / seconds,
+            "tokens_per_s": tokens / seconds,
+        }
+    if device.startswith("cuda"):
+        result["max_memory_gib"] = torch.cuda.max_memory_allocated() / 2**30
+    return result
+
+
+def sentence_transformers_articles(
+    profile: ModelProfile, device: str, texts: list[tuple[str, str]]
+) -> dict[str, Any] | None:
+    """(c): sentence-transformers over the same articles, as a user would run it."""
+    try:
+        from sentence_transformers import SentenceTransformer, models
+    except ImportError:
+        return None
+    import torch
+
+    kwargs = {"torch_dtype": torch.bfloat16} if device.startswith("cuda") else {}
+    word = models.Transformer(profile.article_model, max_seq_length=512, model_args=kwargs)
+    pooling = models.Pooling(word.get_word_embedding_dimension(), pooling_mode="cls")
+    st = SentenceTransformer(modules=[word, pooling], device=device)
+    joined = [f"{t} {a}" for t, a in texts]
+    st.encode(joined[:64], batch_size=64)
+    seconds = timed(device, lambda: st.encode(joined, batch_size=64))
+    return {"seconds": seconds, "articles_per_s": len(joined) / seconds, "batch": 64}
+
+
+def rerank_head(
+    profile: ModelProfile, device: str, texts: list[tuple[str, str]], n: int
+) -> dict[str, Any]:
+    """(d): N pairs the old way (chunks of 8) and in one call with cancellation checks."""
+    import numpy as np
+
+    from medsearch.models.cross import load_cross_encoder
+
+    cross = load_cross_encoder(profile, device=device)
+    assert cross is not None
+    query = "does tocilizumab reduce mortality in severe covid-19 pneumonia"
+    docs = texts[:n]
+
+    def chunks_of_8() -> np.ndarray:
+        return np.concatenate([cross.score_pairs(query, docs[i : i + 8]) for i in range(0, n, 8)])
+
+    def one_call() -> np.ndarray:
+        return cross.score_pairs(query, docs, is_cancelled=lambda: False)
+
+    one_call()
+    olds, news = [], []
+    for _ in range(5):  # alternated, best of 5: a shared machine's load comes and goes
+        olds.append(timed(device, chunks_of_8))
+        news.append(timed(device, one_call))
+    old, new = min(olds), min(news)
+    return {
+        "pairs": n,
+        "quantized": cross.quantized,
+        "chunks_of_8_ms": old * 1e3,
+        "one_call_ms": new * 1e3,
+    }
+
+
+def machine(device: str) -> str:
+    import torch
+
+    if device.startswith("cuda") or (device == "auto" and torch.cuda.is_available()):
+        names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        return f"{', '.join(names)}; {os.cpu_count()} CPU cores"
+    return f"CPU only, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--articles", type=int, default=60_000)
+    parser.add_argument("--tiny", action="store_true", help="the tests' tiny BERTs (any machine)")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N,M")
+    parser.add_argument("--compile", action="store_true", help="also torch.compile(dynamic=True)")
+    parser.add_argument("--fp16", action="store_true", help="also a float16 bare forward")
+    parser.add_argument("--rerank-pairs", type=int, default=None, help="default 100 GPU, 8 CPU")
+    parser.add_argument("--skip-st", action="store_true", help="skip sentence-transformers")
+    parser.add_argument(
+        "--memory-fraction",
+        type=float,
+        default=None,
+        help="cap each GPU's memory (e.g. 0.03) to watch out-of-memory back-off in (a)",
+    )
+    parser.add_argument("--rerank-only", action="store_true", help="only (d), on --device")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    from medsearch.models.device import pick_device
+
+    device = pick_device("cuda" if args.device.startswith("cuda") else args.device)
+    first_device = device if not device.startswith("cuda") else "cuda:0"
+    gpu = first_device.startswith("cuda")
+    dtype = "bfloat16" if gpu else "float32"
+    report: dict[str, Any] = {"machine": machine(device), "device": args.device, "tiny": args.tiny}
+    model = "tiny" if args.tiny else "BERT-base (random)"
+    print(f"machine: {report['machine']}; --device {args.device}; model: {model}")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        profile = build_profile(root / "models", args.tiny)
+        if args.rerank_only:
+            for n in (args.rerank_pairs or (100 if gpu else 8),):
+                r = rerank_head(profile, first_device, corpus_texts(), n)
+                print(json.dumps(r))
+            return
+        home = root / "home"
+        write_config(home, profile)
+        source = corpus_texts()
+        texts = [source[i % len(source)] for i in range(args.articles)]
+        xml = root / "pubmed26n0001.xml"
+        write_xml(xml, source, args.articles)
+        from ingest.pipeline import Ingestor
+        from ingest.sentences import split_sentences
+        from medsearch.paths import Paths
+
+        with Ingestor(Paths(home), jobs=0) as ing:
+            assert ing.run([xml]).ok
+        sentences = [s for _, a in texts for s in split_sentences(a)]
+        print(f"corpus: {len(texts):,} articles, {len(sentences):,} abstract sentences")
+
+        bare = bare_forward(
+            profile, first_device, texts, sentences, dtype=dtype, compile_model=False
+        )
+        report["bare"] = [bare]
+        if args.fp16 and gpu:
+            report["bare"].append(
+                bare_forward(
+                    profile, first_device, texts, sentences, dtype="float16", compile_model=False
+                )
+            )
+        if args.compile:
+            report["bare"].append(
+                bare_forward(
+                    profile, first_device, texts, sentences, dtype=dtype, compile_model=True
+                )
+            )
+        if args.memory_fraction and gpu:
+            import torch
+
+            for i in range(torch.cuda.device_count()):
+                torch.cuda.set_per_process_memory_fraction(args.memory_fraction, i)
+        stage = stage_end_to_end(home, args.device)
+        stage_tokens = bare["articles"]["tokens"] + bare["sentences"]["tokens"]
+        stage["tokens"] = stage_tokens
+        stage["articles_per_s"] = len(texts) / stage["seconds"]
+        stage["tokens_per_s"] = stage_tokens / stage["seconds"]
+        report["stage"] = stage
+        report["sentence_transformers"] = (
+            None if args.skip_st else sentence_transformers_articles(profile, first_device, texts)
+        )
+        report["rerank"] = rerank_head(
+            profile, first_device, source, args.rerank_pairs or (100 if gpu else 8)
+        )
+
+    print_report(report, len(texts))
+    out = args.json or (
+        Path(os.environ["OUT"]) / "gpu_encode.json" if os.environ.get("OUT") else None
+    )
+    if out is not None:
+        out.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+        print(f"wrote {out}")
+
+
+def print_report(report: dict[str, Any], n_articles: int) -> None:
+    stage, bare = report["stage"], report["bare"][0]
+    bare_seconds = bare["articles"]["seconds"] + bare["sentences"]["seconds"]
+    bare_tokens = bare["articles"]["tokens"] + bare["sentences"]["tokens"]
+    print(
+        f"(a) vector stage, end to end: {stage['seconds']:.1f} s,"
+        f" {stage['articles_per_s']:,.0f} articles/s (with their sentences),"
+        f" {stage['tokens_per_s'] / 1e6:.3f}M tokens/s"
+    )
+    for note in stage["notes"]:
+        print(f"      {note}")
+    if stage["gpu"]:
+        g = stage["gpu"]
+        print(
+            f"      GPU utilisation mean {g['util_mean_pct']:.0f}%,"
+            f" >=50% in {100 * g['util_busy_share']:.0f}% of samples,"
+            f" memory max {g['memory_max_mib']:,.0f} MiB"
+        )
+    else:
+        print("      GPU utilisation: no nvidia-smi (CPU run)")
+    for b in report["bare"]:
+        secs = b["articles"]["seconds"] + b["sentences"]["seconds"]
+        arts, sents = b["articles"], b["sentences"]
+        label = f"{b['dtype']}{', compiled' if b['compiled'] else ''}, {b['attention']}"
+        print(
+            f"(b) bare forward ({label}): articles {arts['items_per_s']:,.0f}/s"
+            f" ({arts['tokens_per_s'] / 1e6:.3f}M tok/s), sentences"
+            f" {sents['items_per_s']:,.0f}/s ({sents['tokens_per_s'] / 1e6:.3f}M tok/s);"
+            f" both: {n_articles / secs:,.0f} articles/s"
+        )
+    print(
+        f"    stage / bare forward: x{bare_seconds / stage['seconds']:.2f} of the eager"
+        f" ceiling ({bare_tokens / bare_seconds / 1e6:.3f}M tokens/s)"
+    )
+    st = report["sentence_transformers"]
+    if st is None:
+        print("(c) sentence-transformers: skipped (not installed, or --skip-st)")
+    else:
+        ours = n_articles / bare["articles"]["seconds"]
+        print(
+            f"(c) sentence-transformers, articles only, batch 64: {st['articles_per_s']:,.0f}"
+            f" articles/s; bare forward's articles are x{ours / st['articles_per_s']:.2f} of it"
+        )
+    r = report["rerank"]
+    kind = "int8" if r["quantized"] else "full precision"
+    print(
+        f"(d) rerank {r['pairs']} pairs ({kind}): chunks of 8 {r['chunks_of_8_ms']:.1f} ms,"
+        f" one call {r['one_call_ms']:.1f} ms (x{r['chunks_of_8_ms'] / r['one_call_ms']:.2f})"
+    )
+
+
+if __name__ == "__main__":
+    main()

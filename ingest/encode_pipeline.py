@@ -1,0 +1,221 @@
+"""The vector stage as a pipeline that keeps every device busy.
+
+Three kinds of thread, joined by bounded queues::
+
+    reader ──(prepared chunks)──> one encoder per device ──(vectors)──> writer (caller)
+
+- The *reader* fetches stale articles with its own read-only store connection, splits
+  sentences, tokenises with the ``tokenizers`` batch API (Rust, releases the GIL) and
+  pads batches on the host: everything that used to run serially between GPU calls.
+- Each *device* thread takes the next prepared chunk when it is free (work stealing: a
+  faster GPU simply takes more chunks, so shares balance without a plan) and runs the
+  forward passes, copying host batches through pinned memory.
+- The *writer* is the calling thread: it adds vectors to the collections and commits,
+  in whatever order chunks finish. Nothing is recorded in ``encoded`` before its
+  vectors are committed, so the order of writes cannot break resume.
+
+The queues are bounded (:data:`AHEAD` chunks per device), so memory stays flat however
+large the corpus. Errors anywhere (out of memory past back-off, a full disk, Ctrl-C in
+the caller) stop every thread and re-raise in the caller: the guarantees of the serial
+stage hold. The logic needs no GPU: tests run it with two CPU "devices".
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from medsearch.models.encoders import Encoder, Prepared
+
+AHEAD = 2  # prepared chunks waiting per device: enough to hide a slow chunk, little memory
+_POLL = 0.1  # seconds between checks of the stop flag (Ctrl-C stays prompt)
+
+M = TypeVar("M")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk(Generic[M]):
+    """A prepared piece of work: texts on the host, and what the writer needs to store them."""
+
+    seq: int
+    meta: M
+    prepared: Prepared
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded(Generic[M]):
+    """A chunk's vectors (rows in the order of ``chunk.prepared``) and where they were made."""
+
+    chunk: Chunk[M]
+    vectors: np.ndarray
+    device: str
+    seconds: float
+
+
+class _Failed:
+    """An exception raised in a worker thread, carried to the caller."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+_DONE = object()
+
+
+def _put(q: queue.Queue[object], item: object, stop: threading.Event) -> bool:
+    """Put unless the pipeline is stopping; False when it is."""
+    while not stop.is_set():
+        try:
+            q.put(item, timeout=_POLL)
+            return True
+        except queue.Full:
+            continue
+    return False
+
+
+def _get(q: queue.Queue[object], stop: threading.Event) -> object | None:
+    while not stop.is_set():
+        try:
+            return q.get(timeout=_POLL)
+        except queue.Empty:
+            continue
+    return None
+
+
+def run_pipeline(
+    chunks: Callable[[], Iterator[Chunk[M]]],
+    encoders: Sequence[Encoder],
+    write: Callable[[Encoded[M]], None],
+    *,
+    threaded: bool | None = None,
+) -> None:
+    """Encode every chunk ``chunks()`` yields on ``encoders``; ``write`` each result.
+
+    ``chunks`` is called in the reader thread (so it may open its own connections
+    there). ``write`` runs in the calling thread, once per chunk, in completion order.
+
+    ``threaded=None`` runs the threads unless the only device is the CPU: there torch
+    already keeps every core busy, and a reader thread beside it only makes OpenMP's
+    spinning workers contend (a 2-core machine ran slower), so the chunks are read and
+    encoded in turn, as before.
+    """
+    if not encoders:
+        raise ValueError("run_pipeline needs at least one encoder")
+    if threaded is None:
+        threaded = not (len(encoders) == 1 and encoders[0].device == "cpu")
+    if not threaded:
+        for chunk in chunks():
+            t0 = time.perf_counter()
+            vectors = encoders[0].run(chunk.prepared)
+            write(Encoded(chunk, vectors, encoders[0].device, time.perf_counter() - t0))
+        return
+    stop = threading.Event()
+    todo: queue.Queue[object] = queue.Queue(maxsize=AHEAD * len(encoders))
+    done: queue.Queue[object] = queue.Queue(maxsize=AHEAD * len(encoders))
+
+    def read() -> None:
+        try:
+            for chunk in chunks():
+                if not _put(todo, chunk, stop):
+                    return
+        except BaseException as error:  # carried to the caller, re-raised there
+            _put(done, _Failed(error), stop)
+            return
+        for _ in encoders:
+            _put(todo, _DONE, stop)
+
+    import torch  # only here: the pipeline's logic needs no torch
+
+    omp_threads = torch.get_num_threads()  # OpenMP's thread count is per thread: carry ours
+
+    def encode(encoder: Encoder) -> None:
+        try:
+            torch.set_num_threads(omp_threads)
+            if encoder.device.startswith("cuda:"):
+                torch.cuda.set_device(torch.device(encoder.device))  # per thread
+            while (item := _get(todo, stop)) is not None and item is not _DONE:
+                assert isinstance(item, Chunk)
+                t0 = time.perf_counter()
+                vectors = encoder.run(item.prepared)
+                result = Encoded(item, vectors, encoder.device, time.perf_counter() - t0)
+                if not _put(done, result, stop):
+                    return
+        except BaseException as error:  # carried to the caller, re-raised there
+            _put(done, _Failed(error), stop)
+            return
+        _put(done, _DONE, stop)
+
+    threads = [threading.Thread(target=read, name="encode-reader", daemon=True)]
+    threads += [
+        threading.Thread(target=encode, args=(e,), name=f"encode-{e.device}", daemon=True)
+        for e in encoders
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        finished = 0
+        while finished < len(encoders):
+            try:
+                item = done.get(timeout=_POLL)  # a timeout keeps Ctrl-C prompt everywhere
+            except queue.Empty:
+                continue
+            if item is _DONE:
+                finished += 1
+            elif isinstance(item, _Failed):
+                raise item.error
+            else:
+                assert isinstance(item, Encoded)
+                write(item)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+
+
+@dataclass
+class Rate:
+    """Articles and tokens per second since the start, for progress and the summary."""
+
+    started: float
+    articles: int = 0
+    tokens: int = 0
+    ended: float | None = None
+
+    @classmethod
+    def start(cls) -> Rate:
+        return cls(time.monotonic())
+
+    def add(self, articles: int, tokens: int) -> None:
+        self.articles += articles
+        self.tokens += tokens
+
+    def stop(self) -> None:
+        """Freeze the clock: the summary reports this kind's own time, not the stage's."""
+        self.ended = time.monotonic()
+
+    @property
+    def seconds(self) -> float:
+        end = self.ended if self.ended is not None else time.monotonic()
+        return max(end - self.started, 1e-9)
+
+    def describe(self) -> str:
+        """``1,234 articles/s, 1.2M tokens/s``: what a user watching an ingest wants."""
+        return (
+            f"{self.articles / self.seconds:,.0f} articles/s,"
+            f" {human_rate(self.tokens / self.seconds)} tokens/s"
+        )
+
+
+def human_rate(value: float) -> str:
+    """1234 -> '1.2K', 1_600_000 -> '1.6M' (rates are read at a glance, not exactly)."""
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if value >= scale:
+            return f"{value / scale:.1f}{unit}"
+    return f"{value:.0f}"

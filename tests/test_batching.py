@@ -1,0 +1,93 @@
+"""Token-budget batch planning: big batches of short texts, shapes padded to a multiple,
+every row back in the caller's order, and padding done on the host without a row loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from medsearch.models.backbone import pad_rows
+from medsearch.models.batching import (
+    GPU_BATCH_TOKENS,
+    GPU_PAD_MULTIPLE,
+    TokenBudget,
+    budget_for,
+    plan_with_budget,
+    restore_order,
+)
+
+lengths_st = st.lists(st.integers(min_value=0, max_value=600), max_size=80)
+budget_st = st.builds(
+    TokenBudget,
+    tokens=st.integers(min_value=1, max_value=8000),
+    rows=st.integers(min_value=1, max_value=64),
+    multiple=st.sampled_from([1, 8, 32, 64]),
+)
+
+
+@given(lengths=lengths_st, budget=budget_st)
+def test_every_batch_respects_the_budget_at_its_padded_length(
+    lengths: list[int], budget: TokenBudget
+) -> None:
+    batches = plan_with_budget(lengths, budget)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for batch in batches:
+        width = budget.padded(max(lengths[i] for i in batch))
+        assert width % budget.multiple == 0
+        assert 1 <= len(batch) <= budget.rows
+        assert len(batch) == 1 or len(batch) * width <= budget.tokens
+
+
+@given(lengths=lengths_st.filter(bool), budget=budget_st)
+def test_rows_come_back_in_the_callers_order(lengths: list[int], budget: TokenBudget) -> None:
+    batches = plan_with_budget(lengths, budget)
+    # Each "model output" row is the item's own length: order restored means equal.
+    outputs = [np.array([[lengths[i]] for i in b], dtype=np.int64) for b in batches]
+    np.testing.assert_array_equal(restore_order(batches, outputs)[:, 0], lengths)
+
+
+def test_a_gpu_puts_thousands_of_sentences_in_one_batch_and_a_cpu_does_not() -> None:
+    gpu = budget_for("cuda:0", batch_size=64, max_length=64)
+    cpu = budget_for("cpu", batch_size=16, max_length=64)
+    sentences = [30] * 10_000  # ~30 tokens, padded to 32 on the GPU
+    gpu_batches = plan_with_budget(sentences, gpu)
+    assert (gpu.tokens, gpu.multiple) == (GPU_BATCH_TOKENS, GPU_PAD_MULTIPLE)
+    assert len(gpu_batches[0]) == 4_096  # capped by rows: 4,096 x 32 = the whole budget
+    assert len(plan_with_budget(sentences, cpu)[0]) == 34  # 1,024 tokens / 30
+    articles = plan_with_budget([330] * 1_000, gpu)
+    assert len(articles[0]) == GPU_BATCH_TOKENS // 352  # 330 padded to 352
+
+
+def test_the_cpu_budget_is_what_medsearch_always_used() -> None:
+    assert budget_for("cpu", batch_size=16, max_length=512) == TokenBudget(8192, 64, 1)
+    assert budget_for("mps", batch_size=64, max_length=512) == TokenBudget(32768, 256, 1)
+
+
+def test_a_budget_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="positive"):
+        TokenBudget(tokens=0, rows=1)
+    assert [TokenBudget(1, 1, 32).padded(n) for n in (0, 1, 32, 33)] == [32, 32, 32, 64]
+
+
+@given(
+    rows=st.lists(st.lists(st.integers(0, 999), min_size=1, max_size=40), min_size=1, max_size=20),
+    multiple=st.sampled_from([1, 8, 32]),
+)
+def test_padding_on_the_host_matches_a_row_by_row_reference(
+    rows: list[list[int]], multiple: int
+) -> None:
+    features = {"input_ids": rows, "token_type_ids": [[1] * len(r) for r in rows]}
+    picked = list(range(len(rows)))[::-1]
+    batch = pad_rows(features, picked, pad_id=7, multiple=multiple)
+    width = batch.arrays["input_ids"].shape[1]
+    assert width % multiple == 0 and width >= max(len(r) for r in rows)
+    for out, index in enumerate(picked):
+        n = len(rows[index])
+        expected = rows[index] + [7] * (width - n)
+        assert batch.arrays["input_ids"][out].tolist() == expected
+        assert batch.arrays["attention_mask"][out].tolist() == [1] * n + [0] * (width - n)
+        assert batch.arrays["token_type_ids"][out].tolist() == [1] * n + [0] * (width - n)
+    assert batch.tokens == sum(len(r) for r in rows)
+    assert batch.rows.tolist() == picked

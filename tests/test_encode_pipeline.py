@@ -1,0 +1,222 @@
+"""The pipelined vector stage: every device gets a share, results land in one collection,
+and interruption, out-of-memory and reader failures keep the serial stage's guarantees.
+
+No GPU is needed: two encoders on the CPU stand in for two GPUs (the share and merge
+logic does not care what the device is), and out-of-memory is raised from a real tiny
+model's forward pass, as ``torch.OutOfMemoryError`` would be on a GPU.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from pubmed_builders import article_xml, pubmed_file
+from tiny_models import WORDS, TinyModels, build_tiny_models, tiny_profile_for, write_tiny_config
+
+import ingest.encode_stage as stage
+from ingest.encode_pipeline import Chunk, Encoded, Rate, human_rate, run_pipeline
+from ingest.pipeline import Ingestor
+from medsearch.index.vector import VectorCollection
+from medsearch.models.encoders import Encoder, Prepared, load_encoder
+from medsearch.paths import Paths
+from medsearch.progress import NullProgress
+
+N_ARTICLES = 30
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> TinyModels:
+    return build_tiny_models(tmp_path_factory.mktemp("models"))
+
+
+def sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 20))).capitalize() + "."
+
+
+def ingested(root: Path, tiny: TinyModels) -> Paths:
+    """A home with N_ARTICLES stored (no vectors yet), abstracts of 0 to 6 sentences."""
+    rng = random.Random(5)
+    folder = root / "xml"
+    folder.mkdir(parents=True)
+    xml = [
+        article_xml(
+            100 + i, sentence(rng), " ".join(sentence(rng) for _ in range(rng.randint(0, 6)))
+        )
+        for i in range(N_ARTICLES)
+    ]
+    pubmed_file(folder / "pubmed26n0001.xml", xml)
+    paths = Paths(root / "home")
+    write_tiny_config(paths, tiny)
+    with Ingestor(paths, jobs=0) as ing:
+        assert ing.run([folder]).ok
+    return paths
+
+
+def encode_with(paths: Paths, encoders: list[Encoder]) -> tuple[np.ndarray, int]:
+    """Run both kinds through the pipeline; the article vectors and the sentence count."""
+    with Ingestor(paths, jobs=0) as ing:
+        collections = stage.open_collections(paths, "tiny", encoders[0].dim)
+        try:
+            stage.encode_articles(
+                ing.store, encoders, collections["articles"], progress=NullProgress()
+            )
+            stage.encode_sentences(
+                ing.store, encoders, collections["sentences"], progress=NullProgress()
+            )
+        finally:
+            for c in collections.values():
+                c.close()
+    with VectorCollection.open(paths.vector_dir("articles")) as articles:
+        vectors = articles.get(np.arange(100, 100 + N_ARTICLES, dtype=np.int64))
+    with VectorCollection.open(paths.vector_dir("sentences")) as sentences:
+        return vectors, len(sentences)
+
+
+def test_two_devices_share_the_work_and_fill_the_same_collections(
+    tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profile = tiny_profile_for(tiny)
+    one = encode_with(ingested(tmp_path / "one", tiny), [load_encoder(profile, device="cpu")])
+
+    two_encoders = [load_encoder(profile, device="cpu") for _ in range(2)]
+    both_started = threading.Barrier(2, timeout=30)
+    worked: dict[int, int] = {}
+    real = Encoder.run
+
+    def run(self: Encoder, prepared: Prepared, **kw: object) -> np.ndarray:
+        if id(self) not in worked:
+            both_started.wait()  # each "GPU" takes a chunk before either may finish
+        worked[id(self)] = worked.get(id(self), 0) + 1
+        return real(self, prepared, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stage, "CHUNK", 3)
+    with monkeypatch.context() as patch:
+        patch.setattr(Encoder, "run", run)
+        two = encode_with(ingested(tmp_path / "two", tiny), two_encoders)
+    assert set(worked) == {id(e) for e in two_encoders}
+    assert sum(worked.values()) == 2 * -(-N_ARTICLES // 3)  # articles + sentences chunks
+    np.testing.assert_allclose(two[0], one[0], atol=1e-5)
+    assert two[1] == one[1] > N_ARTICLES
+
+
+def test_out_of_memory_halves_the_batch_and_the_vectors_do_not_change(
+    tmp_path: Path, tiny: TinyModels
+) -> None:
+    profile = tiny_profile_for(tiny)
+    reference = encode_with(ingested(tmp_path / "ref", tiny), [load_encoder(profile, device="cpu")])
+
+    encoder = load_encoder(profile, device="cpu")
+    largest: list[int] = []
+
+    def small_device(_: torch.nn.Module, args: object, kwargs: dict[str, torch.Tensor]) -> None:
+        rows = kwargs["input_ids"].shape[0]
+        if rows > 4:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        largest.append(rows)
+
+    backbone = encoder._article  # the article model fits 4 rows at a time
+    backbone.model.register_forward_pre_hook(small_device, with_kwargs=True)
+    got = encode_with(ingested(tmp_path / "oom", tiny), [encoder])
+    # One batch of 30 articles: 30 -> 15 -> 7 -> 3 rows, and later batches start at 3.
+    assert backbone.oom_limit == 3 and max(largest) == 3 and encoder.oom_limit == 3
+    np.testing.assert_allclose(got[0], reference[0], atol=1e-5)
+    assert got[1] == reference[1]
+
+
+def pipeline_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("encode-")]
+
+
+@pytest.mark.parametrize("threaded", [True, False])
+def test_a_failure_in_the_reader_reaches_the_caller_and_stops_every_thread(
+    tiny: TinyModels, threaded: bool
+) -> None:
+    encoder = load_encoder(tiny_profile_for(tiny), device="cpu")
+    written: list[int] = []
+
+    def chunks() -> Iterator[Chunk[int]]:
+        yield Chunk(0, 0, encoder.prepare_sentences(["kras mutations in lung cancer"]))
+        raise OSError("the store went away")
+
+    with pytest.raises(OSError, match="went away"):
+        run_pipeline(
+            chunks, [encoder], lambda done: written.append(done.chunk.seq), threaded=threaded
+        )
+    assert written == [0] or (threaded and not written)  # the error may overtake chunk 0
+    assert not pipeline_threads()
+
+
+@pytest.mark.parametrize("threaded", [True, False])
+def test_ctrl_c_in_the_writer_stops_the_pipeline(tiny: TinyModels, threaded: bool) -> None:
+    encoder = load_encoder(tiny_profile_for(tiny), device="cpu")
+
+    def chunks() -> Iterator[Chunk[int]]:
+        for seq in range(100):
+            yield Chunk(seq, seq, encoder.prepare_sentences([f"kras {seq}"]))
+
+    def write(done: Encoded[int]) -> None:
+        if done.chunk.seq == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_pipeline(chunks, [encoder], write, threaded=threaded)
+    assert not pipeline_threads()
+
+
+def test_rates_read_at_a_glance() -> None:
+    assert [human_rate(v) for v in (12, 1_234, 1_600_000, 2.5e9)] == ["12", "1.2K", "1.6M", "2.5G"]
+    rate = Rate(started=0.0, articles=100, tokens=65_000)
+    assert "articles/s" in rate.describe() and "tokens/s" in rate.describe()
+    notes = stage.rate_notes([("articles", rate)], 12.0, ["cuda:0", "cuda:1"])
+    assert notes[0] == "vector stage took 12.0 s on cuda:0, cuda:1"
+    assert notes[1].startswith("encoded 100 articles in ") and "(65.0K tokens)" in notes[1]
+
+
+def test_progress_names_the_devices_and_the_token_rate(tmp_path: Path, tiny: TinyModels) -> None:
+    paths = ingested(tmp_path, tiny)
+    progress = NullProgress()
+    encoder = load_encoder(tiny_profile_for(tiny), device="cpu")
+    with Ingestor(paths, jobs=0) as ing:
+        collections = stage.open_collections(paths, "tiny", encoder.dim)
+        try:
+            rate = stage.encode_articles(
+                ing.store, [encoder], collections["articles"], progress=progress
+            )
+        finally:
+            for c in collections.values():
+                c.close()
+    assert rate.articles == N_ARTICLES and rate.tokens > N_ARTICLES * 5
+    shown = progress.descriptions["encode-articles"]
+    assert shown.startswith("Encoding articles on cpu (") and "tokens/s)" in shown
+
+
+def test_a_stopped_rate_keeps_its_own_time() -> None:
+    rate = Rate.start()
+    rate.add(10, 1000)
+    rate.stop()
+    frozen = rate.seconds
+    assert rate.seconds == frozen and rate.ended is not None
+
+
+@pytest.mark.gpu
+def test_on_every_gpu_the_vectors_match_the_cpu_within_half_precision(
+    tmp_path: Path, tiny: TinyModels
+) -> None:
+    """Run with ``pytest -m gpu``: pinned copies, per-thread devices, bf16 noise only."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from medsearch.models.device import detect, resolve_devices
+
+    profile = tiny_profile_for(tiny)
+    cpu = encode_with(ingested(tmp_path / "cpu", tiny), [load_encoder(profile, device="cpu")])
+    devices = resolve_devices("cuda", detect())
+    gpus = [load_encoder(profile, device=d) for d in devices]
+    got = encode_with(ingested(tmp_path / "gpu", tiny), gpus)
+    np.testing.assert_allclose(got[0], cpu[0], atol=0.05, rtol=0.05)
+    assert got[1] == cpu[1]
