@@ -25,7 +25,10 @@ from medsearch.store import Store
 from medsearch.store.db import SQL_CHUNK, is_disk_full, unpack
 
 if TYPE_CHECKING:
+    from medsearch.index.sentence_index import SentenceCollection
     from medsearch.index.vector import VectorCollection
+
+    Collection = VectorCollection | SentenceCollection
     from medsearch.models.encoders import Encoder
     from medsearch.models.profiles import ModelProfile
 
@@ -92,7 +95,7 @@ def sentence_ids(pmid: int, count: int) -> np.ndarray:
     return np.arange(count, dtype=np.int64) + pmid * SENTENCES_PER_ARTICLE
 
 
-def remove_deleted(store: Store, collections: dict[str, VectorCollection]) -> int:
+def remove_deleted(store: Store, collections: dict[str, Collection]) -> int:
     """Vectors of PMIDs no longer in the store (DeleteCitation) leave every collection."""
     rows = store.conn.execute(
         "SELECT e.kind, e.pmid, e.items FROM encoded e"
@@ -146,7 +149,7 @@ def _previous_items(store: Store, kind: str, pmids: Sequence[int]) -> dict[int, 
 
 def _encode_stale(
     store: Store,
-    collection: VectorCollection,
+    collection: Collection,
     kind: str,
     profile: str,
     description: str,
@@ -205,7 +208,7 @@ def encode_articles(
 def encode_sentences(
     store: Store,
     encoder: Encoder,
-    collection: VectorCollection,
+    collection: SentenceCollection,
     *,
     progress: Progress,
 ) -> int:
@@ -246,26 +249,31 @@ def _record_hashes(
 
 def open_collections(
     paths: Paths, profile: str, dim: int, *, index_factory: str | None = None
-) -> dict[str, VectorCollection]:
+) -> tuple[VectorCollection, SentenceCollection]:
+    """Article and sentence collections for writing (old sentence layouts converted)."""
+    from medsearch.index.sentence_migrate import open_sentences
     from medsearch.index.vector import VectorCollection
 
-    out = {}
-    for kind in (ARTICLES, SENTENCES):
-        out[kind] = VectorCollection.open(
-            paths.vector_dir(kind), dim=dim, profile=profile, create=True
-        )
+    articles = VectorCollection.open(
+        paths.vector_dir(ARTICLES), dim=dim, profile=profile, create=True
+    )
+    sentences = open_sentences(paths.vector_dir(SENTENCES), dim=dim, profile=profile, create=True)
     if index_factory:
-        out[ARTICLES].rebuild(factory=index_factory)
-    return out
+        articles.rebuild(factory=index_factory)
+    return articles, sentences
 
 
-def existing_collections(paths: Paths) -> dict[str, VectorCollection]:
+def existing_collections(paths: Paths) -> dict[str, Collection]:
+    from medsearch.index.sentence_migrate import open_sentences
     from medsearch.index.vector import VectorCollection
 
-    out = {}
-    for kind in (ARTICLES, SENTENCES):
-        if (paths.vector_dir(kind) / "manifest.json").exists():
-            out[kind] = VectorCollection.open(paths.vector_dir(kind))
+    out: dict[str, Collection] = {}
+    if (paths.vector_dir(ARTICLES) / "manifest.json").exists():
+        out[ARTICLES] = VectorCollection.open(paths.vector_dir(ARTICLES))
+    if (paths.vector_dir(SENTENCES) / "manifest.json").exists() or (
+        paths.vector_dir(SENTENCES).with_name(SENTENCES + ".old").exists()
+    ):
+        out[SENTENCES] = open_sentences(paths.vector_dir(SENTENCES))
     return out
 
 
@@ -308,12 +316,12 @@ def run_vectors_stage(
         if embeddings:
             encoded += _import_embeddings(paths, store, embeddings, progress, notes)
         if not encode:
-            collections = existing_collections(paths)
-            if collections:
-                removed = remove_deleted(store, collections)
+            existing = existing_collections(paths)
+            if existing:
+                removed = remove_deleted(store, existing)
                 if removed:
                     notes.append(f"removed the vectors of {removed:,} deleted articles")
-                for c in collections.values():
+                for c in existing.values():
                     c.close()
             return notes, encoded
         chosen = choose_profile(paths, profile)
@@ -337,14 +345,20 @@ def run_vectors_stage(
 
         progress.message(f"loading the {chosen.name} encoders on device {device} ...")
         encoder = load_encoder(chosen, device=device, paths=paths)
-        collections = open_collections(paths, chosen.name, encoder.dim, index_factory=index_factory)
+        article_vectors, sentence_vectors = open_collections(
+            paths, chosen.name, encoder.dim, index_factory=index_factory
+        )
+        collections: dict[str, Collection] = {
+            ARTICLES: article_vectors,
+            SENTENCES: sentence_vectors,
+        }
         try:
             removed = remove_deleted(store, collections)
             if removed:
                 notes.append(f"removed the vectors of {removed:,} deleted articles")
-            encoded += encode_articles(store, encoder, collections[ARTICLES], progress=progress)
+            encoded += encode_articles(store, encoder, article_vectors, progress=progress)
             if sentences:
-                encode_sentences(store, encoder, collections[SENTENCES], progress=progress)
+                encode_sentences(store, encoder, sentence_vectors, progress=progress)
             for c in collections.values():
                 c.commit()
         finally:
