@@ -114,17 +114,35 @@ def test_old_layout_is_refused_for_search_and_converted_by_ingest(tmp_path: Path
         SentenceCollection.open(path)
     with open_sentences(path, dim=DIM, profile="t") as col:
         assert len(col) == 398 and col.manifest.layout == "codes"
-        assert [i for i, _ in col.search(x[50], 3)[0]][0] == ids[50]
+        assert next(i for i, _ in col.search(x[50], 3)[0]) == ids[50]
     assert not (path / "vectors.f16").exists()
     assert json.loads((path / "manifest.json").read_text())["format_version"] == 2
 
 
 # -- through the Searcher: real ingest, tiny real BERT, compressed sentences ----------
 
-WORDS = (
-    "cytokine tocilizumab metformin glucose insulin statin cholesterol amyloid plaque neuron"
-    " sepsis antibiotic mortality tumour mutation screening receptor kinase therapy trial"
-).split()
+WORDS = [
+    "cytokine",
+    "tocilizumab",
+    "metformin",
+    "glucose",
+    "insulin",
+    "statin",
+    "cholesterol",
+    "amyloid",
+    "plaque",
+    "neuron",
+    "sepsis",
+    "antibiotic",
+    "mortality",
+    "tumour",
+    "mutation",
+    "screening",
+    "receptor",
+    "kinase",
+    "therapy",
+    "trial",
+]
 
 
 def corpus(root: Path, articles: int = 120) -> Path:
