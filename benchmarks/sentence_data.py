@@ -111,10 +111,10 @@ def synthetic(n: int, dim: int, *, seed: int = 0, topics: int = 4096) -> np.ndar
     mean /= np.linalg.norm(mean)
     centres = rng.normal(size=(topics, dim)).astype(np.float32)
     centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    centres = 0.35 * mean + centres
+    centres = 0.75 * mean + centres
     weights = 1.0 / np.arange(1, topics + 1) ** 0.8
     weights /= weights.sum()
-    spread = rng.uniform(0.9, 1.4, size=topics).astype(np.float32)
+    spread = rng.uniform(1.6, 2.4, size=topics).astype(np.float32)
     out = np.empty((n, dim), np.float32)
     for lo in range(0, n, 65_536):
         hi = min(n, lo + 65_536)

@@ -30,7 +30,8 @@ from medsearch.index.sentence_index import SentenceCollection
 from medsearch.index.vector_faiss import omp_threads
 
 PUBMED_SENTENCES = 350_000_000
-CANDIDATES = (25, 50, 100, 200, 400)
+CANDIDATES = (10, 20, 50, 100, 200, 400)  # 10: the PQ order alone, no re-scoring
+PROBE_FACTORS = (1, 2, 4, 8)  # multiples of the collection's default nprobe
 
 
 def exact_top(x: np.ndarray, q: np.ndarray, k: int) -> np.ndarray:
@@ -59,7 +60,7 @@ def evaluate(
 ) -> list[dict[str, Any]]:
     rows = []
     nprobe = col.manifest.nprobe or 0
-    for probe in (nprobe, 2 * nprobe):
+    for probe in (f * nprobe for f in PROBE_FACTORS):
         col.search(q[:5], max(CANDIDATES), nprobe=probe)  # warm the mapped lists
         lat: list[float] = []
         found: list[np.ndarray] = []
@@ -124,7 +125,7 @@ def sizes(path: Path, col: SentenceCollection, n: int) -> dict[str, Any]:
     }
 
 
-def rescore_cost(texts: list[str], counts: tuple[int, ...] = (50, 100, 200)) -> dict[str, Any]:
+def rescore_cost(texts: list[str], counts: tuple[int, ...] = (20, 50, 100, 200)) -> dict[str, Any]:
     """Seconds to re-encode N real sentences with the minilm query encoder on this CPU."""
     from medsearch.models.encoders import load_encoder
     from medsearch.models.profiles import get_profile

@@ -341,8 +341,12 @@ def run_vectors_stage(
                 " available offline here (`medsearch models download medcpt` on a connected"
                 " machine)"
             )
+        from medsearch.index.sentence_migrate import needs_migration
         from medsearch.models.encoders import load_encoder
 
+        if needs_migration(paths.vector_dir(SENTENCES)):
+            progress.message("converting the sentence vectors to compressed codes (once) ...")
+            notes.append("converted the sentence vectors to compressed codes (no re-encoding)")
         progress.message(f"loading the {chosen.name} encoders on device {device} ...")
         encoder = load_encoder(chosen, device=device, paths=paths)
         article_vectors, sentence_vectors = open_collections(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from medsearch.index.sentence_migrate import open_sentences
 from medsearch.index.vector import VectorCollection
 from medsearch.paths import Paths
 from medsearch.retrieval.searcher import Searcher, open_searcher
+from medsearch.store import Store
 
 DIM = 32
 
@@ -211,3 +213,46 @@ def test_default_candidates_miss_nothing_better_than_the_sentence_itself(
     hits = searcher.sentences(target.text, k=3).hits
     assert len(hits) == 3 and hits[0].score >= itself - 1e-4
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_a_data_home_with_old_sentence_vectors_says_so_then_ingest_converts_it(
+    tmp_path: Path, tiny: TinyModels
+) -> None:
+    paths = Paths(tmp_path / "home")
+    write_tiny_config(paths, tiny)
+    ingest_and_encode(paths, [corpus(tmp_path, articles=12)])
+    directory = paths.vector_dir("sentences")
+    with SentenceCollection.open(directory) as new:
+        count = len(new)
+    # Rewrite it as an older medsearch left it: a float16 copy of every vector.
+    records = Store(paths.store, readonly=True)
+    sents = [s for a in records.get_many(range(2000, 2012)).values() for s in article_sentences(a)]
+    records.close()
+    shutil.rmtree(directory)
+    searcher = open_searcher(paths, device="cpu", load=True)
+    assert searcher.dense is not None
+    vecs = searcher.dense.encoder.encode_sentences([s.text for s in sents])
+    searcher.close()
+    with VectorCollection.open(directory, dim=vecs.shape[1], profile="tiny", create=True) as old:
+        old.add([s.sentence_id for s in sents], vecs)
+        old.commit()
+    assert len(sents) == count
+
+    searcher = open_searcher(paths, device="cpu", load=True)
+    with pytest.raises(OldLayoutError, match="run `medsearch ingest` once"):
+        searcher.sentences(sents[0].text)
+    assert searcher.search("cytokine", k=3, mode="dense").hits  # articles still work
+    searcher.close()
+
+    ingest_and_encode(paths, [])  # what `medsearch ingest` does with no new files
+    searcher = open_searcher(paths, device="cpu", load=True)
+    hit = searcher.sentences(sents[4].text, k=1).hits[0]
+    query = searcher.dense.encode_query(sents[4].text) if searcher.dense else None
+    searcher.close()
+    assert query is not None
+    scores = vecs @ query.reshape(-1)  # the exact oracle over the same vectors
+    by_id = {s.sentence_id: float(v) for s, v in zip(sents, scores, strict=True)}
+    # The tiny random BERT gives near-ties (32.0 vs 31.99995): compare scores, not ids.
+    assert hit.score == pytest.approx(float(scores.max()), rel=1e-3)
+    assert by_id[dict(hit.extra)["sentence_id"]] == pytest.approx(hit.score, rel=1e-3)
+    assert not (directory / "vectors.f16").exists()

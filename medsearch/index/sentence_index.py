@@ -59,10 +59,11 @@ LAYOUT = "codes"
 # (~12K abstracts) is ~150 MB either way; past it IVF-PQ is smaller and faster.
 FLAT_MAX = 100_000
 
-# Reservoir sample kept for (re)training: 262,144 x 768 float16 = 384 MB at PubMed scale
-# (0.1% of the sentences), enough for 4,096+ lists at 64 points each and PQ's codebooks.
-SAMPLE_MAX = 262_144
-POINTS_PER_LIST = 39
+# Reservoir sample kept for (re)training: 524,288 x 768 float16 = 768 MB at PubMed scale
+# (0.15% of ~350M sentences): 32 points for each of 16,384 lists (vector_layout's
+# MAX_NLIST) and far more than PQ's codebooks need (256 x 39 per sub-quantizer).
+SAMPLE_MAX = 524_288
+POINTS_PER_LIST = 32
 
 
 def ivfpq_factory(n: int, dim: int, sample_rows: int) -> str:

@@ -51,6 +51,15 @@ def migrate_fp16(path: Path) -> int:
     return live
 
 
+def needs_migration(path: Path) -> bool:
+    """Whether ``path`` holds (or was being converted from) the old layout."""
+    path = Path(path)
+    if not path.exists():
+        return path.with_name(path.name + ".old").exists()
+    manifest = read_manifest(path)
+    return manifest is not None and manifest.layout != LAYOUT
+
+
 def open_sentences(
     path: Path, *, dim: int | None = None, profile: str | None = None, create: bool = False
 ) -> SentenceCollection:
