@@ -27,10 +27,11 @@ ALLOWED_MAX = 200_000  # exact search over this many filtered vectors stays < ~5
 DEEPEN = (4, 16, 64)  # over-fetch factors tried when post-filtering
 
 # Compressed sentence candidates re-scored exactly by re-encoding their text.
-# benchmarks/sentence_index.py: recall@10 against exact inner product reaches 0.95+ at
-# 100 candidates on real minilm sentences and on 1M synthetic 768-d ones (PQ at one
-# byte per 8 dimensions); on this CPU 100 minilm sentences re-encode in ~0.3-0.6 s.
-SENTENCE_CANDIDATES = 100
+# benchmarks/sentence_index.py (BENCHMARKS.md): recall@10 against exact inner product
+# was 0.986 on real minilm sentences and 0.956 on 1M synthetic 768-d vectors with 400
+# candidates (0.98 / 0.85 with 100). 400 sentences are ~14K tokens: one batch, ~15 ms
+# on a GPU, seconds on a CPU (measured there); lower it for CPU-only interactive use.
+SENTENCE_CANDIDATES = 400
 
 SentenceTexts = Callable[[Sequence[int]], dict[int, str]]
 
