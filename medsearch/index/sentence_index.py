@@ -262,7 +262,11 @@ class SentenceCollection(SlotStore):
         return self._index
 
     def _sample(self, vectors: np.ndarray) -> None:
-        """Reservoir sampling (Algorithm R) into ``sample.f16``: uniform over all adds."""
+        """Reservoir sampling (Algorithm R) into ``sample.f16``: uniform over all adds.
+
+        Replacements are written in place before the commit; a crash can leave a few
+        rows from vectors that were never committed, which is harmless for training.
+        """
         half = vectors.astype(np.float16)
         cap = self.sample_max
         room = max(0, min(cap - self._sample_rows, len(half)))
