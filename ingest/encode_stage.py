@@ -37,8 +37,11 @@ from medsearch.store import Store
 from medsearch.store.db import is_disk_full
 
 if TYPE_CHECKING:
+    from medsearch.index.sentence_index import SentenceCollection
     from medsearch.index.vector import VectorCollection
     from medsearch.models.encoders import Encoder, Prepared
+
+    Collection = VectorCollection | SentenceCollection
     from medsearch.models.profiles import ModelProfile
 
 ARTICLES, SENTENCES = "articles", "sentences"
@@ -113,7 +116,7 @@ def _chunks(
 def _encode_stale(
     store: Store,
     encoders: Sequence[Encoder],
-    collection: VectorCollection,
+    collection: Collection,
     kind: str,
     description: str,
     progress: Progress,
@@ -192,7 +195,7 @@ def encode_articles(
 def encode_sentences(
     store: Store,
     encoders: Sequence[Encoder],
-    collection: VectorCollection,
+    collection: SentenceCollection,
     *,
     progress: Progress,
 ) -> Rate:
@@ -218,26 +221,31 @@ def encode_sentences(
 
 def open_collections(
     paths: Paths, profile: str, dim: int, *, index_factory: str | None = None
-) -> dict[str, VectorCollection]:
+) -> tuple[VectorCollection, SentenceCollection]:
+    """Article and sentence collections for writing (old sentence layouts converted)."""
+    from medsearch.index.sentence_migrate import open_sentences
     from medsearch.index.vector import VectorCollection
 
-    out = {}
-    for kind in (ARTICLES, SENTENCES):
-        out[kind] = VectorCollection.open(
-            paths.vector_dir(kind), dim=dim, profile=profile, create=True
-        )
+    articles = VectorCollection.open(
+        paths.vector_dir(ARTICLES), dim=dim, profile=profile, create=True
+    )
+    sentences = open_sentences(paths.vector_dir(SENTENCES), dim=dim, profile=profile, create=True)
     if index_factory:
-        out[ARTICLES].rebuild(factory=index_factory)
-    return out
+        articles.rebuild(factory=index_factory)
+    return articles, sentences
 
 
-def existing_collections(paths: Paths) -> dict[str, VectorCollection]:
+def existing_collections(paths: Paths) -> dict[str, Collection]:
+    from medsearch.index.sentence_migrate import open_sentences
     from medsearch.index.vector import VectorCollection
 
-    out = {}
-    for kind in (ARTICLES, SENTENCES):
-        if (paths.vector_dir(kind) / "manifest.json").exists():
-            out[kind] = VectorCollection.open(paths.vector_dir(kind))
+    out: dict[str, Collection] = {}
+    if (paths.vector_dir(ARTICLES) / "manifest.json").exists():
+        out[ARTICLES] = VectorCollection.open(paths.vector_dir(ARTICLES))
+    if (paths.vector_dir(SENTENCES) / "manifest.json").exists() or (
+        paths.vector_dir(SENTENCES).with_name(SENTENCES + ".old").exists()
+    ):
+        out[SENTENCES] = open_sentences(paths.vector_dir(SENTENCES))
     return out
 
 
@@ -280,12 +288,12 @@ def run_vectors_stage(
         if embeddings:
             encoded += _import_embeddings(paths, store, embeddings, progress, notes)
         if not encode:
-            collections = existing_collections(paths)
-            if collections:
-                removed = remove_deleted(store, collections)
+            existing = existing_collections(paths)
+            if existing:
+                removed = remove_deleted(store, existing)
                 if removed:
                     notes.append(f"removed the vectors of {removed:,} deleted articles")
-                for c in collections.values():
+                for c in existing.values():
                     c.close()
             return notes, encoded
         chosen = choose_profile(paths, profile)
@@ -305,20 +313,29 @@ def run_vectors_stage(
                 " available offline here (`medsearch models download medcpt` on a connected"
                 " machine)"
             )
+        from medsearch.index.sentence_migrate import needs_migration
+
+        if needs_migration(paths.vector_dir(SENTENCES)):
+            progress.message("converting the sentence vectors to compressed codes (once) ...")
+            notes.append("converted the sentence vectors to compressed codes (no re-encoding)")
         encoders = load_encoders(chosen, device, paths, progress)
-        collections = open_collections(
+        article_vectors, sentence_vectors = open_collections(
             paths, chosen.name, encoders[0].dim, index_factory=index_factory
         )
+        collections: dict[str, Collection] = {
+            ARTICLES: article_vectors,
+            SENTENCES: sentence_vectors,
+        }
         rates: list[tuple[str, Rate]] = []
         try:
             removed = remove_deleted(store, collections)
             if removed:
                 notes.append(f"removed the vectors of {removed:,} deleted articles")
-            rate = encode_articles(store, encoders, collections[ARTICLES], progress=progress)
+            rate = encode_articles(store, encoders, article_vectors, progress=progress)
             encoded += rate.articles
             rates.append(("articles", rate))
             if sentences:
-                rate = encode_sentences(store, encoders, collections[SENTENCES], progress=progress)
+                rate = encode_sentences(store, encoders, sentence_vectors, progress=progress)
                 rates.append(("sentences of articles", rate))
             for c in collections.values():
                 c.commit()

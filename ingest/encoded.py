@@ -18,7 +18,10 @@ from medsearch.store import Store
 from medsearch.store.db import SQL_CHUNK, unpack
 
 if TYPE_CHECKING:
+    from medsearch.index.sentence_index import SentenceCollection
     from medsearch.index.vector import VectorCollection
+
+    Collection = VectorCollection | SentenceCollection
 
 SENTENCES = "sentences"
 CHUNK = 256  # default PMIDs per query
@@ -56,7 +59,7 @@ def sentence_ids(pmid: int, count: int) -> np.ndarray:
     return np.arange(count, dtype=np.int64) + pmid * SENTENCES_PER_ARTICLE
 
 
-def remove_deleted(store: Store, collections: dict[str, VectorCollection]) -> int:
+def remove_deleted(store: Store, collections: dict[str, Collection]) -> int:
     """Vectors of PMIDs no longer in the store (DeleteCitation) leave every collection."""
     rows = store.conn.execute(
         "SELECT e.kind, e.pmid, e.items FROM encoded e"

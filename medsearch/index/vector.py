@@ -104,17 +104,7 @@ class VectorCollection(SlotStore):
             raise MedsearchError(
                 f"{path} was written by a newer medsearch (format {manifest.format_version})"
             )
-        if profile is not None and profile != manifest.profile:
-            raise IndexMismatchError(
-                f"the vectors at {path} were built with model profile"
-                f" {manifest.profile!r}, not {profile!r}; rebuild them or use"
-                f" --models {manifest.profile}"
-            )
-        if dim is not None and dim != manifest.dim:
-            raise IndexMismatchError(
-                f"the vectors at {path} have {manifest.dim} dimensions, the model"
-                f" {profile or manifest.profile!r} gives {dim}"
-            )
+        check_compatible(path, manifest, dim=dim, profile=profile)
         recover(path, manifest)
         return cls(path, manifest)
 
@@ -360,6 +350,23 @@ class VectorCollection(SlotStore):
         self._live = len(ids)
         self._lk_ids, self._lk_slots = self._load_lookup()
         remove_unreferenced(self.path, self.manifest)
+
+
+def check_compatible(
+    path: Path, manifest: VectorManifest, *, dim: int | None, profile: str | None
+) -> None:
+    """Refuse to search vectors built with another model profile or size."""
+    if profile is not None and profile != manifest.profile:
+        raise IndexMismatchError(
+            f"the vectors at {path} were built with model profile"
+            f" {manifest.profile!r}, not {profile!r}; rebuild them or use"
+            f" --models {manifest.profile}"
+        )
+    if dim is not None and dim != manifest.dim:
+        raise IndexMismatchError(
+            f"the vectors at {path} have {manifest.dim} dimensions, the model"
+            f" {profile or manifest.profile!r} gives {dim}"
+        )
 
 
 def _index_meta(m: VectorManifest) -> dict[str, Any]:

@@ -93,6 +93,11 @@ class VectorManifest:
     created: str = ""
     updated: str = ""
     format_version: int = FORMAT_VERSION
+    # Sentence collections (format 2) keep codes, not vectors: see sentence_index.py.
+    layout: str = "fp16"  # "fp16": a float16 copy of every vector; "codes": none
+    sample_file: str = "sample.f16"  # bounded training sample (layout "codes")
+    sample_rows: int = 0
+    sample_seen: int = 0  # vectors ever offered to the sample (reservoir sampling)
 
     @property
     def exact(self) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from medsearch.errors import NotFoundError, UsageError
+from medsearch.errors import UsageError
 from medsearch.records import Filters, Hit
 from medsearch.retrieval.citances import Citance, split_citances
 from medsearch.retrieval.results import SearchResult
@@ -103,20 +103,16 @@ def with_evidence(searcher: Searcher, text: str, hits: tuple[Hit, ...]) -> list[
     if searcher.dense is not None and searcher.dense.sentences is not None:
         vector = searcher.dense.encode_query(text)
     words = {w.casefold().strip(".,;:()") for w in text.split() if len(w) > 3}
+    per_hit = [article_sentences(records[h.pmid]) if h.pmid in records else [] for h in hits]
+    dense_best = [-1] * len(hits)
+    if vector is not None and searcher.dense is not None:
+        dense_best = searcher.dense.best_sentences(vector, [[s.text for s in g] for g in per_hit])
     out: list[Hit] = []
-    for hit in hits:
-        article = records.get(hit.pmid)
-        sents = article_sentences(article) if article is not None else []
+    for hit, sents, best in zip(hits, per_hit, dense_best, strict=True):
         if not sents:
             out.append(hit)
             continue
-        best = None
-        if vector is not None and searcher.dense is not None:
-            try:
-                best, _ = searcher.dense.best_sentence(vector, hit.pmid, len(sents))
-            except NotFoundError:
-                best = None
-        if best is None or best >= len(sents):
+        if best < 0 or best >= len(sents):
             overlaps = [_overlap(words, s.text) for s in sents]
             best = overlaps.index(max(overlaps))
         sentence = sents[best]

@@ -14,22 +14,35 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from medsearch.errors import NotFoundError, UsageError, VectorsMissingError
+from medsearch.errors import UsageError, VectorsMissingError
 from medsearch.records import split_sentence_id
 
 if TYPE_CHECKING:
+    from medsearch.errors import MedsearchError
+    from medsearch.index.sentence_index import SentenceCollection
     from medsearch.index.vector import VectorCollection
     from medsearch.models.encoders import Encoder
 
 ALLOWED_MAX = 200_000  # exact search over this many filtered vectors stays < ~50 ms at 768-d
 DEEPEN = (4, 16, 64)  # over-fetch factors tried when post-filtering
 
+# Compressed sentence candidates re-scored exactly by re-encoding their text.
+# benchmarks/sentence_index.py (BENCHMARKS.md): recall@10 against exact inner product
+# was 0.986 on real minilm sentences and 0.956 on 1M synthetic 768-d vectors with 400
+# candidates (0.98 / 0.85 with 100). 400 sentences are ~14K tokens: one batch, ~15 ms
+# on a GPU, seconds on a CPU (measured there); lower it for CPU-only interactive use.
+SENTENCE_CANDIDATES = 400
+
+SentenceTexts = Callable[[Sequence[int]], dict[int, str]]
+
 
 @dataclass
 class DenseSide:
     encoder: Encoder
     articles: VectorCollection
-    sentences: VectorCollection | None = None
+    sentences: SentenceCollection | None = None
+    sentences_error: MedsearchError | None = None  # why sentence vectors cannot be used
+    sentence_candidates: int = SENTENCE_CANDIDATES
 
     def close(self) -> None:
         self.articles.close()
@@ -74,28 +87,63 @@ class DenseSide:
             )
         return self.articles.get(np.array([pmid], dtype=np.int64))
 
-    def search_sentences(self, text: str, k: int) -> list[tuple[int, int, float]]:
-        """(pmid, position, score) of the nearest abstract sentences."""
+    def search_sentences(
+        self, text: str, k: int, sentence_texts: SentenceTexts
+    ) -> list[tuple[int, int, float]]:
+        """(pmid, position, score) of the nearest abstract sentences, exact scores.
+
+        A compressed collection proposes :attr:`sentence_candidates`; their text
+        (``sentence_texts``: sentence id -> text, from the store) is re-encoded with the
+        query encoder in one batch and scored exactly, as the sentences were encoded.
+        """
+        if self.sentences_error is not None:
+            raise self.sentences_error
         if self.sentences is None or len(self.sentences) == 0:
             raise VectorsMissingError(
                 "no sentence vectors yet; run `medsearch ingest` (without --no-encode)"
             )
-        hits = self.sentences.search(self.encode_query(text), k)[0]
+        query = self.encode_query(text)
+        if self.sentences.exact:
+            hits = self.sentences.search(query, k)[0]
+        else:
+            found = self.sentences.search(query, max(k, self.sentence_candidates))[0]
+            hits = self.rescore(query, [sid for sid, _ in found], sentence_texts, k)
         out = []
         for sid, score in hits:
             pmid, position = split_sentence_id(sid)
             out.append((pmid, position, score))
         return out
 
-    def best_sentence(self, query_vec: np.ndarray, pmid: int, count: int) -> tuple[int, float]:
-        """The abstract sentence of ``pmid`` closest to the query (the evidence shown)."""
-        if self.sentences is None or count == 0:
-            raise NotFoundError(f"PMID {pmid} has no sentence vectors")
-        ids = np.arange(count, dtype=np.int64) + pmid * 1000
-        present = ids[self.sentences.contains(ids)]
-        if len(present) == 0:
-            raise NotFoundError(f"PMID {pmid} has no sentence vectors")
-        vecs = self.sentences.get(present)
-        scores = vecs @ query_vec.reshape(-1)
-        best = int(np.argmax(scores))
-        return int(present[best] - pmid * 1000), float(scores[best])
+    def rescore(
+        self, query: np.ndarray, ids: Sequence[int], sentence_texts: SentenceTexts, k: int
+    ) -> list[tuple[int, float]]:
+        """Top ``k`` of ``ids`` by exact inner product with re-encoded sentence text.
+
+        Ids whose text is gone (article deleted or shortened since it was encoded) drop
+        out; ties go to the smaller id so the order is deterministic.
+        """
+        texts = sentence_texts(ids)
+        kept = np.array([i for i in ids if i in texts], dtype=np.int64)
+        if len(kept) == 0:
+            return []
+        vectors = self.encoder.encode_sentences([texts[int(i)] for i in kept])
+        scores = vectors @ np.asarray(query, dtype=np.float32).reshape(-1)
+        order = np.lexsort((kept, -scores))[:k]
+        return [(int(kept[i]), float(scores[i])) for i in order]
+
+    def best_sentences(self, query: np.ndarray, groups: Sequence[Sequence[str]]) -> list[int]:
+        """Per group of sentences (one article's), the position closest to ``query``.
+
+        Sentence vectors are not stored (only codes), so the candidates' sentences are
+        encoded here, every group in one batch; an empty group gives -1.
+        """
+        flat = [t for group in groups for t in group]
+        if not flat:
+            return [-1 for _ in groups]
+        scores = self.encoder.encode_sentences(flat) @ np.asarray(query).reshape(-1)
+        out, start = [], 0
+        for group in groups:
+            part = scores[start : start + len(group)]
+            out.append(int(np.argmax(part)) if len(part) else -1)
+            start += len(group)
+        return out

@@ -3,12 +3,13 @@ and similar abstract sentences, for :class:`~medsearch.retrieval.searcher.Search
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from medsearch.errors import UsageError
-from medsearch.records import Filters
+from medsearch.records import Article, Filters, Sentence, sentence_id, split_sentence_id
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
 
 if TYPE_CHECKING:
@@ -94,15 +95,28 @@ def sentences(searcher: Searcher, text: str, *, k: int = 10) -> SearchResult:
             f"the text is {tokens} tokens and sentence search reads {limit}; give one"
             " sentence (for a paragraph, `medsearch cite` searches sentence by sentence)"
         )
-    found = dense.search_sentences(text, k)
-    records = searcher.store.get_many(sorted({p for p, _, _ in found}))
+    split: dict[int, list[Sentence]] = {}
+    records: dict[int, Article] = {}
+
+    def sentence_texts(ids: Sequence[int]) -> dict[int, str]:
+        """Text of each sentence id: the stored article, split by the shared splitter."""
+        wanted = sorted({split_sentence_id(i)[0] for i in ids} - split.keys())
+        records.update(searcher.store.get_many(wanted))
+        for pmid in wanted:
+            split[pmid] = article_sentences(records[pmid]) if pmid in records else []
+        out = {}
+        for i in ids:
+            pmid, position = split_sentence_id(i)
+            if position < len(split[pmid]):
+                out[i] = split[pmid][position].text
+        return out
+
+    found = dense.search_sentences(text, k, sentence_texts)
+    sentence_texts([sentence_id(p, n) for p, n, _ in found])  # records of exact hits too
     cands: list[Candidate] = []
     for pmid, position, score in found:
-        article = records.get(pmid)
-        if article is None:
-            continue
-        sents = article_sentences(article)
-        if position >= len(sents):
+        sents = split.get(pmid, [])
+        if pmid not in records or position >= len(sents):
             continue
         sent = sents[position]
         before = sents[position - 1].text if position > 0 else ""

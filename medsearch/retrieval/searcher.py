@@ -508,6 +508,7 @@ def open_searcher(
 
 
 def _load_models(searcher: Searcher, paths: Paths, device: str) -> None:
+    from medsearch.index.sentence_index import OldLayoutError, SentenceCollection
     from medsearch.index.vector import VectorCollection
     from medsearch.models.cross import load_cross_encoder
     from medsearch.models.encoders import load_encoder
@@ -520,12 +521,17 @@ def _load_models(searcher: Searcher, paths: Paths, device: str) -> None:
     articles = VectorCollection.open(
         paths.vector_dir("articles"), dim=encoder.dim, profile=profile.name
     )
-    sentences = None
+    sentences, why = None, None
     if (paths.vector_dir("sentences") / "manifest.json").exists():
-        sentences = VectorCollection.open(
-            paths.vector_dir("sentences"), dim=encoder.dim, profile=profile.name
-        )
-    searcher.dense = DenseSide(encoder=encoder, articles=articles, sentences=sentences)
+        try:
+            sentences = SentenceCollection.open(
+                paths.vector_dir("sentences"), dim=encoder.dim, profile=profile.name
+            )
+        except OldLayoutError as exc:  # article search still works; sentences say why not
+            why = exc
+    searcher.dense = DenseSide(
+        encoder=encoder, articles=articles, sentences=sentences, sentences_error=why
+    )
     searcher.cross = load_cross_encoder(
         profile, device=device, paths=paths, quantize=searcher.settings.rerank_int8
     )
