@@ -22,6 +22,7 @@ from tiny_models import WORDS, TinyModels, build_tiny_models, tiny_profile_for, 
 import ingest.encode_stage as stage
 from ingest.encode_pipeline import Chunk, Encoded, Rate, human_rate, run_pipeline
 from ingest.pipeline import Ingestor
+from medsearch.index.sentence_index import SentenceCollection
 from medsearch.index.vector import VectorCollection
 from medsearch.models.encoders import Encoder, Prepared, load_encoder
 from medsearch.paths import Paths
@@ -61,20 +62,16 @@ def ingested(root: Path, tiny: TinyModels) -> Paths:
 def encode_with(paths: Paths, encoders: list[Encoder]) -> tuple[np.ndarray, int]:
     """Run both kinds through the pipeline; the article vectors and the sentence count."""
     with Ingestor(paths, jobs=0) as ing:
-        collections = stage.open_collections(paths, "tiny", encoders[0].dim)
+        article_vectors, sentence_vectors = stage.open_collections(paths, "tiny", encoders[0].dim)
         try:
-            stage.encode_articles(
-                ing.store, encoders, collections["articles"], progress=NullProgress()
-            )
-            stage.encode_sentences(
-                ing.store, encoders, collections["sentences"], progress=NullProgress()
-            )
+            stage.encode_articles(ing.store, encoders, article_vectors, progress=NullProgress())
+            stage.encode_sentences(ing.store, encoders, sentence_vectors, progress=NullProgress())
         finally:
-            for c in collections.values():
-                c.close()
+            article_vectors.close()
+            sentence_vectors.close()
     with VectorCollection.open(paths.vector_dir("articles")) as articles:
         vectors = articles.get(np.arange(100, 100 + N_ARTICLES, dtype=np.int64))
-    with VectorCollection.open(paths.vector_dir("sentences")) as sentences:
+    with SentenceCollection.open(paths.vector_dir("sentences")) as sentences:
         return vectors, len(sentences)
 
 
@@ -183,14 +180,12 @@ def test_progress_names_the_devices_and_the_token_rate(tmp_path: Path, tiny: Tin
     progress = NullProgress()
     encoder = load_encoder(tiny_profile_for(tiny), device="cpu")
     with Ingestor(paths, jobs=0) as ing:
-        collections = stage.open_collections(paths, "tiny", encoder.dim)
+        article_vectors, sentence_vectors = stage.open_collections(paths, "tiny", encoder.dim)
         try:
-            rate = stage.encode_articles(
-                ing.store, [encoder], collections["articles"], progress=progress
-            )
+            rate = stage.encode_articles(ing.store, [encoder], article_vectors, progress=progress)
         finally:
-            for c in collections.values():
-                c.close()
+            article_vectors.close()
+            sentence_vectors.close()
     assert rate.articles == N_ARTICLES and rate.tokens > N_ARTICLES * 5
     shown = progress.descriptions["encode-articles"]
     assert shown.startswith("Encoding articles on cpu (") and "tokens/s)" in shown

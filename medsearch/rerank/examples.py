@@ -37,13 +37,18 @@ class PseudoQuery:
     the model would learn to copy the first stage instead of judging relevance."""
 
 
-def hidden(title: str, abstract: str, hide: str) -> tuple[str, str]:
-    """(title, abstract) with ``hide`` removed from whichever holds it."""
-    if not hide:
+def hidden(title: str, abstract: str, query: PseudoQuery, source: bool) -> tuple[str, str]:
+    """A candidate as the model sees it in training: the inverse cloze task.
+
+    A sentence query is cut out of its source abstract. A title query hides every
+    candidate's title, not only the source's: a blank title on the positive alone would
+    teach the model that sharing words with the title is a sign of irrelevance.
+    """
+    if not query.hide:
         return title, abstract
-    if hide == title:
+    if query.kind == TITLES:
         return "", abstract
-    return title, abstract.replace(hide, " ")
+    return (title, abstract.replace(query.hide, " ")) if source else (title, abstract)
 
 
 def keyword_query(article: Article, rng: random.Random) -> str | None:

@@ -323,9 +323,7 @@ def _examples(
         if len(pmids) < 2 or not any(p in known for p in pmids):
             continue
         docs = [
-            hidden(records[p].title, records[p].abstract_text, query.hide)
-            if p in known
-            else (records[p].title, records[p].abstract_text)
+            hidden(records[p].title, records[p].abstract_text, query, source=p in known)
             for p in pmids
         ]
         gains = [known.get(p, 0.0) for p in pmids]
