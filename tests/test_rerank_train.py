@@ -65,11 +65,22 @@ def home(built: Path, tmp_path: Path) -> Path:
     return copy
 
 
+def blend(home: Path, value: float) -> None:
+    """Set the trained model's blend. The mechanics these tests check do not depend on
+    whether a tiny synthetic corpus taught the model to beat its first stage (blend 0
+    means it did not, and searches then keep the first-stage order)."""
+    meta_file = home / "rerank" / "delta" / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    meta["blend"] = value
+    meta_file.write_text(json.dumps(meta))
+
+
 @pytest.fixture(scope="module")
 def trained(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     copy = tmp_path_factory.mktemp("trained") / "home"
     shutil.copytree(built, copy)
     run(copy, "rerank", "train", *QUICK)
+    blend(copy, 0.5)
     return copy
 
 
@@ -80,8 +91,11 @@ def test_training_reports_its_signals_and_installs_a_model(home: Path) -> None:
     assert set(report["validation_ndcg@10"]) >= {"first_stage", "delta", "blend_1.0"}
     assert (home / "rerank" / "delta" / "meta.json").exists()
     assert not (home / "rerank" / "work").exists()  # work files go once the model is in
+    meta = json.loads((home / "rerank" / "delta" / "meta.json").read_text())
+    assert meta["corpus"]["articles"] == ARTICLES and meta["blend"] in (0.0, 0.25, 0.5, 0.75, 1.0)
     status = run_json(home, "rerank", "status")
-    assert status["usable"] and status["corpus"]["articles"] == ARTICLES
+    # usable, unless held-out queries showed it cannot beat the first stage
+    assert status["usable"] == (meta["blend"] > 0)
 
 
 def test_a_search_says_how_to_train_until_a_model_exists(home: Path) -> None:
@@ -225,7 +239,21 @@ def test_cross_encoder_scores_grade_the_candidates_and_refine_the_head(
     assert report["queries"] == {"titles": report["queries"]["titles"]}
     meta = json.loads((home / "rerank" / "delta" / "meta.json").read_text())
     assert meta["used_profile"] and meta["corpus"]["profile"] == "tiny"
+    blend(home, 0.5)
     out = run_json(home, "search", "rex cluhae", "-k", "3", "--device", "cpu")
     assert out["reranker"] == "delta+cross" and out["reranked"]
     gpu_like = run_json(home, "search", "rex cluhae", "-k", "3", "--rerank", "cross")
     assert gpu_like["reranker"] == "cross"
+
+
+def test_a_model_that_did_not_beat_the_first_stage_keeps_its_order(trained: Path) -> None:
+    blend(trained, 0.0)
+    try:
+        auto = run_json(trained, "search", "rex cluhae", "-k", "3")
+        assert auto["reranker"] is None and not auto.get("notes")  # nothing to nag about
+        asked = run_json(trained, "search", "rex cluhae", "-k", "3", "--rerank", "delta")
+        assert asked["reranker"] is None
+        assert any("did not beat the first stage" in n for n in asked["notes"])
+        assert "did not beat" in run_json(trained, "rerank", "status")["problem"]
+    finally:
+        blend(trained, 0.5)

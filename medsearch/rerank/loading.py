@@ -43,4 +43,13 @@ def load_delta(directory: Path | None, store: Store, profile: str | None) -> Del
     why = staleness(scorer.meta, {"articles": store.count(), "profile": profile})
     if why is not None:
         return DeltaStatus(None, f"the Delta model is out of date: {why}")
+    if scorer.blend <= 0.0:
+        # training kept the first-stage order on held-out queries: reordering with it
+        # would cost time and change nothing, and retraining on the same corpus won't help
+        return DeltaStatus(
+            None,
+            "the trained Delta model did not beat the first stage on held-out queries,"
+            " so the first-stage order is kept",
+            trainable=False,
+        )
     return DeltaStatus(scorer)
