@@ -38,16 +38,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     from medsearch.paths import Paths
-    from medsearch.rerank.scorer import featurise
+    from medsearch.rerank.scorer import DeltaScorer, featurise
     from medsearch.retrieval.searcher import open_searcher
 
     paths = Paths.resolve(args.home)
     with open_searcher(paths) as searcher:
-        scorer = searcher.delta_model().scorer
-        if scorer is None:
-            raise SystemExit(
-                f"no usable Delta model in {paths.home}: {searcher.delta_model().problem}"
-            )
+        # the trained model as it is, whatever blend it chose: speed does not depend on it
+        scorer = DeltaScorer.load(paths.rerank_dir / "delta")
         titles = [
             a.title for batch in searcher.store.iter_articles(batch=args.queries) for a in batch
         ]

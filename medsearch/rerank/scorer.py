@@ -36,6 +36,7 @@ LEAK = 0.3  # the paper's Leaky ReLU slope
 EPS = 1e-6
 LAYERS = ("conv1", "conv2", "conv3", "ff1", "ff2", "ff3")
 QUERY_TERMS_MAX = 64  # lexical features read the whole query, up to this many words
+BM25_MIN_IDF = 0.2
 HEAD_CHARS = 9  # characters per word that usually hold the first N words (~6.5 on average)
 
 
@@ -99,18 +100,20 @@ def featurise(
     """
     terms = list(dict.fromkeys(lexical_words(query)))[:QUERY_TERMS_MAX]
     weight = {t: idf.idf(t) for t in terms}
-    needles = {t: f" {t} ".encode() for t in terms}
+    # (needle, IDF) for BM25; words in nearly every abstract (IDF < 0.2: "of", "the")
+    # add < 0.44 each to a sum of tens and would cost a scan of every abstract
+    scans = [(f" {t} ".encode(), w) for t, w in weight.items() if w >= BM25_MIN_IDF]
     query_mass = sum(weight.values())
     words_in = list(dict.fromkeys(raw_tokens(query)))[: config.query_words]
     qids = list(dict.fromkeys(vocab.id_of(t) for t in words_in))
     n = config.doc_words
-    doc_ids = np.zeros((len(docs), n), dtype=np.int64)
+    flat_ids: list[int] = []  # row-major, PAD-filled to n per document
     lex: list[tuple[float, float, float]] = []
     avg = max(idf.mean_abstract_words, 1.0)
     known = vocab.words.get
     title_idf: dict[str, float] = {}  # this call's cache: titles share words
     k1, b = BM25_K1, BM25_B
-    for row, (title, abstract) in enumerate(docs):
+    for title, abstract in docs:
         head = raw_tokens(title)[:n]
         if len(head) < n:
             need = n - len(head)
@@ -121,15 +124,17 @@ def featurise(
         ids = [known(t, -1) for t in head]
         if -1 in ids:  # numbers and rare words: their class, or UNK
             ids = [i if i >= 0 else vocab.id_of(t) for i, t in zip(ids, head, strict=True)]
-        doc_ids[row, : len(ids)] = ids
+        flat_ids += ids
+        if len(ids) < n:
+            flat_ids += [PAD] * (n - len(ids))
         if not terms:
             lex.append((0.0, 0.0, 0.0))
             continue
         bm25 = 0.0
         body = lexical_body(abstract)
         norm = 0.0
-        for term, w in weight.items():
-            tf = body.count(needles[term])
+        for needle, w in scans:
+            tf = body.count(needle)
             if tf:
                 # length in space-separated chunks, as the corpus mean was counted
                 norm = norm or k1 * (1.0 - b + b * body.count(b" ") / avg)
@@ -151,7 +156,7 @@ def featurise(
         )
     return Featurised(
         query_ids=np.array(qids or [UNK], dtype=np.int64),
-        doc_ids=doc_ids,
+        doc_ids=np.array(flat_ids, dtype=np.int64).reshape(len(docs), n),
         lex=np.array(lex, dtype=np.float32).reshape(len(docs), 3),
     )
 
