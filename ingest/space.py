@@ -46,12 +46,15 @@ class PerCitation:
     sentence_vectors: float
 
 
-MEASURED = PerCitation(store=900, lexical=520, article_vectors=1_750, sentence_vectors=15_000)
+MEASURED = PerCitation(store=900, lexical=520, article_vectors=1_750, sentence_vectors=1_150)
 """The figures a first ingest has to go on, per citation at 768-d, as the indexes are laid
 out past 500K vectors (the size where this check matters): store from
 ``benchmarks/footprint.py`` (SciFact + the real PubMed files, dictionary-compressed
 records and bookkeeping: 892 B); lexical index, article vectors (IVF-PQ + float16 copy,
-~70 GB at 40.9M) and sentence vectors (~610 GB) from issue 10's 60K real abstracts.
+~70 GB at 40.9M) from issue 10's 60K real abstracts; sentence vectors as compressed
+codes: 128 B per sentence (``benchmarks/sentence_index.py``) x ~8.6 sentences per
+citation, plus their id files (~46 GB at 350M sentences; it was ~610 GB with a float16
+copy).
 Update them when the vector layout changes; a corpus of 1,000+ articles uses its own."""
 
 
