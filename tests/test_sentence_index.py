@@ -256,3 +256,18 @@ def test_a_data_home_with_old_sentence_vectors_says_so_then_ingest_converts_it(
     assert hit.score == pytest.approx(float(scores.max()), rel=1e-3)
     assert by_id[dict(hit.extra)["sentence_id"]] == pytest.approx(hit.score, rel=1e-3)
     assert not (directory / "vectors.f16").exists()
+
+
+def test_a_cpu_rescores_fewer_candidates_unless_configured(
+    searcher: Searcher, tmp_path: Path, tiny: TinyModels
+) -> None:
+    """Re-encoding 400 sentences is one GPU batch but seconds on a CPU: 100 there."""
+    from medsearch.retrieval.dense import SENTENCE_CANDIDATES_CPU
+
+    assert searcher.dense is not None
+    assert searcher.dense.sentence_candidates == SENTENCE_CANDIDATES_CPU == 100
+    paths = Paths(tmp_path / "home")
+    write_tiny_config(paths, tiny, search="sentence_candidates = 250")
+    with open_searcher(paths, device="cpu", load=True) as configured:
+        assert configured.dense is not None
+        assert configured.dense.sentence_candidates == 250

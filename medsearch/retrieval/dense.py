@@ -32,6 +32,7 @@ DEEPEN = (4, 16, 64)  # over-fetch factors tried when post-filtering
 # candidates (0.98 / 0.85 with 100). 400 sentences are ~14K tokens: one batch, ~15 ms
 # on a GPU, seconds on a CPU (measured there); lower it for CPU-only interactive use.
 SENTENCE_CANDIDATES = 400
+SENTENCE_CANDIDATES_CPU = 100  # the default on a CPU ([search] sentence_candidates)
 
 SentenceTexts = Callable[[Sequence[int]], dict[int, str]]
 

@@ -513,7 +513,11 @@ def _load_models(searcher: Searcher, paths: Paths, device: str) -> None:
     from medsearch.models.cross import load_cross_encoder
     from medsearch.models.encoders import load_encoder
     from medsearch.models.profiles import get_profile
-    from medsearch.retrieval.dense import DenseSide
+    from medsearch.retrieval.dense import (
+        SENTENCE_CANDIDATES,
+        SENTENCE_CANDIDATES_CPU,
+        DenseSide,
+    )
 
     assert searcher.profile_name is not None
     profile = get_profile(searcher.profile_name, paths)
@@ -529,8 +533,15 @@ def _load_models(searcher: Searcher, paths: Paths, device: str) -> None:
             )
         except OldLayoutError as exc:  # article search still works; sentences say why not
             why = exc
+    candidates = searcher.settings.sentence_candidates or (
+        SENTENCE_CANDIDATES_CPU if encoder.device == "cpu" else SENTENCE_CANDIDATES
+    )
     searcher.dense = DenseSide(
-        encoder=encoder, articles=articles, sentences=sentences, sentences_error=why
+        encoder=encoder,
+        articles=articles,
+        sentences=sentences,
+        sentences_error=why,
+        sentence_candidates=candidates,
     )
     searcher.cross = load_cross_encoder(
         profile, device=device, paths=paths, quantize=searcher.settings.rerank_int8
