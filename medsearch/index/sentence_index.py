@@ -26,7 +26,6 @@ every code is moved to its new list unchanged: no vector is needed again.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,18 +35,17 @@ from medsearch.errors import MedsearchError, NotFoundError, UsageError, VectorsM
 from medsearch.index import sentence_faiss as sf
 from medsearch.index import vector_faiss as vf
 from medsearch.index.vector_layout import (
-    MANIFEST,
     RETRAIN_GROWTH,
     VectorManifest,
-    fsync_dir,
     now_iso,
     read_manifest,
+    remove_unreferenced,
     save_npy,
+    truncate_to_commit,
     write_manifest,
 )
-from medsearch.index.vector_store import SlotStore
+from medsearch.index.vector_store import IdsLike, SlotStore
 
-IdsLike = Sequence[int] | np.ndarray
 Results = list[list[tuple[int, float]]]
 
 SENTENCE_FORMAT = 2
@@ -151,15 +149,6 @@ class SentenceCollection(SlotStore):
         _recover(path, manifest)
         return cls(path, manifest)
 
-    def __enter__(self) -> SentenceCollection:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __len__(self) -> int:
-        return self._live
-
     @property
     def exact(self) -> bool:
         """Whether search scores are exact (small collections) or PQ estimates."""
@@ -198,18 +187,6 @@ class SentenceCollection(SlotStore):
         index.add_with_ids(vectors, slots)
         self._dirty = True
 
-    def remove(self, ids: IdsLike) -> int:
-        """Forget ``ids`` (unknown ones are ignored); returns how many were present."""
-        ids = np.unique(np.asarray(ids, dtype=np.int64).ravel())
-        slots = self._slots_of(ids)
-        found = slots >= 0
-        if not found.any():
-            return 0
-        self._dead.append(slots[found])
-        self._pending.update(dict.fromkeys(ids[found].tolist(), -1))
-        self._live -= int(found.sum())
-        return int(found.sum())
-
     def commit(self) -> None:
         """Make every change durable at once; convert or retrain the index when grown."""
         self._commit(force_rebuild=False)
@@ -219,9 +196,6 @@ class SentenceCollection(SlotStore):
         self._commit(force_rebuild=True)
 
     # -- reading ---------------------------------------------------------------------
-
-    def contains(self, ids: IdsLike) -> np.ndarray:
-        return self._slots_of(np.asarray(ids, dtype=np.int64).ravel()) >= 0
 
     def get(self, ids: IdsLike) -> np.ndarray:
         raise NotFoundError(
@@ -366,24 +340,10 @@ class OldLayoutError(MedsearchError):
 
 def _recover(path: Path, m: VectorManifest) -> None:
     """Cut rows written after the last commit and delete files no commit refers to."""
-    for name, width in ((m.ids_file, 8 * m.count), (m.sample_file, 2 * m.dim * m.sample_rows)):
-        file = path / name
-        if not file.exists():
-            if width:
-                raise VectorsMissingError(f"{file} is missing; the sentences must be re-encoded")
-            file.write_bytes(b"")
-        elif file.stat().st_size != width:
-            if file.stat().st_size < width:
-                raise MedsearchError(f"{file} is shorter than its manifest says: corrupt")
-            with open(file, "r+b") as fh:
-                fh.truncate(width)
+    committed = ((m.ids_file, 8 * m.count), (m.sample_file, 2 * m.dim * m.sample_rows))
+    truncate_to_commit(path, committed, "the sentences must be re-encoded")
     _remove_unreferenced(path, m)
 
 
 def _remove_unreferenced(path: Path, m: VectorManifest) -> None:
-    keep = {MANIFEST, m.ids_file, m.sample_file, m.index_file, m.lookup_file}
-    for pattern in ("*.tmp", "index.*.faiss", "lookup.*.npy", "ids*.i64", "vectors*.f16"):
-        for file in path.glob(pattern):
-            if file.name not in keep:
-                file.unlink(missing_ok=True)
-    fsync_dir(path)
+    remove_unreferenced(path, {m.ids_file, m.sample_file, m.index_file, m.lookup_file})

@@ -13,7 +13,6 @@ One writer at a time; any number of readers of the last commit.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +41,8 @@ from medsearch.index.vector_layout import (
     save_npy,
     write_manifest,
 )
-from medsearch.index.vector_store import SlotStore
+from medsearch.index.vector_store import IdsLike, SlotStore
 
-IdsLike = Sequence[int] | np.ndarray
 Results = list[list[tuple[int, float]]]
 
 # Filters that leave at most this many candidates are scored exactly from the memmap
@@ -108,15 +106,6 @@ class VectorCollection(SlotStore):
         recover(path, manifest)
         return cls(path, manifest)
 
-    def __enter__(self) -> VectorCollection:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __len__(self) -> int:
-        return self._live
-
     # -- writing ---------------------------------------------------------------------
 
     def add(self, ids: IdsLike, vectors: np.ndarray) -> None:
@@ -149,18 +138,6 @@ class VectorCollection(SlotStore):
         self._pending.update(zip(ids.tolist(), slots.tolist(), strict=True))
         self._add_to_index(half.astype(np.float32), slots)
 
-    def remove(self, ids: IdsLike) -> int:
-        """Forget ``ids`` (unknown ones are ignored); returns how many were present."""
-        ids = np.unique(np.asarray(ids, dtype=np.int64).ravel())
-        slots = self._slots_of(ids)
-        found = slots >= 0
-        if not found.any():
-            return 0
-        self._dead.append(slots[found])
-        self._pending.update(dict.fromkeys(ids[found].tolist(), -1))
-        self._live -= int(found.sum())
-        return int(found.sum())
-
     def commit(self) -> None:
         """Make every change durable at once (see the module docstring of vector_layout)."""
         self._commit(rebuild=False, factory=None, compact=False)
@@ -174,9 +151,6 @@ class VectorCollection(SlotStore):
         self._commit(rebuild=True, factory=factory, compact=True)
 
     # -- reading ---------------------------------------------------------------------
-
-    def contains(self, ids: IdsLike) -> np.ndarray:
-        return self._slots_of(np.asarray(ids, dtype=np.int64).ravel()) >= 0
 
     def get(self, ids: IdsLike) -> np.ndarray:
         """The stored vectors of ``ids`` as float32 ``(n, dim)``, in the order asked."""
@@ -349,7 +323,8 @@ class VectorCollection(SlotStore):
         self._pending, self._dead, self._dirty = {}, [], False
         self._live = len(ids)
         self._lk_ids, self._lk_slots = self._load_lookup()
-        remove_unreferenced(self.path, self.manifest)
+        m = self.manifest
+        remove_unreferenced(self.path, {m.vectors_file, m.ids_file, m.index_file, m.lookup_file})
 
 
 def check_compatible(

@@ -25,6 +25,7 @@ import io
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -219,22 +220,33 @@ def save_npy(path: Path, table: np.ndarray) -> None:
 
 def recover(path: Path, m: VectorManifest) -> None:
     """Cut rows written after the last commit and delete files no commit refers to."""
-    for name, width in ((m.vectors_file, 2 * m.dim), (m.ids_file, 8)):
+    committed = ((m.vectors_file, 2 * m.dim * m.count), (m.ids_file, 8 * m.count))
+    truncate_to_commit(path, committed, "the vectors must be rebuilt")
+    remove_unreferenced(path, {m.vectors_file, m.ids_file, m.index_file, m.lookup_file})
+
+
+def truncate_to_commit(path: Path, committed: Iterable[tuple[str, int]], lost: str) -> None:
+    """Cut each append-only file back to the bytes the last commit counted.
+
+    A missing file is only an error when the commit counted bytes in it (``lost`` says
+    what must be redone); a shorter one is corruption, never silently accepted.
+    """
+    for name, size in committed:
         file = path / name
         if not file.exists():
-            if m.count:
-                raise VectorsMissingError(f"{file} is missing; the vectors must be rebuilt")
+            if size:
+                raise VectorsMissingError(f"{file} is missing; {lost}")
             file.write_bytes(b"")
-        elif file.stat().st_size != m.count * width:
-            if file.stat().st_size < m.count * width:
+        elif file.stat().st_size != size:
+            if file.stat().st_size < size:
                 raise MedsearchError(f"{file} is shorter than its manifest says: corrupt")
             with open(file, "r+b") as fh:
-                fh.truncate(m.count * width)
-    remove_unreferenced(path, m)
+                fh.truncate(size)
 
 
-def remove_unreferenced(path: Path, m: VectorManifest) -> None:
-    keep = {MANIFEST, m.vectors_file, m.ids_file, m.index_file, m.lookup_file}
+def remove_unreferenced(path: Path, keep: set[str | None]) -> None:
+    """Delete the collection files no commit refers to (the manifest is always kept)."""
+    keep = {MANIFEST, *keep}
     patterns = ("*.tmp", "index.*.faiss", "lookup.*.npy", "vectors*.f16", "ids*.i64")
     for pattern in patterns:
         for file in path.glob(pattern):

@@ -9,13 +9,15 @@ uncommitted changes of this session (a small dict, emptied by every commit).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Self
 
 import numpy as np
 
 from medsearch.index.vector_layout import VectorManifest
 
+IdsLike = Sequence[int] | np.ndarray
 READ_BATCH = 65_536  # rows per memmap read: ~100 MB of float32 at 768-d
 
 
@@ -42,6 +44,30 @@ class SlotStore:
             fh.close()
         self._fh.clear()
         self._views.clear()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self._live
+
+    def remove(self, ids: IdsLike) -> int:
+        """Forget ``ids`` (unknown ones are ignored); returns how many were present."""
+        ids = np.unique(np.asarray(ids, dtype=np.int64).ravel())
+        slots = self._slots_of(ids)
+        found = slots >= 0
+        if not found.any():
+            return 0
+        self._dead.append(slots[found])
+        self._pending.update(dict.fromkeys(ids[found].tolist(), -1))
+        self._live -= int(found.sum())
+        return int(found.sum())
+
+    def contains(self, ids: IdsLike) -> np.ndarray:
+        return self._slots_of(np.asarray(ids, dtype=np.int64).ravel()) >= 0
 
     def _append(self, name: str, data: bytes) -> None:
         fh = self._fh.get(name)
