@@ -75,13 +75,7 @@ class IngestSettings:
 
 def load_ingest_settings(paths: Paths) -> IngestSettings:
     """Defaults overridden by the ``[ingest]`` table of the config file."""
-    table = read_config(paths).get("ingest", {})
-    known = {f.name for f in fields(IngestSettings)}
-    unknown = set(table) - known
-    if unknown:
-        raise UsageError(
-            f"unknown setting(s) {', '.join(sorted(unknown))} in {paths.config_file} [ingest]"
-        )
+    table = _table(paths, "ingest", {f.name for f in fields(IngestSettings)})
     value = table.get("keep_free_bytes", 0)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise UsageError(
@@ -93,14 +87,18 @@ def load_ingest_settings(paths: Paths) -> IngestSettings:
 
 def load_settings(paths: Paths) -> Settings:
     """Defaults overridden by the ``[search]`` table of the config file, if there is one."""
-    table = read_config(paths).get("search", {})
-    known = {f.name for f in fields(Settings)}
+    return Settings(**_table(paths, "search", {f.name for f in fields(Settings)}))
+
+
+def _table(paths: Paths, name: str, known: set[str]) -> dict[str, Any]:
+    """The config file's ``[name]`` table; a key no setting has is an error naming it."""
+    table: dict[str, Any] = read_config(paths).get(name, {})
     unknown = set(table) - known
     if unknown:
         raise UsageError(
-            f"unknown setting(s) {', '.join(sorted(unknown))} in {paths.config_file} [search]"
+            f"unknown setting(s) {', '.join(sorted(unknown))} in {paths.config_file} [{name}]"
         )
-    return Settings(**table)
+    return table
 
 
 def read_config(paths: Paths) -> dict[str, Any]:
