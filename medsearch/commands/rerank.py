@@ -3,6 +3,7 @@ user's own relevance signals."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import click
@@ -138,7 +139,7 @@ def mark(
     if show:
         found = list(marks.read(paths.signals_file))
         if as_json:
-            emit_json({"marks": [_mark_dict(m) for m in found]})
+            emit_json({"marks": [asdict(m) for m in found]})
             return
         for m in found:
             click.echo(f"{m.pmid}\t{m.signal}\t{m.query}")
@@ -152,7 +153,3 @@ def mark(
         emit_json({"recorded": written, "signal": signal, "query": query})
     else:
         click.echo(f"recorded {written} {signal} mark(s) for {query!r}")
-
-
-def _mark_dict(m: Any) -> dict[str, Any]:
-    return {"query": m.query, "pmid": m.pmid, "signal": m.signal, "time": m.time}

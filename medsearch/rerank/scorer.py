@@ -23,7 +23,7 @@ import numpy as np
 from medsearch.errors import MedsearchError
 from medsearch.rerank.lexmatch import BM25_B, BM25_K1, IdfTable
 from medsearch.rerank.text import (
-    CHARS_PER_WORD,
+    head_tokens,
     lexical_body,
     lexical_words,
     normalise,
@@ -37,7 +37,6 @@ EPS = 1e-6
 LAYERS = ("conv1", "conv2", "conv3", "ff1", "ff2", "ff3")
 QUERY_TERMS_MAX = 64  # lexical features read the whole query, up to this many words
 BM25_MIN_IDF = 0.2
-HEAD_CHARS = 9  # characters per word that usually hold the first N words (~6.5 on average)
 
 
 class RerankerError(MedsearchError):
@@ -114,13 +113,7 @@ def featurise(
     title_idf: dict[str, float] = {}  # this call's cache: titles share words
     k1, b = BM25_K1, BM25_B
     for title, abstract in docs:
-        head = raw_tokens(title)[:n]
-        if len(head) < n:
-            need = n - len(head)
-            more = raw_tokens(abstract[: need * HEAD_CHARS])  # usually enough words...
-            if len(more) < need and len(abstract) > need * HEAD_CHARS:
-                more = raw_tokens(abstract[: need * CHARS_PER_WORD])  # ...else read further
-            head += more[:need]
+        head = head_tokens(title, abstract, n)
         ids = [known(t, -1) for t in head]
         if -1 in ids:  # numbers and rare words: their class, or UNK
             ids = [i if i >= 0 else vocab.id_of(t) for i, t in zip(ids, head, strict=True)]

@@ -27,6 +27,7 @@ NUMBER_CLASSES = (INTEGER, FRACTION, REAL, YEAR_19, YEAR_20, PERCENT, DOLLARS)
 DOC_WORDS = 50  # the paper's N: title + abstract truncated to the first 50 words
 QUERY_WORDS = 7  # the paper's M: PubMed keyword queries are short
 CHARS_PER_WORD = 24  # generous: the first N words lie within N * this many characters
+HEAD_CHARS = 9  # characters per word that usually hold the first N words (~6.5 on average)
 
 
 # Lexical-match words: ASCII punctuation (but - % $) becomes space, then a plain split,
@@ -77,22 +78,27 @@ def normalise(token: str) -> str:
     return token
 
 
-def tokens(text: str, limit: int | None = None) -> list[str]:
-    """Normalised tokens (numbers collapsed), at most ``limit`` of them."""
-    if limit is not None:
-        text = text[: limit * CHARS_PER_WORD]
-    found = raw_tokens(text)
-    if limit is not None:
-        found = found[:limit]
-    return [normalise(t) for t in found]
+def tokens(text: str) -> list[str]:
+    """Normalised tokens (numbers collapsed)."""
+    return [normalise(t) for t in raw_tokens(text)]
+
+
+def head_tokens(title: str, abstract: str, limit: int = DOC_WORDS) -> list[str]:
+    """Raw tokens of the document the network reads: title then abstract, the first
+    ``limit`` words, tokenising no more of a long abstract than those words need."""
+    head = raw_tokens(title)[:limit]
+    if len(head) < limit and abstract:
+        need = limit - len(head)
+        more = raw_tokens(abstract[: need * HEAD_CHARS])  # usually enough words...
+        if len(more) < need and len(abstract) > need * HEAD_CHARS:
+            more = raw_tokens(abstract[: need * CHARS_PER_WORD])  # ...else read further
+        head += more[:need]
+    return head
 
 
 def doc_tokens(title: str, abstract: str, limit: int = DOC_WORDS) -> list[str]:
-    """The document the network reads: title then abstract, first ``limit`` words."""
-    head = tokens(title, limit)
-    if len(head) < limit and abstract:
-        head += tokens(abstract, limit - len(head))
-    return head
+    """The document as the word vectors see it (numbers collapsed)."""
+    return [normalise(t) for t in head_tokens(title, abstract, limit)]
 
 
 def sentences_of(title: str, abstract: str) -> Iterator[list[str]]:

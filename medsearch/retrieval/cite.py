@@ -83,7 +83,7 @@ def suggest(
             continue
         result = searcher.search(citance.text, k=k, filters=filters, syntax=False, rerank=choice)
         result = replace(result, context=(("citance", citance.text),))
-        if searcher.cross is not None and searcher.rerank_plan(choice).cross:
+        if searcher.rerank_plan(choice).cross:
             result = searcher.rerank(result, is_cancelled=is_cancelled)
         result = result.with_hits(with_evidence(searcher, citance.text, result.hits))
         out.append(CitanceResult(citance=citance, result=result))

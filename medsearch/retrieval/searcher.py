@@ -93,7 +93,7 @@ class Searcher:
     @property
     def can_rerank(self) -> bool:
         """Whether the cross-encoder will refine the head (the TUI does it in the background)."""
-        return self.cross is not None and self.rerank_plan().cross
+        return self.rerank_plan().cross
 
     def delta_model(self) -> DeltaStatus:
         """The corpus's Delta reranker, or why there is none (loaded once, on first need)."""
