@@ -56,6 +56,12 @@ class DiskSpaceError(MedsearchError):
     """An ingest was refused before it started: the disk cannot hold what it would write."""
 
 
+class BusyError(MedsearchError):
+    """Another process holds the data home's writer lock (see :mod:`medsearch.lock`)."""
+
+    exit_code = 3
+
+
 class DownloadError(MedsearchError):
     """A file could not be fetched or failed its checksum."""
 

@@ -63,6 +63,7 @@ def build_collection(
     from ingest.download import md5_of
     from ingest.encode_stage import run_vectors_stage
     from ingest.pipeline import Ingestor, IngestSummary, InputFile
+    from medsearch.lock import write_lock
     from medsearch.models.profiles import resolve_profile
 
     corpus_file = directory / "corpus.jsonl"
@@ -74,7 +75,7 @@ def build_collection(
     home = paths.collection(paths.eval_cache / f"{directory.name}-{digest[:12]}-{profile_name}")
     pmids = PmidMap()
     notes: list[str] = []
-    with Ingestor(home, jobs=0, progress=progress) as ing:
+    with write_lock(home, "eval"), Ingestor(home, jobs=0, progress=progress) as ing:
         item = InputFile(corpus_file, corpus_file.stat().st_size, digest)
         entry = ing.store.ledger_entry(item.name)
         if entry is not None and entry.status == "done" and entry.checksum == digest:

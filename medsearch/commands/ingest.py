@@ -160,7 +160,9 @@ def ingest(
     if (limit or mirror) and not download:
         raise UsageError("--limit and --mirror go with --download")
     files = list(inputs)
-    with RichProgress(enabled=not as_json) as progress:
+    from medsearch.lock import write_lock
+
+    with write_lock(paths, "ingest"), RichProgress(enabled=not as_json) as progress:
         if download:
             files.extend(
                 fetch_files(

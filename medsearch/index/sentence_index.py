@@ -108,12 +108,14 @@ class SentenceCollection(SlotStore):
         dim: int | None = None,
         profile: str | None = None,
         create: bool = False,
+        readonly: bool = False,
     ) -> SentenceCollection:
         """Open (or create) the collection at ``path``, recovering to the last commit.
 
         A directory in the old layout (a float16 copy per sentence) is not searched: the
         error says how to migrate it (:mod:`medsearch.index.sentence_migrate`, which
-        ``medsearch ingest`` runs).
+        ``medsearch ingest`` runs). ``readonly`` (searches) skips the recovery, as for
+        :meth:`medsearch.index.vector.VectorCollection.open`.
         """
         from medsearch.index.vector import check_compatible
 
@@ -146,6 +148,8 @@ class SentenceCollection(SlotStore):
                 f"{path} was written by a newer medsearch (format {manifest.format_version})"
             )
         check_compatible(path, manifest, dim=dim, profile=profile)
+        if readonly:
+            return cls(path, manifest).read_only()
         _recover(path, manifest)
         return cls(path, manifest)
 
@@ -279,6 +283,7 @@ class SentenceCollection(SlotStore):
         return raw.reshape(self._sample_rows, self.dim).astype(np.float32)
 
     def _commit(self, *, force_rebuild: bool) -> None:
+        self.check_writable()
         if not (force_rebuild or self._pending or self._dead or self._dirty):
             return
         for fh in self._fh.values():

@@ -81,8 +81,13 @@ class VectorCollection(SlotStore):
         dim: int | None = None,
         profile: str | None = None,
         create: bool = False,
+        readonly: bool = False,
     ) -> VectorCollection:
-        """Open (or create) the collection at ``path``, recovering to the last commit."""
+        """Open (or create) the collection at ``path``, recovering to the last commit.
+
+        ``readonly`` (searches) skips the recovery: rows past the last commit may be an
+        ingest's work in progress, and a reader sees only what the manifest counts.
+        """
         path = Path(path)
         manifest = read_manifest(path)
         if manifest is None:
@@ -103,6 +108,8 @@ class VectorCollection(SlotStore):
                 f"{path} was written by a newer medsearch (format {manifest.format_version})"
             )
         check_compatible(path, manifest, dim=dim, profile=profile)
+        if readonly:
+            return cls(path, manifest).read_only()
         recover(path, manifest)
         return cls(path, manifest)
 
@@ -278,6 +285,7 @@ class VectorCollection(SlotStore):
     # -- internals: commit -----------------------------------------------------------
 
     def _commit(self, *, rebuild: bool, factory: str | None, compact: bool) -> None:
+        self.check_writable()
         m = self.manifest
         if not (rebuild or self._pending or self._dead or self._dirty or self._stale):
             return

@@ -15,6 +15,7 @@ from typing import Any, BinaryIO, Self
 
 import numpy as np
 
+from medsearch.errors import MedsearchError
 from medsearch.index.vector_layout import VectorManifest
 
 IdsLike = Sequence[int] | np.ndarray
@@ -34,6 +35,12 @@ class SlotStore:
         self._fh: dict[str, BinaryIO] = {}
         self._views: dict[str, np.ndarray] = {}
         self._lk_ids, self._lk_slots = self._load_lookup()
+        self.readonly = False
+
+    def read_only(self) -> Self:
+        """This collection as a reader: writing through it is refused (see ``open``)."""
+        self.readonly = True
+        return self
 
     @property
     def dim(self) -> int:
@@ -56,6 +63,7 @@ class SlotStore:
 
     def remove(self, ids: IdsLike) -> int:
         """Forget ``ids`` (unknown ones are ignored); returns how many were present."""
+        self.check_writable()
         ids = np.unique(np.asarray(ids, dtype=np.int64).ravel())
         slots = self._slots_of(ids)
         found = slots >= 0
@@ -69,7 +77,12 @@ class SlotStore:
     def contains(self, ids: IdsLike) -> np.ndarray:
         return self._slots_of(np.asarray(ids, dtype=np.int64).ravel()) >= 0
 
+    def check_writable(self) -> None:
+        if self.readonly:
+            raise MedsearchError(f"{self.path} was opened for reading; it cannot be written")
+
     def _append(self, name: str, data: bytes) -> None:
+        self.check_writable()
         fh = self._fh.get(name)
         if fh is None:
             fh = self._fh[name] = open(self.path / name, "ab")  # noqa: SIM115

@@ -182,10 +182,11 @@ def train_corpus(
     on by default only on a GPU: on a CPU it would cost a quarter second per candidate.
     """
     from medsearch.errors import ModelError
+    from medsearch.lock import write_lock
     from medsearch.retrieval.searcher import open_searcher
 
     progress = progress or NullProgress()
-    with open_searcher(paths, device=device) as searcher:
+    with write_lock(paths, "rerank train"), open_searcher(paths, device=device) as searcher:
         if searcher.has_vectors:
             try:
                 searcher.load_models()

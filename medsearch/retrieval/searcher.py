@@ -522,14 +522,15 @@ def _load_models(searcher: Searcher, paths: Paths, device: str) -> None:
     assert searcher.profile_name is not None
     profile = get_profile(searcher.profile_name, paths)
     encoder = load_encoder(profile, device=device, paths=paths)
+    # read-only: an ingest may be appending to these files right now (see medsearch.lock)
     articles = VectorCollection.open(
-        paths.vector_dir("articles"), dim=encoder.dim, profile=profile.name
+        paths.vector_dir("articles"), dim=encoder.dim, profile=profile.name, readonly=True
     )
     sentences, why = None, None
     if (paths.vector_dir("sentences") / "manifest.json").exists():
         try:
             sentences = SentenceCollection.open(
-                paths.vector_dir("sentences"), dim=encoder.dim, profile=profile.name
+                paths.vector_dir("sentences"), dim=encoder.dim, profile=profile.name, readonly=True
             )
         except OldLayoutError as exc:  # article search still works; sentences say why not
             why = exc
