@@ -1,7 +1,8 @@
 """Delta reranker quality on a BEIR collection, one line per training-signal set.
 
 ``python -m benchmarks.rerank_quality BEIR_DIR [--models minilm] [--mode hybrid]
-[--signals titles,sentences --signals titles] [--queries 5000] [--epochs 6]``
+[--signals titles,sentences --signals titles] [--queries 5000] [--epochs 6]
+[--marks-from-train]``
 
 For each ``--signals`` set the collection's Delta model is trained from its corpus
 alone (never its queries or judgements), then the test queries are searched through
@@ -48,6 +49,21 @@ def ndcg_by_blend(home: Paths, directory: Path, mode: str, pmids: object) -> dic
     return out
 
 
+def simulate_marks(home: Paths, directory: Path) -> int:
+    """A user who cited every judged-relevant article of each *train* query."""
+    from medsearch.beir import doc_pmid
+    from medsearch.rerank import marks
+
+    home.signals_file.unlink(missing_ok=True)
+    queries = load_queries(directory)
+    written = 0
+    for qid, judged in load_qrels(directory, "train").items():
+        if qid in queries:
+            relevant = [doc_pmid(d) for d, grade in judged.items() if grade > 0]
+            written += marks.record(home.signals_file, queries[qid], relevant, "cited")
+    return written
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("beir_dir", type=Path)
@@ -57,6 +73,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=5000)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--home", type=Path, default=None)
+    parser.add_argument(
+        "--marks-from-train",
+        action="store_true",
+        help="Simulate a user's marks with the collection's *train* judgements (queries"
+        " disjoint from the test split), for the signal set's `marks`.",
+    )
     args = parser.parse_args(argv)
 
     from medsearch.evaluate import build_collection
@@ -70,6 +92,8 @@ def main(argv: list[str] | None = None) -> None:
         encode=args.mode != "lexical",
         progress=NullProgress(),
     )
+    if args.marks_from_train:
+        print(f"{simulate_marks(home, args.beir_dir):,} marks from the train judgements")
     rows = []
     for signals in args.signals or ["titles,sentences"]:
         shutil.rmtree(home.rerank_dir, ignore_errors=True)
@@ -92,6 +116,8 @@ def main(argv: list[str] | None = None) -> None:
         }
         rows.append(row)
         print(json.dumps(row), flush=True)
+    if args.marks_from_train:  # the simulated user must not train later eval models
+        home.signals_file.unlink(missing_ok=True)
     first = rows[0]["test_ndcg@10"]["0.0"]
     print(f"first stage ({args.mode}) nDCG@10 {first}")
     for row in rows:
