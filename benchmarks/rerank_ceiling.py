@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from ingest.sentences import article_sentences
     from medsearch.evaluate import build_collection
-    from medsearch.rerank.scorer import featurise
+    from medsearch.rerank.scorer import DeltaScorer, featurise
     from medsearch.retrieval.searcher import open_searcher
 
     paths = Paths.resolve(args.home).ensure()
@@ -60,9 +60,10 @@ def main(argv: list[str] | None = None) -> None:
     started = time.monotonic()
     with open_searcher(home) as searcher:
         searcher.load_models()
-        scorer = searcher.delta_model().scorer
-        if scorer is None:
-            raise SystemExit(f"no trained Delta model: {searcher.delta_model().problem}")
+        model = home.rerank_dir / "delta"
+        if not (model / "meta.json").exists():
+            raise SystemExit(f"no trained Delta model in {model}: train one first")
+        scorer = DeltaScorer.load(model)  # whatever blend it chose: its scores are asked
         dense = searcher.dense_side("the ceiling")
         for qid in (q for q in qrels if q in queries):
             text = queries[qid]

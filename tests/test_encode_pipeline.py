@@ -215,3 +215,16 @@ def test_on_every_gpu_the_vectors_match_the_cpu_within_half_precision(
     got = encode_with(ingested(tmp_path / "gpu", tiny), gpus)
     np.testing.assert_allclose(got[0], cpu[0], atol=0.05, rtol=0.05)
     assert got[1] == cpu[1]
+
+
+def test_commits_are_spaced_by_their_own_cost_so_a_huge_index_is_not_rewritten_constantly() -> None:
+    cheap = 0.05  # a small collection: the usual cadence
+    assert stage.commit_due(stage.COMMIT_ARTICLES, 1.0, cheap)
+    assert stage.commit_due(10, stage.COMMIT_SECONDS + 1, cheap)
+    assert not stage.commit_due(10, 5.0, cheap)
+    assert not stage.commit_due(0, stage.COMMIT_SECONDS + 1, cheap)  # nothing to commit
+    # a 40.9M-article home: writing its ~40 GB sentence index takes ~60 s, so the next
+    # commit waits until commits would be ~10% of the stage's time
+    huge = 60.0
+    assert not stage.commit_due(stage.COMMIT_ARTICLES * 50, huge / stage.COMMIT_SHARE - 1, huge)
+    assert stage.commit_due(stage.COMMIT_ARTICLES, huge / stage.COMMIT_SHARE, huge)

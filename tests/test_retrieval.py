@@ -277,6 +277,7 @@ def test_an_interrupted_encode_resumes_without_redoing_committed_chunks(
         ing.run([build_corpus(tmp_path)])
     monkeypatch.setattr(stage, "CHUNK", 2)
     monkeypatch.setattr(stage, "COMMIT_ARTICLES", 2)
+    monkeypatch.setattr(stage, "COMMIT_SHARE", float("inf"))  # commit however cheap
     real = Encoder.run
     calls = []
 
