@@ -257,3 +257,22 @@ def test_a_model_that_did_not_beat_the_first_stage_keeps_its_order(trained: Path
         assert "did not beat" in run_json(trained, "rerank", "status")["problem"]
     finally:
         blend(trained, 0.5)
+
+
+def test_the_blend_is_judged_on_queries_the_first_stage_cannot_answer_by_copying() -> None:
+    import numpy as np
+
+    from medsearch.rerank.train import FAIR_MIN, judged_queries
+
+    def held_out(kinds: list[str]) -> dict[str, Any]:
+        return {"validation": np.arange(len(kinds)), "validation_kind": np.array(kinds)}
+
+    # a title query's answer is in the index verbatim; keywords and marks are not
+    mixed = held_out(["titles"] * 100 + ["keywords"] * FAIR_MIN + ["marks"] * 5)
+    queries, said = judged_queries(mixed)
+    assert queries.tolist() == list(range(100, 100 + FAIR_MIN + 5))
+    assert said == f"{FAIR_MIN + 5} held-out keywords and marks queries"
+    # too few fair queries to judge by: all of them, and the first stage is favoured
+    few = held_out(["titles"] * 100 + ["keywords"] * (FAIR_MIN - 1))
+    assert len(judged_queries(few)[0]) == 100 + FAIR_MIN - 1
+    assert judged_queries(few)[1] == f"{100 + FAIR_MIN - 1} held-out queries of every kind"

@@ -68,7 +68,7 @@ def train(
         f" {report.pairs:,} pairs, {report.epochs} epochs, {report.seconds:.0f} s"
     )
     click.echo(
-        f"held-out nDCG@10: first stage {v.get('first_stage', 0):.4f},"
+        f"held-out nDCG@10 ({report.judged_on}): first stage {v.get('first_stage', 0):.4f},"
         f" Delta {v.get('blend_1.0', 0):.4f}, chosen blend {report.blend}"
         f" {v.get(f'blend_{report.blend}', v.get('first_stage', 0)):.4f}"
     )
