@@ -110,7 +110,7 @@ def _ensure_delta(home: Paths, progress: Progress) -> list[str]:
 
     with open_searcher(home) as searcher:
         status = searcher.delta_model()
-    if status.scorer is not None:
+    if status.fits:  # kept even when it chose the first-stage order: retraining is the same
         return [f"reused the collection's Delta model ({home.rerank_dir / 'delta'})"]
     report = train_corpus(home, progress=progress)
     return [

@@ -276,3 +276,38 @@ def test_the_blend_is_judged_on_queries_the_first_stage_cannot_answer_by_copying
     few = held_out(["titles"] * 100 + ["keywords"] * (FAIR_MIN - 1))
     assert len(judged_queries(few)[0]) == 100 + FAIR_MIN - 1
     assert judged_queries(few)[1] == f"{100 + FAIR_MIN - 1} held-out queries of every kind"
+
+
+def test_eval_trains_the_collections_model_once_and_reuses_it_whatever_it_chose(
+    tmp_path: Path,
+) -> None:
+    import random
+
+    rng = random.Random(5)
+    vocab = [f"w{i}x" for i in range(400)]
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    with (beir / "corpus.jsonl").open("w") as out:
+        for i in range(MINIMUM + 20):
+            doc = {
+                "_id": f"d{i}",
+                "title": " ".join(rng.sample(vocab, 5)),
+                "text": " ".join(rng.choices(vocab, k=60)),
+            }
+            out.write(json.dumps(doc) + "\n")
+    (beir / "queries.jsonl").write_text(
+        "".join(
+            json.dumps({"_id": f"q{i}", "text": " ".join(rng.sample(vocab, 3))}) + "\n"
+            for i in range(4)
+        )
+    )
+    (beir / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(4))
+    )
+    home = tmp_path / "home"
+    first = run_json(home, "eval", str(beir), "--rerank", "delta")
+    assert any("trained the collection's Delta model" in n for n in first["notes"])
+    again = run_json(home, "eval", str(beir), "--rerank", "delta")
+    assert any("reused the collection's Delta model" in n for n in again["notes"])
+    assert not any("trained the collection's" in n for n in again["notes"])
+    assert again["metrics"] == first["metrics"]

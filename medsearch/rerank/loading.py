@@ -19,6 +19,9 @@ class DeltaStatus:
     """Why there is no usable model (None when there is one)."""
     trainable: bool = True
     """False when the corpus is too small to train on: searches then say nothing of it."""
+    fits: bool = False
+    """A model trained on this corpus is installed (even one that keeps the first-stage
+    order): training again on the same corpus would learn the same."""
 
 
 def load_delta(directory: Path | None, store: Store, profile: str | None) -> DeltaStatus:
@@ -51,5 +54,6 @@ def load_delta(directory: Path | None, store: Store, profile: str | None) -> Del
             "the trained Delta model did not beat the first stage on held-out queries,"
             " so the first-stage order is kept",
             trainable=False,
+            fits=True,
         )
-    return DeltaStatus(scorer)
+    return DeltaStatus(scorer, fits=True)
