@@ -89,6 +89,7 @@ def test_training_reports_its_signals_and_installs_a_model(home: Path) -> None:
     assert set(report["queries"]) <= {"keywords", "titles"} and sum(report["queries"].values()) > 0
     assert report["pairs"] > 0 and report["epochs"] >= 1
     assert set(report["validation_ndcg@10"]) >= {"first_stage", "delta", "blend_1.0"}
+    assert report["judged_on"].endswith("queries of every kind")  # 120 queries: < 50 fair
     assert (home / "rerank" / "delta" / "meta.json").exists()
     assert not (home / "rerank" / "work").exists()  # work files go once the model is in
     meta = json.loads((home / "rerank" / "delta" / "meta.json").read_text())
