@@ -154,6 +154,29 @@ def _rss_mb() -> dict[str, float]:
     return fields
 
 
+def _thread_scaling(index: LexicalIndex, texts: list[str]) -> dict[str, float]:
+    """Seconds for the queries twice over on one thread, and split across two: tantivy-py
+    releases the GIL while searching, so a sharded index could search its shards at once."""
+    import threading
+
+    def work() -> None:
+        for text in texts:
+            index.search(text, k=1000, snippets=0)
+
+    started = time.perf_counter()
+    work()
+    work()
+    one = time.perf_counter() - started
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    two = time.perf_counter() - started
+    return {"one_thread_s": one, "two_threads_s": two}
+
+
 def search_benchmark(path: Path, seed: int, n_queries: int) -> dict[str, Any]:
     """Runs in its own process: open, query, report latencies and memory.
 
@@ -180,6 +203,7 @@ def search_benchmark(path: Path, seed: int, n_queries: int) -> dict[str, Any]:
                     ]
                 )
         classes[name] = row
+    results["threads"] = _thread_scaling(index, [" ".join(q) for q in queries["common"]])
     results.update(_rss_mb())
     index.close()
     bare = tantivy.Index.open(str(path))
@@ -214,6 +238,10 @@ def report(build_stats: dict[str, float], search: dict[str, Any]) -> None:
           f" {search['vmrss_mb']:.0f} MB after all queries (peak {search['vmhwm_mb']:.0f} MB;"
           f" private {search['rssanon_mb']:.0f} MB + mapped index files"
           f" {search['rssfile_mb']:.0f} MB)")  # fmt: skip
+    threads = search["threads"]
+    print(f"  common-term queries twice over: one thread {threads['one_thread_s']:.2f} s,"
+          f" two threads {threads['two_threads_s']:.2f} s"
+          f" (x{threads['one_thread_s'] / threads['two_threads_s']:.2f})")  # fmt: skip
     header = f"  {'class':8} {'measure':20} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'x bare':>7}"
     print(header)
     for name, row in search["classes"].items():
