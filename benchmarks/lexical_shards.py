@@ -1,0 +1,110 @@
+"""Would a lexical index split into shards search faster on a workstation's cores?
+
+    nice -n 10 python -m benchmarks.lexical_shards --docs 10000000 --shards 2 \
+        --dir /work/lex10m-shards --single /work/lex10m
+
+Builds ``--shards`` tantivy indexes of the same synthetic corpus as
+``benchmarks.lexical --corpus fast`` (document PMID p goes to shard p mod N), or reuses
+them, then times top-1000 searches for the common/mid/rare query classes three ways:
+the shards one after another, the shards from a thread pool (tantivy-py releases the
+GIL while searching), and, as the reference measured in the same run, the single index
+of all documents (``--single``, built by ``benchmarks.lexical --dir``). It also reports
+how much of the single index's top-100 the merged shard top-100 keeps (per-shard BM25
+statistics differ slightly from the global ones).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from benchmarks.lexical import BATCH, COMMIT_EVERY, _queries, fast_articles
+from medsearch.index.lexical import LexicalHit, LexicalIndex
+
+K = 1000
+
+
+def build(root: Path, docs: int, shards: int, seed: int) -> None:
+    indexes = [LexicalIndex.open(root / f"shard-{i}") for i in range(shards)]
+    batch: list[list] = [[] for _ in range(shards)]  # type: ignore[type-arg]
+    for done, article in enumerate(fast_articles(docs, seed), 1):
+        batch[article.pmid % shards].append(article)
+        if done % BATCH == 0 or done == docs:
+            for index, part in zip(indexes, batch, strict=True):
+                index.upsert(part)
+                part.clear()
+        if done % COMMIT_EVERY == 0 or done == docs:
+            for index in indexes:
+                index.commit(f"batch-{done}")
+            print(f"  indexed {done:,}", file=sys.stderr, flush=True)
+    for index in indexes:
+        index.close()
+
+
+def merged(results: list[tuple[LexicalHit, ...]], k: int) -> list[int]:
+    hits = [h for hits in results for h in hits]
+    hits.sort(key=lambda h: (-h.score, h.pmid))
+    return [h.pmid for h in hits[:k]]
+
+
+def stats(ms: list[float]) -> str:
+    ordered = sorted(ms)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"{statistics.median(ordered):7.1f} / {p95:7.1f}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dir", type=Path, required=True)
+    parser.add_argument("--single", type=Path, default=None)
+    args = parser.parse_args(argv)
+    if not (args.dir / "shard-0" / "meta.json").exists():
+        started = time.perf_counter()
+        build(args.dir, args.docs, args.shards, args.seed)
+        print(f"built {args.shards} shards in {time.perf_counter() - started:.0f} s")
+    shards = [LexicalIndex.open(args.dir / f"shard-{i}", create=False) for i in range(args.shards)]
+    single = LexicalIndex.open(args.single, create=False) if args.single else None
+    pool = ThreadPoolExecutor(len(shards))
+    print(f"{sum(s.count() for s in shards):,} documents in {len(shards)} shards")
+    print(f"{'class':8} {'top-1000 p50 / p95 ms':>22}: {'single index':>17} {'shards in turn':>17}"
+          f" {'shards in threads':>17}  top-100 kept")  # fmt: skip
+    for name, words in _queries(args.seed, args.queries).items():
+        texts = [" ".join(q) for q in words]
+        for text in texts:  # warm the page cache
+            for shard in shards:
+                shard.search(text, k=K, snippets=0)
+            if single is not None:
+                single.search(text, k=K, snippets=0)
+        turn, threaded, whole, kept = [], [], [], []
+        for text in texts:
+            t0 = time.perf_counter()
+            [s.search(text, k=K, snippets=0) for s in shards]
+            t1 = time.perf_counter()
+            parts = list(pool.map(lambda s, q=text: s.search(q, k=K, snippets=0).hits, shards))
+            t2 = time.perf_counter()
+            turn.append(1000 * (t1 - t0))
+            threaded.append(1000 * (t2 - t1))
+            if single is not None:
+                t3 = time.perf_counter()
+                reference = single.search(text, k=K, snippets=0).hits
+                whole.append(1000 * (time.perf_counter() - t3))
+                top = {h.pmid for h in reference[:100]}
+                kept.append(len(top & set(merged(parts, 100))) / max(1, len(top)))
+        print(
+            f"{name:8} {'':>22}: {stats(whole) if whole else '-':>17} {stats(turn):>17}"
+            f" {stats(threaded):>17}  {statistics.mean(kept) if kept else float('nan'):.3f}",
+            flush=True,
+        )
+    pool.shutdown()
+
+
+if __name__ == "__main__":
+    main()
