@@ -41,6 +41,28 @@ def holder(paths: Paths) -> dict[str, object] | None:
     return raw if isinstance(raw, dict) else None
 
 
+def active_writer(paths: Paths) -> dict[str, object] | None:
+    """The process writing the data home now (PID, command, since), or None.
+
+    Only a held lock counts: a file left by a killed writer says nothing.
+    """
+    file = paths.home / LOCK_FILE
+    if fcntl is None or not file.exists():
+        return None
+    if (paths.home / LOCK_FILE).resolve() in _held:
+        return holder(paths)
+    fd = os.open(file, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return holder(paths) or {}
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def write_lock(paths: Paths, command: str) -> Iterator[None]:
     """Hold the data home's writer lock for ``command``, or raise :class:`BusyError`."""

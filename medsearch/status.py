@@ -64,6 +64,11 @@ def corpus_status(paths: Paths) -> dict[str, Any]:
             "kind": manifest.get("kind"),
             "bytes": dir_size(paths.vector_dir(kind)),
         }
+    from medsearch.lock import active_writer
+
+    writer = active_writer(paths)
+    if writer is not None:  # e.g. an ingest in another terminal: these figures are moving
+        info["writer"] = writer
     info["footprint"] = footprint(paths, info, share, ratio)
     return info
 

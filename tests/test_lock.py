@@ -59,6 +59,23 @@ def test_a_second_writer_is_refused_with_the_first_ones_pid(tmp_path: Path) -> N
         other.wait()
 
 
+def test_stats_names_the_writer_only_while_it_runs(tmp_path: Path) -> None:
+    import json
+
+    home = tmp_path / "home"
+    other = hold_in_another_process(home)
+    try:
+        running = CliRunner().invoke(main, ["--home", str(home), "stats", "--json"])
+    finally:
+        other.kill()
+        other.wait()
+    assert running.exit_code == 0, running.stderr
+    writer = json.loads(running.stdout)["writer"]
+    assert (writer["pid"], writer["command"]) == (other.pid, "ingest")
+    after = CliRunner().invoke(main, ["--home", str(home), "stats", "--json"])
+    assert "writer" not in json.loads(after.stdout)  # the killed holder's file says nothing
+
+
 def test_a_writer_killed_with_sigkill_leaves_no_stale_lock(tmp_path: Path) -> None:
     paths = Paths.resolve(tmp_path / "home")
     other = hold_in_another_process(paths.home)
