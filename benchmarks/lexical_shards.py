@@ -6,43 +6,42 @@
 Builds ``--shards`` tantivy indexes of the same synthetic corpus as
 ``benchmarks.lexical --corpus fast`` (document PMID p goes to shard p mod N), or reuses
 them, then times top-1000 searches for the common/mid/rare query classes three ways:
-the shards one after another, the shards from a thread pool (tantivy-py releases the
-GIL while searching), and, as the reference measured in the same run, the single index
-of all documents (``--single``, built by ``benchmarks.lexical --dir``). It also reports
-how much of the single index's top-100 the merged shard top-100 keeps (per-shard BM25
-statistics differ slightly from the global ones).
+the shards one after another; :class:`ShardedLexicalIndex` (the product: its shards
+from a thread pool, as tantivy-py releases the GIL while searching, merged); and, as the
+reference measured in the same run, the single index of all documents (``--single``,
+built by ``benchmarks.lexical --dir``). It also reports how much of the single index's
+top-100 the merged shard top-100 keeps (per-shard BM25 statistics differ slightly from
+the global ones).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.lexical import BATCH, COMMIT_EVERY, _queries, fast_articles
 from medsearch.index.lexical import LexicalHit, LexicalIndex
+from medsearch.index.lexical_shards import SHARDS_FILE, ShardedLexicalIndex
 
 K = 1000
 
 
 def build(root: Path, docs: int, shards: int, seed: int) -> None:
-    indexes = [LexicalIndex.open(root / f"shard-{i}") for i in range(shards)]
-    batch: list[list] = [[] for _ in range(shards)]  # type: ignore[type-arg]
+    index = ShardedLexicalIndex.create(root, shards)
+    batch = []
     for done, article in enumerate(fast_articles(docs, seed), 1):
-        batch[article.pmid % shards].append(article)
+        batch.append(article)
         if done % BATCH == 0 or done == docs:
-            for index, part in zip(indexes, batch, strict=True):
-                index.upsert(part)
-                part.clear()
+            index.upsert(batch)
+            batch.clear()
         if done % COMMIT_EVERY == 0 or done == docs:
-            for index in indexes:
-                index.commit(f"batch-{done}")
+            index.commit(f"batch-{done}")
             print(f"  indexed {done:,}", file=sys.stderr, flush=True)
-    for index in indexes:
-        index.close()
+    index.close()
 
 
 def merged(results: list[tuple[LexicalHit, ...]], k: int) -> list[int]:
@@ -70,12 +69,14 @@ def main(argv: list[str] | None = None) -> None:
         started = time.perf_counter()
         build(args.dir, args.docs, args.shards, args.seed)
         print(f"built {args.shards} shards in {time.perf_counter() - started:.0f} s")
-    shards = [LexicalIndex.open(args.dir / f"shard-{i}", create=False) for i in range(args.shards)]
+    if not (args.dir / SHARDS_FILE).exists():  # built by an earlier version of this script
+        (args.dir / SHARDS_FILE).write_text(json.dumps({"shards": args.shards}))
+    sharded = ShardedLexicalIndex.open_shards(args.dir)
+    shards = sharded.shards
     single = LexicalIndex.open(args.single, create=False) if args.single else None
-    pool = ThreadPoolExecutor(len(shards))
     print(f"{sum(s.count() for s in shards):,} documents in {len(shards)} shards")
     print(f"{'class':8} {'top-1000 p50 / p95 ms':>22}: {'single index':>17} {'shards in turn':>17}"
-          f" {'shards in threads':>17}  top-100 kept")  # fmt: skip
+          f" {'ShardedLexicalIndex':>19}  top-100 kept")  # fmt: skip
     for name, words in _queries(args.seed, args.queries).items():
         texts = [" ".join(q) for q in words]
         for text in texts:  # warm the page cache
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
             t0 = time.perf_counter()
             [s.search(text, k=K, snippets=0) for s in shards]
             t1 = time.perf_counter()
-            parts = list(pool.map(lambda s, q=text: s.search(q, k=K, snippets=0).hits, shards))
+            parts = [sharded.search(text, k=K, snippets=0).hits]
             t2 = time.perf_counter()
             turn.append(1000 * (t1 - t0))
             threaded.append(1000 * (t2 - t1))
@@ -100,10 +101,10 @@ def main(argv: list[str] | None = None) -> None:
                 kept.append(len(top & set(merged(parts, 100))) / max(1, len(top)))
         print(
             f"{name:8} {'':>22}: {stats(whole) if whole else '-':>17} {stats(turn):>17}"
-            f" {stats(threaded):>17}  {statistics.mean(kept) if kept else float('nan'):.3f}",
+            f" {stats(threaded):>19}  {statistics.mean(kept) if kept else float('nan'):.3f}",
             flush=True,
         )
-    pool.shutdown()
+    sharded.close()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ just before that transaction commits (with the file name as the commit payload).
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections.abc import Iterable, Sequence
@@ -127,18 +128,55 @@ class Ingestor:
         an older medsearch, a damaged one or a deleted one is rebuilt, not refused: after
         an upgrade, ``medsearch ingest`` brings it back.
         """
-        from medsearch.index.lexical import LexicalIndex
+        from medsearch.index.lexical_shards import open_lexical
 
         path = self.paths.lexical_index
         try:
-            index = LexicalIndex.open(path)
+            index = open_lexical(path, writer=True)
         except StoreError as exc:
             self.progress.message(f"rebuilding the lexical index: {exc}")
             shutil.rmtree(path, ignore_errors=True)
-            index = LexicalIndex.open(path)
+            index = open_lexical(path, writer=True)
         if index.count() == 0 and self.store.count() > 0:
-            self._rebuild(index)
+            split = self._split_if_large(index, self.store.count(), self._ledger_payload())
+            if split is index:  # small: rebuilt whole
+                self._rebuild(index)
+            index = split
         return index
+
+    def _ledger_payload(self) -> str | None:
+        done = [e.name for e in self.store.ledger() if e.status == "done"]
+        return done[-1] if done else None
+
+    def _split_if_large(
+        self, index: LexicalIndex, articles: int | None = None, payload: str | None = None
+    ) -> LexicalIndex:
+        """Split a whole index past :data:`SHARD_DOCS` articles (``articles``: its count
+        unless given) into one shard per core, at a file boundary, from the store (~3
+        minutes for 2M articles on 2 cores), so searches use every core; see
+        :mod:`medsearch.index.lexical_shards`."""
+        from medsearch.index import lexical_shards as lsh
+
+        n = lsh.shard_count(os.cpu_count())
+        if isinstance(index, lsh.ShardedLexicalIndex) or n < 2:
+            return index
+        articles = index.count() if articles is None else articles
+        if articles < lsh.SHARD_DOCS:
+            return index
+        payload = index.last_commit_payload() if payload is None else payload
+        index.close()
+        self.progress.start("split", f"Splitting the lexical index into {n} shards", total=articles)
+        try:
+            lsh.split_from(
+                self.paths.lexical_index,
+                self.store.iter_articles(batch=2000),
+                n,
+                payload,
+                advance=lambda done: self.progress.advance("split", done),
+            )
+        finally:
+            self.progress.finish("split")
+        return lsh.open_lexical(self.paths.lexical_index, writer=True)
 
     def _rebuild(self, index: LexicalIndex) -> None:
         self.progress.start("reindex", "Rebuilding lexical index", total=self.store.count())
@@ -146,8 +184,7 @@ class Ingestor:
             for batch in self.store.iter_articles(batch=2000):
                 index.upsert(batch)
                 self.progress.advance("reindex", len(batch))
-            done = [e.name for e in self.store.ledger() if e.status == "done"]
-            index.commit(payload=done[-1] if done else None)
+            index.commit(payload=self._ledger_payload())
         except BaseException:
             index.rollback()
             raise
@@ -185,6 +222,7 @@ class Ingestor:
         try:
             for path, messages in pool:
                 self.apply(by_path[path], messages, summary)
+                self.lexical = self._split_if_large(self.lexical)
                 self.progress.advance("files")
         finally:
             pool.close()

@@ -98,6 +98,8 @@ class LexicalIndex:
         self._analyzers = ls.analyzers()
         ls.register(index, self._analyzers)
         self._writer: Any | None = None
+        self.writer_threads = writer_threads(os.cpu_count())
+        self.writer_heap = WRITER_HEAP_BYTES
 
     @classmethod
     def open(
@@ -136,7 +138,7 @@ class LexicalIndex:
         if self._writer is None:
             try:
                 self._writer = self._index.writer(
-                    heap_size=WRITER_HEAP_BYTES, num_threads=writer_threads(os.cpu_count())
+                    heap_size=self.writer_heap, num_threads=self.writer_threads
                 )
             except ValueError as exc:
                 raise StoreError(

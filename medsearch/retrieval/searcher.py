@@ -476,12 +476,12 @@ def open_searcher(
             "(or `medsearch ingest --download baseline --limit 1`)"
         )
     from medsearch.config import load_settings
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical_shards import open_lexical
     from medsearch.status import vector_manifests
 
     settings = load_settings(paths)
     store = Store(paths.store, readonly=True)
-    lexical = LexicalIndex.open(paths.lexical_index, create=False)
+    lexical = open_lexical(paths.lexical_index, create=False)
     manifest = vector_manifests(paths).get("articles")
     recorded = manifest.get("profile") if manifest else None
     if recorded and profile and profile != recorded:

@@ -1,0 +1,236 @@
+"""A large lexical index split into shards by PMID, searched on every core at once.
+
+tantivy-py searches one index on one thread, but it releases the GIL while it does, so
+N indexes searched from N threads use N cores (measured x1.81 with two threads here;
+see BENCHMARKS.md). A corpus past :data:`SHARD_DOCS` articles is therefore kept as
+``shard-0`` .. ``shard-{N-1}`` under the lexical directory (PMID mod N, so a revised
+record always lands on the shard holding the old one), with ``shards.json`` naming N.
+Each shard scores with its own BM25 statistics; with a million or more documents per
+shard those equal the global ones (on 5,183 SciFact abstracts in 2 shards nDCG@10 moved
+0.705 -> 0.704, in 8 shards of 650 -> 0.696), which is why small corpora stay whole.
+
+Search asks every shard for the top ``k`` without snippets, merges by score (PMID
+breaks ties; filter-only listings stay newest PMID first), sums the counts and makes
+snippets for the merged head only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from medsearch.errors import StoreError
+from medsearch.index.lexical import (
+    DEFAULT_SNIPPETS,
+    LexicalHit,
+    LexicalIndex,
+    LexicalResult,
+    Ranking,
+    TextSource,
+)
+from medsearch.records import Article, Filters
+
+SHARDS_FILE = "shards.json"
+SHARD_DOCS = 2_000_000
+"""A single index up to here: per-shard statistics would be noisy, and one search is fast."""
+MAX_SHARDS = 8
+
+
+def shard_count(cores: int | None) -> int:
+    """One shard per core, at most :data:`MAX_SHARDS` (a search uses them all)."""
+    return max(1, min(MAX_SHARDS, cores or 1))
+
+
+def is_sharded(path: Path) -> bool:
+    return (path / SHARDS_FILE).exists()
+
+
+class ShardedLexicalIndex(LexicalIndex):
+    """N :class:`LexicalIndex` shards behind the same interface (see the module docstring)."""
+
+    def __init__(self, path: Path, shards: list[LexicalIndex], texts: TextSource | None) -> None:
+        first = shards[0]
+        super().__init__(path, first._index, texts)
+        self.shards = shards
+        self._pool = ThreadPoolExecutor(len(shards), thread_name_prefix="lexical-shard")
+        # the shards share what one whole index's writer would have (tantivy needs at
+        # least ~15 MB of heap per indexing thread)
+        threads = max(1, self.writer_threads // len(shards))
+        for shard in shards:
+            shard.writer_threads = threads
+            shard.writer_heap = max(self.writer_heap // len(shards), 40_000_000 * threads)
+
+    @classmethod
+    def open_shards(cls, path: Path, *, texts: TextSource | None = None) -> ShardedLexicalIndex:
+        try:
+            n = int(json.loads((path / SHARDS_FILE).read_text())["shards"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise StoreError(
+                f"the lexical index at {path} names no readable shard count ({exc}); run"
+                " `medsearch ingest` to rebuild it from the store"
+            ) from exc
+        shards = [LexicalIndex.open(path / f"shard-{i}", create=False) for i in range(n)]
+        return cls(path, shards, texts)
+
+    @classmethod
+    def create(cls, path: Path, n: int, *, texts: TextSource | None = None) -> ShardedLexicalIndex:
+        """Empty shards at ``path`` (which must not hold an index yet)."""
+        path.mkdir(parents=True, exist_ok=True)
+        shards = [LexicalIndex.open(path / f"shard-{i}") for i in range(n)]
+        tmp = path / (SHARDS_FILE + ".tmp")
+        tmp.write_text(json.dumps({"shards": n}))
+        os.replace(tmp, path / SHARDS_FILE)  # the shards exist before the file names them
+        return cls(path, shards, texts)
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _split(self, pmids: Sequence[int]) -> list[list[int]]:
+        parts: list[list[int]] = [[] for _ in self.shards]
+        for pmid in pmids:
+            parts[int(pmid) % len(self.shards)].append(int(pmid))
+        return parts
+
+    def upsert(self, articles: Sequence[Article]) -> None:
+        parts: list[list[Article]] = [[] for _ in self.shards]
+        for article in articles:
+            parts[article.pmid % len(self.shards)].append(article)
+        for shard, part in zip(self.shards, parts, strict=True):
+            if part:
+                shard.upsert(part)
+
+    def delete(self, pmids: Sequence[int]) -> None:
+        for shard, part in zip(self.shards, self._split(pmids), strict=True):
+            if part:
+                shard.delete(part)
+
+    def commit(self, payload: str | None = None) -> None:
+        for shard in self.shards:
+            shard.commit(payload)
+
+    def rollback(self) -> None:
+        for shard in self.shards:
+            shard.rollback()
+
+    def close(self) -> None:
+        for shard in self.shards:
+            shard.close()
+        self._pool.shutdown(wait=True)
+
+    # -- reading -----------------------------------------------------------------------
+
+    def last_commit_payload(self) -> str | None:
+        """The oldest shard's payload: a crash between shard commits resumes from there."""
+        found = [s.last_commit_payload() for s in self.shards]
+        if any(p is None for p in found):
+            return None
+        return min(p for p in found if p is not None)
+
+    def count(self) -> int:
+        return sum(s.count() for s in self.shards)
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        filters: Filters | None = None,
+        count: bool = True,
+        snippets: int = DEFAULT_SNIPPETS,
+        syntax: bool = True,
+        ranking: Ranking | None = None,
+    ) -> LexicalResult:
+        def one(shard: LexicalIndex) -> LexicalResult:
+            return shard.search(
+                query,
+                k=k,
+                filters=filters,
+                count=count,
+                snippets=0,
+                syntax=syntax,
+                ranking=ranking,
+            )
+
+        # the first shard raises a query's syntax error before any thread starts
+        results = [one(self.shards[0]), *self._pool.map(one, self.shards[1:])]
+        hits = [h for r in results for h in r.hits]
+        scored = any(h.score for h in hits)
+        order: Callable[[LexicalHit], tuple[float, int]] = (
+            (lambda h: (-h.score, h.pmid)) if scored else (lambda h: (0.0, -h.pmid))
+        )
+        hits.sort(key=order)
+        head = hits[:k]
+        first = results[0]
+        if snippets > 0 and self.texts is not None and head:
+            texts = self.texts([h.pmid for h in head[:snippets]])
+            head = [
+                LexicalHit(h.pmid, h.score, *self._snippet(*texts[h.pmid], first.terms))
+                if h.pmid in texts
+                else h
+                for h in head
+            ]
+        total = sum(r.total for r in results)
+        return LexicalResult(
+            hits=tuple(head), total=total, filters=first.filters, terms=first.terms
+        )
+
+
+def open_lexical(
+    path: Path, *, create: bool = True, texts: TextSource | None = None, writer: bool = False
+) -> LexicalIndex:
+    """The lexical index at ``path``, sharded or whole, whichever is on disk.
+
+    Only the ``writer`` (ingest, under the data home's lock) finishes or undoes a split a
+    crash interrupted: a search must not touch a split an ingest is making.
+    """
+    if writer:
+        _finish_split(path)
+    if is_sharded(path):
+        return ShardedLexicalIndex.open_shards(path, texts=texts)
+    return LexicalIndex.open(path, create=create, texts=texts)
+
+
+def staging(path: Path) -> Path:
+    return path.with_name(path.name + ".splitting")
+
+
+def _finish_split(path: Path) -> None:
+    """Complete or undo a split that a crash interrupted (see :func:`split_from`)."""
+    old = path.with_name(path.name + ".whole")
+    if not path.exists() and old.exists():
+        old.rename(path)  # the swap never happened: the whole index is still good
+    shutil.rmtree(staging(path), ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def split_from(
+    path: Path,
+    batches: Iterable[Sequence[Article]],
+    n: int,
+    payload: str | None,
+    *,
+    advance: Callable[[int], None] = lambda _: None,
+) -> None:
+    """Rebuild the index at ``path`` as ``n`` shards from ``batches`` of articles.
+
+    The shards are built beside it and swapped in with two renames; until then the whole
+    index stays in place, and a crash leaves it there (:func:`_finish_split` cleans up).
+    """
+    target = staging(path)
+    shutil.rmtree(target, ignore_errors=True)
+    index = ShardedLexicalIndex.create(target, n)
+    try:
+        for batch in batches:
+            index.upsert(batch)
+            advance(len(batch))
+        index.commit(payload)
+    finally:
+        index.close()
+    old = path.with_name(path.name + ".whole")
+    if path.exists():
+        path.rename(old)
+    target.rename(path)
+    shutil.rmtree(old, ignore_errors=True)

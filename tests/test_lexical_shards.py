@@ -1,0 +1,150 @@
+"""A large lexical index is split into shards by PMID and searched on every core.
+
+Corpora here are tiny, so the split threshold is lowered; everything else is the real
+path: real PubMed XML through ``medsearch ingest``, real tantivy shards, the same
+``Searcher`` the CLI and TUI use.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pubmed_builders import article_xml, pubmed_file
+
+from medsearch.cli import main
+from medsearch.errors import QuerySyntaxError
+from medsearch.index import lexical_shards as lsh
+from medsearch.index.lexical import LexicalIndex
+from medsearch.paths import Paths
+from medsearch.records import AbstractSection, Article, PubDate
+from medsearch.retrieval.searcher import open_searcher
+
+TOPICS = ("aspirin stroke", "statin myopathy", "metformin ageing", "sepsis lactate")
+
+
+def article(pmid: int) -> Article:
+    topic = TOPICS[pmid % len(TOPICS)]
+    return Article(
+        pmid=pmid,
+        title=f"{topic.title()} study {pmid}",
+        abstract=(AbstractSection(f"We studied {topic} in cohort {pmid % 7}."),),
+        pub_date=PubDate(2000 + pmid % 20),
+    )
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[LexicalIndex, LexicalIndex]:
+    """The same 120 articles as one index and as three shards."""
+    whole = LexicalIndex.open(tmp_path / "whole")
+    sharded = lsh.ShardedLexicalIndex.create(tmp_path / "sharded", 3)
+    docs = [article(p) for p in range(1, 121)]
+    for index in (whole, sharded):
+        index.upsert(docs)
+        index.commit("pubmed26n0001.xml")
+    yield whole, sharded
+    whole.close()
+    sharded.close()
+
+
+def test_shards_find_every_match_the_whole_index_finds(
+    pair: tuple[LexicalIndex, LexicalIndex],
+) -> None:
+    whole, sharded = pair
+    for query in ("aspirin", "statin myopathy", "sepsis OR metformin", "cohort 3"):
+        one, many = whole.search(query, k=200), sharded.search(query, k=200)
+        assert many.total == one.total > 0
+        assert {h.pmid for h in many.hits} == {h.pmid for h in one.hits}
+        scores = [h.score for h in many.hits]
+        assert scores == sorted(scores, reverse=True)  # merged best first
+        assert many.terms == one.terms
+    sharded.texts = lambda pmids: {p: (article(p).title, article(p).abstract_text) for p in pmids}
+    top = sharded.search("aspirin stroke", k=5, snippets=2)
+    assert [bool(h.snippet) for h in top.hits] == [True, True, False, False, False]
+    assert "<b>aspirin</b>" in top.hits[0].snippet.lower()
+    assert sharded.count() == whole.count() == 120
+    assert sharded.last_commit_payload() == "pubmed26n0001.xml"
+
+
+def test_filter_only_listings_stay_newest_pmid_first(
+    pair: tuple[LexicalIndex, LexicalIndex],
+) -> None:
+    whole, sharded = pair
+    one, many = whole.search("2005[dp]", k=50), sharded.search("2005[dp]", k=50)
+    assert [h.pmid for h in many.hits] == [h.pmid for h in one.hits]
+    assert [h.pmid for h in many.hits] == sorted((h.pmid for h in many.hits), reverse=True)
+
+
+def test_updates_and_deletions_reach_the_shard_holding_the_pmid(
+    pair: tuple[LexicalIndex, LexicalIndex],
+) -> None:
+    _, sharded = pair
+    revised = Article(pmid=7, title="Tranexamic acid bleeding", pub_date=PubDate(2024))
+    sharded.upsert([revised])
+    sharded.delete([8, 9])
+    sharded.commit()
+    assert [h.pmid for h in sharded.search("tranexamic").hits] == [7]
+    assert 7 not in {h.pmid for h in sharded.search("statin", k=200).hits}
+    assert sharded.count() == 118
+    assert sharded.last_commit_payload() == "pubmed26n0001.xml"  # None keeps the payload
+
+
+def test_a_malformed_query_is_one_clear_error(pair: tuple[LexicalIndex, LexicalIndex]) -> None:
+    _, sharded = pair
+    with pytest.raises(QuerySyntaxError):
+        sharded.search("2020:2010[dp]")
+
+
+def test_ingest_splits_the_index_once_the_corpus_passes_the_threshold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lsh, "SHARD_DOCS", 50)
+    monkeypatch.setattr(lsh, "shard_count", lambda cores: 2)
+    files = tmp_path / "in"
+    files.mkdir()
+    for n in range(3):
+        pubmed_file(
+            files / f"pubmed26n000{n + 1}.xml",
+            [article_xml(100 * n + i, f"Aspirin trial {n} {i}", "Stroke.") for i in range(1, 31)],
+        )
+    home = tmp_path / "home"
+
+    def ingest(*paths: Path) -> None:
+        result = CliRunner().invoke(
+            main, ["--home", str(home), "ingest", *map(str, paths), "--no-encode", "--json"]
+        )
+        assert result.exit_code == 0, result.stderr
+
+    ingest(files / "pubmed26n0001.xml")
+    lexical = Paths(home).lexical_index
+    assert not lsh.is_sharded(lexical)  # 30 articles: one index
+    ingest(files)  # the second file crosses 50: split; the third goes into the shards
+    assert json.loads((lexical / lsh.SHARDS_FILE).read_text()) == {"shards": 2}
+    assert not lexical.with_name("lexical.splitting").exists()
+    pubmed_file(files / "pubmed26n0004.xml", [], deletions=[101, 202])
+    ingest(files / "pubmed26n0004.xml")
+    with open_searcher(Paths(home)) as searcher:
+        result = searcher.search("aspirin", k=100, mode="lexical")
+        assert result.total == 88
+        assert {101, 202}.isdisjoint(h.pmid for h in result.hits)
+        assert result.hits[0].snippet  # snippets come from the store for the merged head
+
+
+def test_a_split_interrupted_by_a_crash_leaves_the_whole_index(tmp_path: Path) -> None:
+    path = tmp_path / "lexical"
+    whole = LexicalIndex.open(path)
+    whole.upsert([article(p) for p in range(1, 11)])
+    whole.commit("f1")
+    whole.close()
+    half = lsh.ShardedLexicalIndex.create(lsh.staging(path), 2)  # the crash came mid-build
+    half.close()
+    index = lsh.open_lexical(path, writer=True)
+    assert not isinstance(index, lsh.ShardedLexicalIndex) and index.count() == 10
+    index.close()
+    assert not lsh.staging(path).exists()
+    path.rename(path.with_name("lexical.whole"))  # ... or between the two renames
+    index = lsh.open_lexical(path, writer=True)
+    assert index.count() == 10
+    index.close()
