@@ -2,6 +2,7 @@
 
     nice -n 10 python -m benchmarks.lexical_shards --docs 10000000 --shards 2 \
         --dir /work/lex10m-shards --single /work/lex10m
+    python -m benchmarks.lexical_shards --beir ../shared/data/beir/scifact   # quality
 
 Builds ``--shards`` tantivy indexes of the same synthetic corpus as
 ``benchmarks.lexical --corpus fast`` (document PMID p goes to shard p mod N), or reuses
@@ -56,15 +57,61 @@ def stats(ms: list[float]) -> str:
     return f"{statistics.median(ordered):7.1f} / {p95:7.1f}"
 
 
+def quality(beir_dir: Path, home: Path | None, counts: list[int]) -> None:
+    """Lexical nDCG@10 of a BEIR corpus (real text) split into each of ``counts`` shards:
+    what per-shard BM25 statistics cost on a small corpus."""
+    import shutil
+    import tempfile
+
+    from medsearch.beir import doc_pmid, load_qrels, load_queries
+    from medsearch.evaluate import build_collection
+    from medsearch.metrics import evaluate_run
+    from medsearch.paths import Paths
+    from medsearch.progress import NullProgress
+    from medsearch.store import Store
+
+    paths = Paths.resolve(home).ensure()
+    collection, _, _ = build_collection(
+        beir_dir, paths, profile=None, encode=False, progress=NullProgress()
+    )
+    qrels = load_qrels(beir_dir, "test")
+    queries = load_queries(beir_dir)
+    judged = {q: {str(doc_pmid(d)): g for d, g in rel.items()} for q, rel in qrels.items()}
+    for n in counts:
+        root = Path(tempfile.mkdtemp())
+        index = ShardedLexicalIndex.create(root / "lexical", n)
+        with Store(collection.store, readonly=True) as store:
+            for batch in store.iter_articles(batch=2000):
+                index.upsert(batch)
+        index.commit()
+        run = {
+            q: [str(h.pmid) for h in index.search(queries[q], k=100, syntax=False).hits]
+            for q in qrels
+            if q in queries
+        }
+        docs = index.count()
+        index.close()
+        shutil.rmtree(root)
+        ndcg = evaluate_run(run, judged, k_values=(10,))["ndcg@10"]
+        print(f"{n} shard(s) of ~{docs // n:,} documents: nDCG@10 {ndcg:.4f}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--shards", type=int, default=2)
     parser.add_argument("--queries", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--dir", type=Path, required=True)
+    parser.add_argument("--dir", type=Path)
     parser.add_argument("--single", type=Path, default=None)
+    parser.add_argument("--beir", type=Path, help="instead: lexical quality per shard count")
+    parser.add_argument("--home", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.beir:
+        quality(args.beir, args.home, [1, 2, 4, 8])
+        return
+    if args.dir is None:
+        parser.error("--dir is needed to time searches (or --beir for quality)")
     if not (args.dir / "shard-0" / "meta.json").exists():
         started = time.perf_counter()
         build(args.dir, args.docs, args.shards, args.seed)
