@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 from medsearch.errors import StoreError
@@ -154,8 +154,14 @@ class ShardedLexicalIndex(LexicalIndex):
                 ranking=ranking,
             )
 
-        # the first shard raises a query's syntax error before any thread starts
-        results = [one(self.shards[0]), *self._pool.map(one, self.shards[1:])]
+        # every shard at once: the others on the pool, the first on this thread
+        later = [self._pool.submit(one, shard) for shard in self.shards[1:]]
+        try:
+            first = one(self.shards[0])
+        except BaseException:
+            wait(later)  # they fail the same way (a query's syntax error): let them finish
+            raise
+        results = [first, *(f.result() for f in later)]
         hits = [h for r in results for h in r.hits]
         scored = any(h.score for h in hits)
         order: Callable[[LexicalHit], tuple[float, int]] = (
@@ -163,7 +169,6 @@ class ShardedLexicalIndex(LexicalIndex):
         )
         hits.sort(key=order)
         head = hits[:k]
-        first = results[0]
         if snippets > 0 and self.texts is not None and head:
             texts = self.texts([h.pmid for h in head[:snippets]])
             head = [
