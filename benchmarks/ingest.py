@@ -44,10 +44,13 @@ def parse_only(path: Path) -> int:
     return sum(1 for _ in parse_file(path))
 
 
-def run_ingest(path: Path, home: Path, jobs: int) -> tuple[int, float]:
+def run_ingest(path: Path, home: Path, jobs: int, shards: int = 1) -> tuple[int, float]:
     from ingest.pipeline import Ingestor
+    from medsearch.index.lexical_shards import ShardedLexicalIndex
     from medsearch.paths import Paths
 
+    if shards > 1:  # as a corpus past SHARD_DOCS is kept: the writer feeds every shard
+        ShardedLexicalIndex.create(Paths(home).lexical_index, shards).close()
     t0 = time.perf_counter()
     with Ingestor(Paths(home), jobs=jobs) as ing:
         summary = ing.run([path])
@@ -59,6 +62,7 @@ def main() -> None:
     ap.add_argument("--articles", type=int, default=30_000)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--shards", type=int, default=1, help="also time a lexical index of N shards")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="medsearch-bench-ingest-"))
     try:
@@ -69,7 +73,7 @@ def main() -> None:
             f"generated {args.articles:,} articles in {time.perf_counter() - t0:.1f} s "
             f"({path.stat().st_size / 1e6:.1f} MB gzipped)"
         )
-        bare_times, parse_times, ingest_times = [], [], []
+        bare_times, parse_times, ingest_times, sharded_times = [], [], [], []
         for r in range(args.repeat):
             t0 = time.perf_counter()
             n = bare_iterparse(path)
@@ -82,12 +86,22 @@ def main() -> None:
             ingest_times.append(seconds)
             assert n == m == args.articles, (n, m)
             shutil.rmtree(home)
+            if args.shards > 1:
+                m, seconds = run_ingest(path, home, args.jobs, args.shards)
+                sharded_times.append(seconds)
+                shutil.rmtree(home)
         bare, parse, full = min(bare_times), min(parse_times), min(ingest_times)
         print(f"bare iterparse loop    : {bare:6.2f} s  {args.articles / bare:9,.0f} articles/s")
         print(f"parser, all fields     : {parse:6.2f} s  {args.articles / parse:9,.0f} articles/s")
         print(
             f"ingest (jobs={args.jobs})  : {full:6.2f} s  {args.articles / full:9,.0f} articles/s"
         )
+        if sharded_times:
+            best = min(sharded_times)
+            print(
+                f"ingest, {args.shards} shards   : {best:6.2f} s  {args.articles / best:9,.0f}"
+                f" articles/s (x{full / best:.2f} the whole index's rate)"
+            )
         print(f"ratio ingest / parser-only loop = {full / parse:.2f}  (target <= 1.5)")
         print(f"ratio ingest / bare iterparse   = {full / bare:.2f}")
         rate = args.articles / full
