@@ -141,8 +141,8 @@ class Ingestor:
             split = self._split_if_large(index, self.store.count(), self._ledger_payload())
             if split is index:  # small: rebuilt whole
                 self._rebuild(index)
-            index = split
-        return index
+            return split
+        return self._split_if_large(index)  # e.g. a split a full disk stopped last time
 
     def _ledger_payload(self) -> str | None:
         done = [e.name for e in self.store.ledger() if e.status == "done"]
@@ -174,6 +174,13 @@ class Ingestor:
                 payload,
                 advance=lambda done: self.progress.advance("split", done),
             )
+        except Exception as exc:
+            if is_disk_full(exc):
+                raise DiskFullError(
+                    "disk full while splitting the lexical index into shards; the whole"
+                    " index is kept: free some space and run `medsearch ingest` again"
+                ) from exc
+            raise
         finally:
             self.progress.finish("split")
         return lsh.open_lexical(self.paths.lexical_index, writer=True)

@@ -148,3 +148,35 @@ def test_a_split_interrupted_by_a_crash_leaves_the_whole_index(tmp_path: Path) -
     index = lsh.open_lexical(path, writer=True)
     assert index.count() == 10
     index.close()
+
+
+def test_a_full_disk_during_the_split_keeps_the_whole_index_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from ingest.pipeline import Ingestor
+    from medsearch.errors import DiskFullError
+
+    monkeypatch.setattr(lsh, "SHARD_DOCS", 10)
+    monkeypatch.setattr(lsh, "shard_count", lambda cores: 2)
+    source = pubmed_file(
+        tmp_path / "pubmed26n0001.xml",
+        [article_xml(i, f"Aspirin {i}", "Stroke.") for i in range(1, 21)],
+    )
+    real = lsh.ShardedLexicalIndex.upsert
+
+    def full(self: lsh.ShardedLexicalIndex, articles: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    paths = Paths(tmp_path / "home")
+    monkeypatch.setattr(lsh.ShardedLexicalIndex, "upsert", full)
+    with pytest.raises(DiskFullError, match="whole index is kept"), Ingestor(paths, jobs=0) as ing:
+        ing.run([source])
+    monkeypatch.setattr(lsh.ShardedLexicalIndex, "upsert", real)
+    whole = lsh.open_lexical(paths.lexical_index, writer=True)
+    assert not isinstance(whole, lsh.ShardedLexicalIndex) and whole.count() == 20
+    whole.close()
+    assert not lsh.staging(paths.lexical_index).exists()
+    with Ingestor(paths, jobs=0) as ing:  # the next ingest, with room again, splits first
+        assert isinstance(ing.lexical, lsh.ShardedLexicalIndex) and ing.lexical.count() == 20
