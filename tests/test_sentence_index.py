@@ -13,7 +13,8 @@ from pubmed_builders import article_xml, pubmed_file
 from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_tiny_config
 
 from ingest.sentences import article_sentences
-from medsearch.index.sentence_index import OldLayoutError, SentenceCollection
+from medsearch.index import sentence_faiss as sf
+from medsearch.index.sentence_index import SENTENCE_FORMAT, OldLayoutError, SentenceCollection
 from medsearch.index.sentence_migrate import open_sentences
 from medsearch.index.vector import VectorCollection
 from medsearch.paths import Paths
@@ -118,7 +119,156 @@ def test_old_layout_is_refused_for_search_and_converted_by_ingest(tmp_path: Path
         assert len(col) == 398 and col.manifest.layout == "codes"
         assert next(i for i, _ in col.search(x[50], 3)[0]) == ids[50]
     assert not (path / "vectors.f16").exists()
-    assert json.loads((path / "manifest.json").read_text())["format_version"] == 2
+    assert json.loads((path / "manifest.json").read_text())["format_version"] == SENTENCE_FORMAT
+
+
+# -- parts: what a commit writes once the collection is compressed -------------------
+
+
+def part_files(path: Path) -> dict[str, int]:
+    """Each part file and its inode: a part rewritten gets a new file."""
+    return {p.name: p.stat().st_ino for p in path.glob("seg.*.faiss")}
+
+
+def test_a_commit_writes_only_the_new_codes_and_older_parts_stay_untouched(
+    tmp_path: Path, small_limits: None
+) -> None:
+    x, ids = vectors(2_400, seed=5), sids(2_400)
+    path = tmp_path / "s"
+    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
+        col.add(ids[:2_000], x[:2_000])
+        col.commit()  # past the flat limit: the first part, 2,000 codes
+        before = part_files(path)
+        col.add(ids[2_000:2_050], x[2_000:2_050])
+        col.commit()
+        assert [p.entries for p in col.parts] == [2_000, 50]
+        assert {f: before[f] for f in before} == {f: part_files(path)[f] for f in before}
+        # The writer never loaded the first part: only the 50 new codes were in memory.
+        assert col.search(x[2_010], 5)[0][0][0] == ids[2_010]
+    with SentenceCollection.open(path, readonly=True) as reader:  # parts stacked
+        assert len(reader) == 2_050 and ids[15] in top_ids(reader, x[15])
+        assert ids[2_049] in top_ids(reader, x[2_049])
+
+
+def test_parts_merge_like_a_binary_counter_up_to_their_size_limit(
+    tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(SentenceCollection, "part_entries", 1_000)
+    x, ids = vectors(4_000, seed=6), sids(4_000)
+    path = tmp_path / "s"
+    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
+        col.add(ids[:400], x[:400])
+        col.commit()
+        for lo in range(400, 4_000, 100):  # 36 commits of 100 sentences
+            col.add(ids[lo : lo + 100], x[lo : lo + 100])
+            col.commit()
+            sizes = [p.entries for p in col.parts]
+            assert all(n <= 1_000 for n in sizes[1:])
+            small = [n for n in sizes if n < 800]  # the binary counter's tail
+            assert len(small) <= 4, sizes
+        parts = col.parts
+    assert sum(p.entries for p in parts) == 4_000
+    assert [p.lo for p in parts[1:]] == [p.hi for p in parts[:-1]]  # contiguous slots
+    assert len(parts) <= 4_000 // 1_000 + 4
+    with SentenceCollection.open(path, readonly=True) as reader:
+        for i in (0, 399, 1_234, 3_999):  # PQ4 codes here: 100 candidates (2.5%)
+            assert ids[i] in top_ids(reader, x[i], k=100)
+
+
+def test_stacked_parts_search_exactly_like_one_index_of_the_same_codes(
+    tmp_path: Path, small_limits: None
+) -> None:
+    x, ids = vectors(1_600, seed=7), sids(1_600)
+    path = tmp_path / "s"
+    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
+        for lo, hi in ((0, 1_000), (1_000, 1_200), (1_200, 1_400), (1_400, 1_600)):
+            col.add(ids[lo:hi], x[lo:hi])
+            col.commit()
+    with SentenceCollection.open(path, readonly=True) as reader:
+        assert [p.entries for p in reader.parts] == [1_000, 400, 200]
+        indexes = [reader._part_index(p) for p in reader.parts]
+        merged = sf.empty_like(indexes[0])
+        sf.gather(indexes, merged, reassign=False)
+        queries = x[::97]
+        want_s, want_slots = merged.search(queries, 20)
+        got = reader.search(queries, 20, nprobe=merged.nprobe)
+    for row, s, c in zip(got, want_s, want_slots, strict=True):
+        assert [i for i, _ in row] == reader._ids_at(c).tolist()
+        np.testing.assert_allclose([v for _, v in row], s, rtol=1e-6)
+
+
+def test_removals_in_committed_parts_are_tombstones_until_the_part_is_rewritten(
+    tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(SentenceCollection, "part_entries", 1_000)
+    x, ids = vectors(2_000, seed=8), sids(2_000)
+    path = tmp_path / "s"
+    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
+        col.add(ids[:1_000], x[:1_000])
+        col.commit()
+        col.add(ids[1_000:], x[1_000:])
+        col.commit()
+        first = col.parts[0]
+        col.remove(ids[:100])  # 10% of the first part: tombstones
+        col.add(ids[500:501], -x[500:501])  # a replaced sentence: its old code is dead too
+        col.commit()
+        assert col.parts[0] == first and col.manifest.dead_file
+        assert len(np.load(path / col.manifest.dead_file)) == 101
+    with SentenceCollection.open(path, readonly=True) as reader:
+        found = [i for i, _ in reader.search(x[:100], 50)[0]]
+        assert not set(found) & set(ids[:100].tolist())
+        assert ids[500] not in [i for i, _ in reader.search(x[500], 50)[0]]
+        assert ids[500] in top_ids(reader, -x[500])
+    with SentenceCollection.open(path) as col:
+        col.remove(ids[100:300])  # now 30% of the first part: it is rewritten without them
+        col.commit()
+        assert col.parts[0].file != first.file and col.parts[0].entries == 699
+        assert col.manifest.dead_file is None  # the rewrite dropped every tombstone
+        assert len(col) == 1_700  # the replaced sentence lives on in the newest part
+
+
+def test_a_crash_before_the_manifest_leaves_the_last_commit_and_no_stray_parts(
+    tmp_path: Path, small_limits: None
+) -> None:
+    x, ids = vectors(1_000, seed=9), sids(1_000)
+    path = tmp_path / "s"
+    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
+        col.add(ids[:800], x[:800])
+        col.commit()
+        committed = col.parts
+    (path / "seg.9.1.faiss").write_bytes(b"half a part")  # written, manifest never was
+    (path / "dead.9.npy").write_bytes(b"")
+    with SentenceCollection.open(path) as col:
+        assert col.parts == committed and len(col) == 800
+        col.add(ids[800:], x[800:])
+        col.commit()
+    assert not (path / "dead.9.npy").exists()
+    assert sorted(part_files(path)) == sorted(p.file for p in SentenceCollection.open(path).parts)
+
+
+def test_a_format_2_collection_is_read_as_one_part_and_extended_in_parts(
+    tmp_path: Path, small_limits: None
+) -> None:
+    x, ids = vectors(1_200, seed=10), sids(1_200)
+    path = tmp_path / "s"
+    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
+        col.add(ids[:800], x[:800])
+        col.commit()
+        only = col.parts[0].file
+    manifest = json.loads((path / "manifest.json").read_text())  # as format 2 wrote it
+    (path / only).rename(path / "index.1.faiss")
+    manifest.update(format_version=2, index_file="index.1.faiss", segments=[], dead_file=None)
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    with SentenceCollection.open(path, readonly=True) as reader:
+        assert len(reader) == 800 and ids[3] in top_ids(reader, x[3])
+    with SentenceCollection.open(path) as col:
+        col.add(ids[800:], x[800:])
+        col.commit()
+        assert [p.entries for p in col.parts] == [800, 400]
+        assert col.parts[0].file == "index.1.faiss"
+    with SentenceCollection.open(path, readonly=True) as reader:
+        assert reader.manifest.format_version == SENTENCE_FORMAT
+        assert ids[1_100] in top_ids(reader, x[1_100]) and ids[3] in top_ids(reader, x[3])
 
 
 # -- through the Searcher: real ingest, tiny real BERT, compressed sentences ----------

@@ -2,8 +2,9 @@
 
 The PQ codes encode the vectors themselves (``by_residual = False``), not their
 difference to a list centroid, so a code does not depend on the list it sits in. That is
-what lets :func:`convert` retrain the coarse quantizer of a grown collection from the
-bounded sample and move every code to its new list unchanged, without the vectors.
+what lets a grown collection retrain its coarse quantizer from the bounded sample
+(:func:`trained_like`) and move every code to its new list unchanged (:func:`gather`),
+without the vectors, and what lets parts written at different times share one quantizer.
 """
 
 from __future__ import annotations
@@ -64,20 +65,17 @@ def nprobe_of(index: Any) -> int | None:
 
 
 def convert(index: Any, dim: int, factory: str, sample: np.ndarray) -> Any:
-    """A trained IVF-PQ ``factory`` index holding every entry of ``index``.
+    """A trained IVF-PQ ``factory`` index holding every entry of the exact ``index``.
 
-    From the exact flat index the vectors are read back (they are float16 there) and
-    encoded; from a smaller IVF-PQ index the codes are moved (see the module docstring).
+    The vectors are read back (they are float16 there) and encoded.
     """
-    if is_flat(index):
-        out = _trained(dim, factory, sample)
-        inner = faiss.downcast_index(index.index)
-        ids = faiss.vector_to_array(index.id_map)
-        for lo in range(0, len(ids), ADD_BATCH):
-            hi = min(len(ids), lo + ADD_BATCH)
-            out.add_with_ids(inner.reconstruct_n(lo, hi - lo), ids[lo:hi])
-        return out
-    return _rebucket(_ivf(index), dim, factory, sample)
+    out = _trained(dim, factory, sample)
+    inner = faiss.downcast_index(index.index)
+    ids = faiss.vector_to_array(index.id_map)
+    for lo in range(0, len(ids), ADD_BATCH):
+        hi = min(len(ids), lo + ADD_BATCH)
+        out.add_with_ids(inner.reconstruct_n(lo, hi - lo), ids[lo:hi])
+    return out
 
 
 def _trained(dim: int, factory: str, sample: np.ndarray) -> Any:
@@ -107,29 +105,138 @@ def sentence_nprobe(nlist: int) -> int:
     return max(64, nlist // 32)
 
 
-def _rebucket(old: Any, dim: int, factory: str, sample: np.ndarray) -> Any:
-    """A new coarse quantizer trained on ``sample``; the old codes moved unchanged."""
-    new = _trained(dim, factory, sample)  # trains a PQ too; replaced by the old one below
-    ivf = _ivf(new)
-    ivf.pq = old.pq
-    code_size = old.code_size
-    lists = old.invlists
-    for lo in range(old.nlist):
-        n = lists.list_size(lo)
-        if n == 0:
+# -- parts: a compressed collection as immutable IVF-PQ files sharing one quantizer ----
+
+
+def read_part(path: Path) -> Any:
+    """One part of a compressed collection, its lists memory-mapped (never loaded).
+
+    The object Faiss returns owns the index: keep it, not a view extracted from it.
+    """
+    return read_index(path, mmap=True)
+
+
+def empty_like(part: Any) -> Any:
+    """An in-memory IVF-PQ index with ``part``'s quantizer and PQ and no entries.
+
+    Built field by field: cloning a memory-mapped part would copy its lists into RAM,
+    and Faiss cannot read an index file while skipping its lists in this version.
+    """
+    src = _ivf(part)
+    return _with(faiss.clone_index(src.quantizer), src.pq, src.nprobe)
+
+
+def trained_like(part: Any, dim: int, factory: str, sample: np.ndarray) -> Any:
+    """An empty ``factory`` index: a coarse quantizer trained on ``sample``, and
+    ``part``'s PQ, so that :func:`gather` can move ``part``'s codes into it unchanged.
+
+    Only the quantizer is trained (k-means with L2 assignment, as Faiss's IVF training
+    does for inner product); retraining the PQ too would cost minutes and be thrown away.
+    """
+    nlist = int(factory.split(",")[0].removeprefix("IVF"))
+    x = np.ascontiguousarray(sample, dtype=np.float32)
+    if len(x) < nlist:
+        raise MedsearchError(f"cannot train {nlist} lists on {len(x)} sample vectors")
+    kmeans = faiss.Kmeans(dim, nlist, niter=10, seed=1234)
+    kmeans.train(x)
+    quantizer = faiss.IndexFlatIP(dim)
+    assert kmeans.centroids is not None
+    quantizer.add(kmeans.centroids)
+    return _with(quantizer, _ivf(part).pq, sentence_nprobe(nlist))
+
+
+def _with(quantizer: Any, pq: Any, nprobe: int) -> Any:
+    out = faiss.IndexIVFPQ(
+        quantizer, quantizer.d, quantizer.ntotal, pq.M, pq.nbits, faiss.METRIC_INNER_PRODUCT
+    )
+    quantizer.this.disown()
+    out.own_fields = True
+    out.pq = pq
+    out.by_residual = False
+    out.is_trained = True
+    out.nprobe = nprobe
+    return out
+
+
+class Stack:
+    """Parts searched as one index: Faiss's ``HStackInvertedLists`` over their lists.
+
+    Faiss keeps raw pointers to the parts' lists, so the parts live as long as this
+    object; list ``l`` of the stack is list ``l`` of every part, in order.
+    """
+
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
+        if len(parts) == 1:
+            self.index = parts[0]
+            return
+        self.index = empty_like(parts[0])
+        lists = _faiss.InvertedListsPtrVector()
+        for part in parts:
+            lists.push_back(_ivf(part).invlists)
+        stacked = _faiss.HStackInvertedLists(lists.size(), lists.data())
+        self.index.replace_invlists(stacked, True)
+        stacked.this.disown()
+        self.index.ntotal = sum(int(p.ntotal) for p in parts)
+
+
+def gather(
+    parts: list[Any], target: Any, *, reassign: bool, dead: np.ndarray | None = None
+) -> None:
+    """Copy every entry of ``parts`` into ``target`` except the ids in ``dead`` (sorted).
+
+    Codes are copied, never re-encoded. ``reassign`` (a retrained quantizer) decodes each
+    code to find its new list; otherwise list ``l`` goes to list ``l``. Peak memory is
+    ``target`` plus one list.
+    """
+    out = _ivf(target)
+    code_size = out.code_size
+    for lst in range(_ivf(parts[0]).nlist):
+        got = [_list_entries(_ivf(p).invlists, lst, code_size) for p in parts]
+        ids = np.concatenate([g[0] for g in got])
+        codes = np.concatenate([g[1] for g in got])
+        if dead is not None and len(dead) and len(ids):
+            keep = ~_member(ids, dead)
+            ids, codes = ids[keep], codes[keep]
+        if not len(ids):
             continue
-        ids = faiss.rev_swig_ptr(lists.get_ids(lo), n).copy()
-        codes = faiss.rev_swig_ptr(lists.get_codes(lo), n * code_size).copy()
-        codes = codes.reshape(n, code_size)
-        _, assign = ivf.quantizer.search(old.pq.decode(codes), 1)
+        if not reassign:
+            _add_entries(out, lst, ids, codes)
+            continue
+        _, assign = out.quantizer.search(out.pq.decode(codes), 1)
         assign = assign.ravel()
-        for target in np.unique(assign):
-            pick = assign == target
-            sel_ids = np.ascontiguousarray(ids[pick])
-            sel_codes = np.ascontiguousarray(codes[pick])
-            ivf.invlists.add_entries(
-                int(target), len(sel_ids), faiss.swig_ptr(sel_ids), faiss.swig_ptr(sel_codes)
-            )
-    ivf.ntotal = old.ntotal
-    new.ntotal = old.ntotal
-    return new
+        for dest in np.unique(assign):
+            pick = assign == dest
+            _add_entries(out, int(dest), ids[pick], codes[pick])
+    target.ntotal = out.ntotal = out.invlists.compute_ntotal()
+
+
+def ids_of(part: Any) -> np.ndarray:
+    """Every id (slot) a part holds, in list order."""
+    lists = _ivf(part).invlists
+    chunks = [
+        faiss.rev_swig_ptr(lists.get_ids(i), lists.list_size(i)).copy()
+        for i in range(_ivf(part).nlist)
+        if lists.list_size(i)
+    ]
+    return np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
+
+
+def _list_entries(lists: Any, lst: int, code_size: int) -> tuple[np.ndarray, np.ndarray]:
+    n = lists.list_size(lst)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros((0, code_size), np.uint8)
+    ids = faiss.rev_swig_ptr(lists.get_ids(lst), n).copy()
+    codes = faiss.rev_swig_ptr(lists.get_codes(lst), n * code_size).copy()
+    return ids, codes.reshape(n, code_size)
+
+
+def _add_entries(ivf: Any, lst: int, ids: np.ndarray, codes: np.ndarray) -> None:
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    codes = np.ascontiguousarray(codes, dtype=np.uint8)
+    ivf.invlists.add_entries(lst, len(ids), faiss.swig_ptr(ids), faiss.swig_ptr(codes))
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    pos = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return np.asarray(sorted_set[pos] == values)

@@ -7,8 +7,11 @@ more than the whole data home may take. A sentence collection therefore keeps on
     ids.i64              sentence id of each slot, append-only (as for articles)
     lookup.<gen>.npy     live sentence ids sorted, and their slots (deletes, updates)
     sample.f16           a bounded uniform sample of the vectors ever added: training only
-    index.<gen>.faiss    the vectors themselves: exact float16 while the collection is
-                         small, Faiss IVF-PQ codes (by_residual off) beyond
+    index.<gen>.faiss    while the collection is small: the vectors, exact float16
+    seg.<gen>.<k>.faiss  beyond: immutable parts of Faiss IVF-PQ codes (by_residual off)
+                         sharing one coarse quantizer and PQ, each holding the slots
+                         added in one range of commits
+    dead.<gen>.npy       slots removed or replaced whose codes are still in a part
 
 Search returns candidates with approximate (PQ) scores; the dense side re-scores the top
 few hundred exactly by re-encoding their text with the query encoder, which is how the
@@ -16,18 +19,25 @@ sentences were encoded (:mod:`medsearch.retrieval.dense`). The text comes from t
 store: a sentence id is ``pmid * 1000 + position`` and the position is the shared
 splitter's (:func:`ingest.sentences.article_sentences`), so nothing else is stored.
 
-Readers memory-map the index (``IO_FLAG_MMAP``: the inverted lists stay on disk and in
-the page cache, not in the process); a writer loads it into memory on its first change.
+Why parts: at ~350M sentences the codes are ~45 GB. Held in one index, a writer would
+load all of it to add a batch and write all of it at every commit. Instead new codes go
+to a small in-memory part, written as a new file at commit; every part is memory-mapped
+(``IO_FLAG_MMAP``: the lists stay in the page cache, not in the process) and searched as
+one index through Faiss's ``HStackInvertedLists``. Removed slots are tombstones until the
+part holding them is rewritten. Parts merge like a binary counter (the newest two when
+the older is no larger) up to :data:`PART_ENTRIES`, so there are O(log n) small parts
+plus ~n / PART_ENTRIES full ones, and a writer's memory is bounded by one merge.
+
 PQ codes are of the raw vectors, not of residuals, so when the collection outgrows its
 coarse quantizer (:data:`RETRAIN_GROWTH`), the quantizer is retrained on the sample and
-every code is moved to its new list unchanged: no vector is needed again.
+every code is moved to its new list unchanged, one part at a time: no vector is needed.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -48,7 +58,7 @@ from medsearch.index.vector_store import IdsLike, SlotStore
 
 Results = list[list[tuple[int, float]]]
 
-SENTENCE_FORMAT = 2
+SENTENCE_FORMAT = 3  # 2: one index file; 3: parts (format 2 is read as one part)
 LAYOUT = "codes"
 
 # Below this many live sentences the index is exact float16 (Faiss SQfp16: 2 bytes per
@@ -62,6 +72,22 @@ FLAT_MAX = 100_000
 # MAX_NLIST) and far more than PQ's codebooks need (256 x 39 per sub-quantizer).
 SAMPLE_MAX = 524_288
 POINTS_PER_LIST = 32
+
+# A part grows by merging until it holds this many entries (~1.7 GB of PQ96 codes and
+# ids at 768-d), then stays: the writer's memory is bounded by one such merge, and
+# PubMed's ~350M sentences make ~22 full parts. A part whose entries are more than
+# PURGE_SHARE tombstones is rewritten without them.
+PART_ENTRIES = 16_000_000
+PURGE_SHARE = 0.25
+
+
+class Part(NamedTuple):
+    """One immutable file of codes: the slots in [lo, hi) that were live when written."""
+
+    file: str
+    lo: int
+    hi: int
+    entries: int
 
 
 def ivfpq_factory(n: int, dim: int, sample_rows: int) -> str:
@@ -79,24 +105,57 @@ class SentenceCollection(SlotStore):
 
     flat_max: int = FLAT_MAX
     sample_max: int = SAMPLE_MAX
+    part_entries: int = PART_ENTRIES
 
     def __init__(self, path: Path, manifest: VectorManifest) -> None:
         super().__init__(path, manifest)
-        self._index: Any = None
-        self._in_memory = False
+        self._flat: Any = None  # exact mode: the whole index
+        self._flat_in_memory = False
+        self._parts: list[Part] = []  # compressed mode: the committed parts ...
+        self._opened: dict[str, Any] = {}  # ... memory-mapped, by file
+        self._fresh: Any = None  # ... and this session's additions, in memory
+        self._stack: sf.Stack | None = None
+        self._tomb = np.zeros(0, np.int64)
+        self._excluded: tuple[tuple[int, int, int], vf.Selector] | None = None
         self._dirty = False
         self._sample_rows = manifest.sample_rows
         self._seen = manifest.sample_seen
-        if manifest.index_file and (path / manifest.index_file).exists():
-            self._index = sf.read_index(path / manifest.index_file, mmap=True)
+        index_file = manifest.index_file
+        if manifest.kind == "ivfpq" and index_file:
+            self._load_parts(manifest)
+        elif index_file and (path / index_file).exists():
+            self._flat = sf.read_index(path / index_file, mmap=True)
         elif manifest.live:
             raise VectorsMissingError(
-                f"{path / str(manifest.index_file)} is missing: delete {path} and run"
+                f"{path / str(index_file)} is missing: delete {path} and run"
                 " `medsearch ingest` to encode the sentences again"
             )
         else:
-            self._index = sf.new_flat(manifest.dim)
-            self._in_memory = True
+            self._flat = sf.new_flat(manifest.dim)
+            self._flat_in_memory = True
+
+    def _load_parts(self, m: VectorManifest) -> None:
+        assert m.index_file is not None
+        parts = [Part(*p) for p in m.segments]
+        if not parts:  # format 2: the whole collection in one file
+            parts = [Part(m.index_file, 0, m.count, -1)]
+        opened: dict[str, Any] = {}
+        for part in parts:
+            file = self.path / part.file
+            if not file.exists():
+                raise VectorsMissingError(
+                    f"{file} is missing: delete {self.path} and run `medsearch ingest`"
+                    " to encode the sentences again"
+                )
+            index = self._opened.get(part.file)
+            opened[part.file] = sf.read_part(file) if index is None else index
+        if parts[0].entries < 0:  # format 2 did not record it
+            parts[0] = parts[0]._replace(entries=int(opened[parts[0].file].ntotal))
+        self._parts, self._opened, self._stack, self._excluded = parts, opened, None, None
+        if m.dead_file:
+            self._tomb = np.load(self.path / m.dead_file)
+        else:
+            self._tomb = np.zeros(0, np.int64)
 
     # -- opening ---------------------------------------------------------------------
 
@@ -156,7 +215,16 @@ class SentenceCollection(SlotStore):
     @property
     def exact(self) -> bool:
         """Whether search scores are exact (small collections) or PQ estimates."""
-        return sf.is_flat(self._index)
+        return self._flat is not None
+
+    @property
+    def parts(self) -> list[Part]:
+        """The committed files of codes, oldest first (empty while exact)."""
+        return list(self._parts)
+
+    def close(self) -> None:
+        self._stack = None
+        super().close()
 
     # -- writing ---------------------------------------------------------------------
 
@@ -189,10 +257,11 @@ class SentenceCollection(SlotStore):
         self._live += int((~replaced).sum())
         self._pending.update(zip(ids.tolist(), slots.tolist(), strict=True))
         index.add_with_ids(vectors, slots)
+        self._stack = None
         self._dirty = True
 
     def commit(self) -> None:
-        """Make every change durable at once; convert or retrain the index when grown."""
+        """Make every change durable at once; convert, merge or retrain when grown."""
         self._commit(force_rebuild=False)
 
     def rebuild(self) -> None:
@@ -218,10 +287,9 @@ class SentenceCollection(SlotStore):
             raise UsageError(f"queries have {q.shape[1]} dimensions, the index {self.dim}")
         if k <= 0 or self._live == 0:
             return [[] for _ in range(len(q))]
-        dead = self._dead_slots()
-        selector = vf.Selector(None, dead, self._rows)
+        selector = self._selector()
         probe = nprobe or self.manifest.nprobe
-        scores, slots = vf.search_index(self._index, q, k, selector, probe)
+        scores, slots = vf.search_index(self._searchable(), q, k, selector, probe)
         out: Results = []
         for row_s, row_c in zip(scores, slots, strict=True):
             keep = row_c >= 0
@@ -231,13 +299,36 @@ class SentenceCollection(SlotStore):
 
     # -- internals -------------------------------------------------------------------
 
+    def _searchable(self) -> Any:
+        if self._flat is not None:
+            return self._flat
+        if self._stack is None:
+            fresh = [self._fresh] if self._fresh is not None and self._fresh.ntotal else []
+            self._stack = sf.Stack([self._opened[p.file] for p in self._parts] + fresh)
+        return self._stack.index
+
+    def _selector(self) -> vf.Selector:
+        """Tombstones and uncommitted removals, built once per state (a reader's never
+        changes, and at PubMed scale the tombstones may number millions)."""
+        dead = self._dead_slots()
+        key = (self._rows, len(self._tomb), 0 if dead is None else len(dead))
+        if self._excluded is None or self._excluded[0] != key:
+            if len(self._tomb):
+                dead = self._tomb if dead is None else np.union1d(self._tomb, dead)
+            self._excluded = (key, vf.Selector(None, dead, self._rows))
+        return self._excluded[1]
+
     def _writable(self) -> Any:
-        """The index in memory (a reader's memory map cannot take additions)."""
-        if not self._in_memory:
-            assert self.manifest.index_file is not None
-            self._index = sf.read_index(self.path / self.manifest.index_file, mmap=False)
-            self._in_memory = True
-        return self._index
+        """Where additions go: the exact index in memory, or this session's new part."""
+        if self._flat is not None:
+            if not self._flat_in_memory:
+                assert self.manifest.index_file is not None
+                self._flat = sf.read_index(self.path / self.manifest.index_file, mmap=False)
+                self._flat_in_memory = True
+            return self._flat
+        if self._fresh is None:
+            self._fresh = sf.empty_like(self._opened[self._parts[0].file])
+        return self._fresh
 
     def _sample(self, vectors: np.ndarray) -> None:
         """Reservoir sampling (Algorithm R) into ``sample.f16``: uniform over all adds.
@@ -290,44 +381,149 @@ class SentenceCollection(SlotStore):
             fh.flush()
             os.fsync(fh.fileno())
         ids, slots = self._live_lookup()
-        dead = self._dead_slots()
-        index = self._writable()
-        if dead is not None:
-            vf.remove_slots(index, dead)
-        trained_on = self.manifest.trained_on
-        want_ivf = len(ids) > self.flat_max
-        grown = len(ids) > RETRAIN_GROWTH * max(trained_on, 1)
-        if (want_ivf and (sf.is_flat(index) or grown)) or (force_rebuild and want_ivf):
-            factory = ivfpq_factory(len(ids), self.dim, self._sample_rows)
-            if force_rebuild or factory != sf.factory_of(index):
-                self._index = None
-                self._index = index = sf.convert(index, self.dim, factory, self._read_sample())
-                trained_on = len(ids)
         gen = self.manifest.generation + 1
+        changes: dict[str, Any] = {}
+        if self._flat is not None:
+            changes = self._commit_flat(gen, len(ids), force_rebuild)
+        if self._flat is None:
+            changes = self._commit_parts(gen, len(ids), force_rebuild, changes)
         lookup_file = f"lookup.{gen}.npy"
         table = np.stack([ids, slots]) if len(ids) else np.zeros((2, 0), np.int64)
         save_npy(self.path / lookup_file, table)
-        index_file = f"index.{gen}.faiss"
-        vf.write_index(index, self.path / index_file)
         self.manifest = self.manifest.evolve(
             count=self._rows,
             live=len(ids),
             generation=gen,
-            index_file=index_file,
             lookup_file=lookup_file,
-            kind="flat" if sf.is_flat(index) else "ivfpq",
-            factory=sf.factory_of(index),
-            nprobe=sf.nprobe_of(index),
-            trained_on=trained_on if not sf.is_flat(index) else 0,
             sample_rows=self._sample_rows,
             sample_seen=self._seen,
+            format_version=SENTENCE_FORMAT,
             updated=now_iso(),
+            **changes,
         )
         write_manifest(self.path, self.manifest)
         self._pending, self._dead, self._dirty = {}, [], False
         self._live = len(ids)
         self._lk_ids, self._lk_slots = self._load_lookup()
+        if self._flat is None:
+            self._fresh = None
+            self._load_parts(self.manifest)
         _remove_unreferenced(self.path, self.manifest)
+
+    def _commit_flat(self, gen: int, live: int, force_rebuild: bool) -> dict[str, Any]:
+        """Write the exact index, or turn it into the first part once it is too big."""
+        index = self._writable()
+        dead = self._dead_slots()
+        if dead is not None:
+            vf.remove_slots(index, dead)
+        if live <= self.flat_max:
+            index_file = f"index.{gen}.faiss"
+            vf.write_index(index, self.path / index_file)
+            return {"index_file": index_file, "kind": "flat", "factory": sf.FLAT}
+        factory = ivfpq_factory(live, self.dim, self._sample_rows)
+        ivf = sf.convert(index, self.dim, factory, self._read_sample())
+        self._flat = None
+        self._dead = []
+        part = self._write_part(ivf, gen, 0, 0, self._rows)
+        self._parts, self._opened = [part], {part.file: sf.read_part(self.path / part.file)}
+        self._tomb = np.zeros(0, np.int64)
+        return {"trained_on": live}
+
+    def _commit_parts(
+        self, gen: int, live: int, force_rebuild: bool, changes: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Add this session's part, then retrain, merge or purge; the manifest's fields."""
+        dead = self._dead_slots()
+        tomb = self._tomb if dead is None else np.union1d(self._tomb, dead)
+        parts, seq = list(self._parts), 1
+        lo, hi = self.manifest.count, self._rows
+        if self._fresh is not None and hi > lo:
+            fresh_dead = tomb[(tomb >= lo) & (tomb < hi)]
+            vf.remove_slots(self._fresh, fresh_dead)
+            if self._fresh.ntotal:
+                parts.append(self._write_part(self._fresh, gen, seq, lo, hi))
+                seq += 1
+            else:  # every addition was removed again: extend the last part's range
+                parts[-1] = parts[-1]._replace(hi=hi)
+        tomb = tomb[tomb < lo] if hi > lo else tomb
+        trained_on = changes.get("trained_on", self.manifest.trained_on)
+        factory = ivfpq_factory(live, self.dim, self._sample_rows)
+        grown = live > RETRAIN_GROWTH * max(trained_on, 1)
+        first = self._part_index(parts[0])
+        if force_rebuild or (grown and factory != sf.factory_of(first)):
+            parts, tomb = self._retrain(parts, tomb, gen, seq, factory)
+            trained_on = live
+        else:
+            parts, tomb = self._tidy(parts, tomb, gen, seq)
+        dead_file = None
+        if len(tomb):
+            dead_file = f"dead.{gen}.npy"
+            save_npy(self.path / dead_file, tomb)
+        first = self._part_index(parts[0])
+        return {
+            "index_file": parts[0].file,
+            "segments": tuple(tuple(p) for p in parts),
+            "dead_file": dead_file,
+            "kind": "ivfpq",
+            "factory": sf.factory_of(first),
+            "nprobe": sf.nprobe_of(first),
+            "trained_on": trained_on,
+        }
+
+    def _retrain(
+        self, parts: list[Part], tomb: np.ndarray, gen: int, seq: int, factory: str
+    ) -> tuple[list[Part], np.ndarray]:
+        """Every part's codes moved to a quantizer retrained on the sample, part by part."""
+        first = self._part_index(parts[0])
+        trained = sf.trained_like(first, self.dim, factory, self._read_sample())
+        out: list[Part] = []
+        for i, part in enumerate(parts):
+            target = sf.empty_like(trained)
+            sf.gather([self._part_index(part)], target, reassign=True, dead=tomb)
+            if target.ntotal or (i == len(parts) - 1 and not out):
+                out.append(self._write_part(target, gen, seq + i, part.lo, part.hi))
+            elif out:
+                out[-1] = out[-1]._replace(hi=part.hi)
+        return out, np.zeros(0, np.int64)
+
+    def _tidy(
+        self, parts: list[Part], tomb: np.ndarray, gen: int, seq: int
+    ) -> tuple[list[Part], np.ndarray]:
+        """Merge the newest parts like a binary counter; rewrite parts mostly dead."""
+
+        def rewrite(group: list[Part]) -> Part:
+            nonlocal seq, tomb
+            lo, hi = group[0].lo, group[-1].hi
+            target = sf.empty_like(self._part_index(group[0]))
+            inside = (tomb >= lo) & (tomb < hi)
+            sf.gather(
+                [self._part_index(p) for p in group], target, reassign=False, dead=tomb[inside]
+            )
+            tomb = tomb[~inside]
+            seq += 1
+            return self._write_part(target, gen, seq, lo, hi)
+
+        for i, part in enumerate(parts):
+            in_part = np.count_nonzero((tomb >= part.lo) & (tomb < part.hi))
+            if in_part > PURGE_SHARE * max(part.entries, 1):
+                parts[i] = rewrite([part])
+        while len(parts) >= 2:
+            older, newer = parts[-2].entries, parts[-1].entries
+            if older > newer or older + newer > self.part_entries:
+                break
+            parts[-2:] = [rewrite(parts[-2:])]
+        return parts, tomb
+
+    def _part_index(self, part: Part) -> Any:
+        index = self._opened.get(part.file)
+        if index is None:
+            index = self._opened[part.file] = sf.read_part(self.path / part.file)
+        return index
+
+    def _write_part(self, index: Any, gen: int, seq: int, lo: int, hi: int) -> Part:
+        file = f"seg.{gen}.{seq}.faiss"
+        vf.write_index(index, self.path / file)
+        return Part(file, lo, hi, int(index.ntotal))
 
 
 class OldLayoutError(MedsearchError):
@@ -351,4 +547,6 @@ def _recover(path: Path, m: VectorManifest) -> None:
 
 
 def _remove_unreferenced(path: Path, m: VectorManifest) -> None:
-    remove_unreferenced(path, {m.ids_file, m.sample_file, m.index_file, m.lookup_file})
+    parts = {Part(*p).file for p in m.segments}
+    keep = {m.ids_file, m.sample_file, m.index_file, m.lookup_file, m.dead_file, *parts}
+    remove_unreferenced(path, keep)

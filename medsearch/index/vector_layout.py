@@ -99,6 +99,11 @@ class VectorManifest:
     sample_file: str = "sample.f16"  # bounded training sample (layout "codes")
     sample_rows: int = 0
     sample_seen: int = 0  # vectors ever offered to the sample (reservoir sampling)
+    # Compressed sentence collections (format 3): the immutable IVF-PQ files that hold
+    # the codes, as (file, first slot, end slot, entries), oldest first; index_file is
+    # the first. Empty: the whole index is index_file (flat, or format 2).
+    segments: tuple[tuple[str, int, int, int], ...] = ()
+    dead_file: str | None = None  # committed tombstones: sorted slots still in a part
 
     @property
     def exact(self) -> bool:
@@ -111,7 +116,10 @@ class VectorManifest:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> VectorManifest:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        if "segments" in values:  # JSON has lists where the manifest keeps tuples
+            values["segments"] = tuple(tuple(s) for s in values["segments"])
+        return cls(**values)
 
     def evolve(self, **changes: Any) -> VectorManifest:
         return replace(self, **changes)
@@ -247,7 +255,15 @@ def truncate_to_commit(path: Path, committed: Iterable[tuple[str, int]], lost: s
 def remove_unreferenced(path: Path, keep: set[str | None]) -> None:
     """Delete the collection files no commit refers to (the manifest is always kept)."""
     keep = {MANIFEST, *keep}
-    patterns = ("*.tmp", "index.*.faiss", "lookup.*.npy", "vectors*.f16", "ids*.i64")
+    patterns = (
+        "*.tmp",
+        "index.*.faiss",
+        "seg.*.faiss",
+        "dead.*.npy",
+        "lookup.*.npy",
+        "vectors*.f16",
+        "ids*.i64",
+    )
     for pattern in patterns:
         for file in path.glob(pattern):
             if file.name not in keep:

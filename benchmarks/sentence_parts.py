@@ -1,0 +1,177 @@
+"""A compressed sentence collection in parts: what a writer's commit costs in time and
+memory as the collection grows, against the single-index layout it replaces, and what
+stacking the parts costs a search.
+
+    nice -n 5 python -m benchmarks.sentence_parts --sizes 300000,1000000 --dim 768
+
+For each size a real :class:`SentenceCollection` is built from synthetic 768-d vectors
+(:func:`benchmarks.sentence_data.synthetic`) in commits of ~20K articles' worth of
+sentences (ingest's cadence on a small collection), so it holds the parts ingest would
+leave. Then, each in a fresh process so that its peak RSS is its own:
+
+- ``parts``: open the writer, add one more commit's sentences, commit (this code);
+- ``whole`` (the reference, the format-2 writer): load every code into one in-memory
+  index, add the same sentences, write the whole index and the id lookup.
+
+Memory is the child's peak RSS minus its RSS before the commit (imports and the new
+vectors already loaded).
+
+And in this process: 200 held-out queries searched through the stacked parts and
+through one index holding the same codes (memory-mapped both), PQ search only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.sentence_data import synthetic
+from medsearch.index import sentence_faiss as sf
+from medsearch.index import vector_faiss as vf
+from medsearch.index.sentence_index import SentenceCollection
+from medsearch.index.vector_layout import save_npy
+
+PUBMED_SENTENCES = 350_000_000
+PER_COMMIT = 171_000  # 20K articles x ~8.6 sentences (ingest.encode_stage.COMMIT_ARTICLES)
+SEED = 1
+
+
+def vectors_for(n: int, dim: int) -> np.ndarray:
+    return synthetic(n + PER_COMMIT + 200, dim, seed=SEED)
+
+
+def build(path: Path, n: int, dim: int) -> None:
+    x = vectors_for(n, dim)
+    with SentenceCollection.open(path, dim=dim, profile="bench", create=True) as col:
+        for lo in range(0, n, PER_COMMIT):
+            hi = min(n, lo + PER_COMMIT)
+            col.add(np.arange(lo, hi), x[lo:hi])
+            col.commit()
+            print(f"  built {hi:,}: parts {[p.entries for p in col.parts]}", flush=True)
+
+
+def rss_now() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def child(mode: str, path: Path, n: int) -> dict[str, Any]:
+    """One commit of PER_COMMIT new sentences, the new way or the old."""
+    x = np.load(path.parent / "new.npy")
+    ids = np.arange(n, n + len(x))
+    before = {f.name: f.stat().st_ino for f in path.iterdir()}
+    base = rss_now()
+    start = time.perf_counter()
+    if mode == "parts":
+        with SentenceCollection.open(path) as col:
+            col.add(ids, x)
+            col.commit()
+    else:
+        col = SentenceCollection.open(path, readonly=True)
+        indexes = [col._part_index(p) for p in col.parts]
+        whole = sf.empty_like(indexes[0])
+        sf.gather(indexes, whole, reassign=False)  # the format-2 writer held all of it
+        whole.add_with_ids(x, ids)
+        vf.write_index(whole, path / "whole.faiss.bench")
+        table = np.stack(col._live_lookup())  # ... and rewrote the lookup, as parts do
+        save_npy(path / "lookup.bench.npy", table)
+    seconds = time.perf_counter() - start
+    written = sum(
+        f.stat().st_size
+        for f in path.iterdir()
+        if f.is_file() and before.get(f.name) != f.stat().st_ino and f.suffix != ".i64"
+    )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"seconds": seconds, "written": written, "peak_rss": peak - base}
+
+
+def run_child(mode: str, path: Path, n: int) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.sentence_parts", "--child", mode, str(path), str(n)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def search_compare(path: Path, n: int, dim: int) -> tuple[list[float], list[float], int]:
+    x = vectors_for(n, dim)
+    queries = x[n + PER_COMMIT :]
+    col = SentenceCollection.open(path, readonly=True)
+    indexes = [col._part_index(p) for p in col.parts]
+    whole = sf.empty_like(indexes[0])
+    sf.gather(indexes, whole, reassign=False)
+    vf.write_index(whole, path / "merged.faiss.bench")
+    del whole
+    merged = sf.read_part(path / "merged.faiss.bench")
+    nprobe = col.manifest.nprobe
+    stacked = col._searchable()
+    none = vf.Selector(None, None, 0)
+    times: dict[str, list[float]] = {"stacked": [], "merged": []}
+    for q in queries:  # alternate, so load changes hit both alike
+        for name, index in (("stacked", stacked), ("merged", merged)):
+            start = time.perf_counter()
+            vf.search_index(index, q[None, :], 400, none, nprobe)
+            times[name].append((time.perf_counter() - start) * 1000)
+    return times["stacked"], times["merged"], len(col.parts)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="300000,1000000")
+    parser.add_argument("--dim", type=int, default=768)
+    parser.add_argument("--child", nargs=3, metavar=("MODE", "PATH", "N"))
+    args = parser.parse_args(argv)
+    if args.child:
+        mode, path, n = args.child
+        print(json.dumps(child(mode, Path(path), int(n))))
+        return
+    for n in (int(s) for s in args.sizes.split(",")):
+        with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+            path = Path(tmp) / "s"
+            start = time.perf_counter()
+            build(path, n, dim=args.dim)
+            print(f"{n:,} sentences built in {time.perf_counter() - start:.0f} s", flush=True)
+            codes = sum(f.stat().st_size for f in path.glob("seg.*.faiss"))
+            stacked, merged, parts = search_compare(path, n, args.dim)
+            (path / "merged.faiss.bench").unlink()
+            np.save(Path(tmp) / "new.npy", vectors_for(n, args.dim)[n : n + PER_COMMIT])
+            old = run_child("whole", path, n)
+            for bench in path.glob("*.bench*"):
+                bench.unlink()
+            new = run_child("parts", path, n)
+        print(f"{n:,} sentences, {parts} parts, codes {codes / 1e6:,.0f} MB:")
+        for name, r in (("whole index (format 2)", old), ("parts (format 3)", new)):
+            print(
+                f"  commit of {PER_COMMIT:,} new, {name}: {r['seconds']:.1f} s,"
+                f" wrote {r['written'] / 1e6:,.0f} MB, writer's peak RSS growth"
+                f" {r['peak_rss'] / 1e6:,.0f} MB"
+            )
+        print(
+            f"  parts / whole: time x{new['seconds'] / old['seconds']:.2f}, bytes written"
+            f" x{new['written'] / old['written']:.2f}, peak RSS"
+            f" x{new['peak_rss'] / old['peak_rss']:.2f}"
+        )
+        p = [float(np.percentile(t, q)) for t in (stacked, merged) for q in (50, 95)]
+        print(
+            f"  PQ search, top 400: stacked parts p50/p95 {p[0]:.1f}/{p[1]:.1f} ms,"
+            f" one index of the same codes {p[2]:.1f}/{p[3]:.1f} ms"
+            f" (x{p[0] / p[2]:.2f} at p50)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
