@@ -271,6 +271,32 @@ def test_a_format_2_collection_is_read_as_one_part_and_extended_in_parts(
         assert ids[1_100] in top_ids(reader, x[1_100]) and ids[3] in top_ids(reader, x[3])
 
 
+def test_the_lookup_is_merged_chunk_by_chunk_into_the_same_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit never sorts the whole id -> slot table: chunks of 64 entries here."""
+    from medsearch.index import vector_store
+
+    monkeypatch.setattr(vector_store, "LOOKUP_CHUNK", 64)
+    rng = np.random.default_rng(11)
+    x = vectors(300, seed=11)
+    with SentenceCollection.open(tmp_path / "s", dim=DIM, profile="t", create=True) as col:
+        for round_ in range(4):
+            ids = rng.choice(5_000, size=150, replace=False) * 1000  # new and existing
+            col.add(ids, x[:150] if round_ % 2 else x[150:])
+            col.remove(rng.choice(5_000, size=40, replace=False) * 1000)
+            want_ids, want_slots = col._live_lookup()  # the whole-table reference
+            got = tmp_path / f"got{round_}.npy"
+            assert col._write_lookup(got) == len(want_ids)
+            table = np.load(got)
+            np.testing.assert_array_equal(table[0], want_ids)
+            np.testing.assert_array_equal(table[1], want_slots)
+            col.commit()
+            assert len(col) == len(want_ids)
+        col.remove(col._live_lookup()[0])  # everything: an empty table
+        assert col._write_lookup(tmp_path / "empty.npy") == 0
+
+
 # -- through the Searcher: real ingest, tiny real BERT, compressed sentences ----------
 
 WORDS = [

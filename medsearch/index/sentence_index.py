@@ -380,19 +380,17 @@ class SentenceCollection(SlotStore):
         for fh in self._fh.values():
             fh.flush()
             os.fsync(fh.fileno())
-        ids, slots = self._live_lookup()
         gen = self.manifest.generation + 1
+        lookup_file = f"lookup.{gen}.npy"
+        live = self._write_lookup(self.path / lookup_file)
         changes: dict[str, Any] = {}
         if self._flat is not None:
-            changes = self._commit_flat(gen, len(ids), force_rebuild)
+            changes = self._commit_flat(gen, live, force_rebuild)
         if self._flat is None:
-            changes = self._commit_parts(gen, len(ids), force_rebuild, changes)
-        lookup_file = f"lookup.{gen}.npy"
-        table = np.stack([ids, slots]) if len(ids) else np.zeros((2, 0), np.int64)
-        save_npy(self.path / lookup_file, table)
+            changes = self._commit_parts(gen, live, force_rebuild, changes)
         self.manifest = self.manifest.evolve(
             count=self._rows,
-            live=len(ids),
+            live=live,
             generation=gen,
             lookup_file=lookup_file,
             sample_rows=self._sample_rows,
@@ -403,7 +401,7 @@ class SentenceCollection(SlotStore):
         )
         write_manifest(self.path, self.manifest)
         self._pending, self._dead, self._dirty = {}, [], False
-        self._live = len(ids)
+        self._live = live
         self._lk_ids, self._lk_slots = self._load_lookup()
         if self._flat is None:
             self._fresh = None

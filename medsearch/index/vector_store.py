@@ -16,10 +16,11 @@ from typing import Any, BinaryIO, Self
 import numpy as np
 
 from medsearch.errors import MedsearchError
-from medsearch.index.vector_layout import VectorManifest
+from medsearch.index.vector_layout import VectorManifest, save_npy
 
 IdsLike = Sequence[int] | np.ndarray
 READ_BATCH = 65_536  # rows per memmap read: ~100 MB of float32 at 768-d
+LOOKUP_CHUNK = 1 << 22  # lookup entries merged at a time at commit: 64 MB of ids and slots
 
 
 class SlotStore:
@@ -153,6 +154,60 @@ class SlotStore:
         slots = np.concatenate([slots[keep], p_slots[alive]])
         order = np.argsort(ids, kind="stable")
         return ids[order], slots[order]
+
+    def _write_lookup(self, file: Path) -> int:
+        """Write the lookup as it will be committed to ``file``; the live count.
+
+        The same table as :meth:`_live_lookup`, merged chunk by chunk from the committed
+        (memory-mapped) lookup and this session's sorted changes, so a commit's memory
+        stays one chunk however large the collection: at ~350M sentences the table is
+        5.6 GB and sorting it whole would take several times that.
+        """
+        from numpy.lib.format import open_memmap
+
+        old_ids, old_slots = self._lk_ids, self._lk_slots
+        n = len(old_ids)
+        p_ids = np.fromiter(self._pending.keys(), np.int64, len(self._pending))
+        p_slots = np.fromiter(self._pending.values(), np.int64, len(self._pending))
+        order = np.argsort(p_ids)
+        p_ids, p_slots = p_ids[order], p_slots[order]
+        pos = np.searchsorted(old_ids, p_ids) if n else np.zeros(len(p_ids), np.int64)
+        hit = pos < n
+        hit[hit] = np.asarray(old_ids[pos[hit]]) == p_ids[hit]
+        gone = pos[hit]  # entries replaced (a new slot) or removed (-1)
+        alive = p_slots >= 0
+        ins_pos, ins_ids, ins_slots = pos[alive], p_ids[alive], p_slots[alive]
+        live = n - len(gone) + len(ins_ids)
+        if live == 0:  # a memory map cannot be empty
+            save_npy(file, np.zeros((2, 0), np.int64))
+            return 0
+        tmp = file.with_name(file.name + ".tmp")
+        out = open_memmap(tmp, mode="w+", dtype=np.int64, shape=(2, live))
+        written = 0
+        for lo in range(0, max(n, 1), LOOKUP_CHUNK):
+            hi = min(n, lo + LOOKUP_CHUNK)
+            last = hi >= n
+            c_ids, c_slots = np.asarray(old_ids[lo:hi]), np.asarray(old_slots[lo:hi])
+            d = gone[(gone >= lo) & (gone < hi)] - lo
+            keep = np.ones(len(c_ids), bool)
+            keep[d] = False
+            c_ids, c_slots = c_ids[keep], c_slots[keep]
+            pick = (ins_pos >= lo) & ((ins_pos < hi) | last)
+            if pick.any():
+                at = ins_pos[pick] - lo
+                at = at - np.searchsorted(d, at)  # positions once ``d`` are deleted
+                c_ids = np.insert(c_ids, at, ins_ids[pick])
+                c_slots = np.insert(c_slots, at, ins_slots[pick])
+            out[0, written : written + len(c_ids)] = c_ids
+            out[1, written : written + len(c_ids)] = c_slots
+            written += len(c_ids)
+        assert written == live
+        out.flush()
+        del out
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, file)
+        return live
 
     def _compact(self, gen: int, slots: np.ndarray) -> np.ndarray:
         """Copy live rows into new data files (slot order kept); return renumbered slots.
