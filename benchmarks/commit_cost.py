@@ -5,9 +5,10 @@ means for a full PubMed ingest under a fixed or a cost-spaced commit cadence.
 
 For each size a real :class:`SentenceCollection` (IVF-PQ codes past 100K) is built from
 synthetic 768-d vectors, then ~20K articles' worth of sentences (8.5 each) are added and
-committed, timed, three times. A commit writes the whole index and id lookup, so its
-cost grows with the collection; the script fits seconds per stored byte and projects to
-~350M sentences. Reference in the same run: writing and fsyncing the same number of
+committed, timed, three times, counting the bytes each commit writes. With the index
+in parts (format 3) a commit writes its new codes, the id lookup and any merge; the
+lookup still grows with the collection. The script fits seconds per written byte and
+projects to ~350M sentences assuming the written bytes grow in proportion. Reference in the same run: writing and fsyncing the same number of
 bytes with plain file I/O (what the disk itself costs).
 """
 
@@ -31,10 +32,21 @@ BATCH_ARTICLES = 20_000  # ingest.encode_stage.COMMIT_ARTICLES
 SHARE = 0.1  # ingest.encode_stage.COMMIT_SHARE
 
 
-def rewritten_bytes(path: Path) -> int:
-    """The files a commit writes whole: the index and the id lookup (the ids and the
-    training sample are appended to, never rewritten)."""
-    return sum(f.stat().st_size for f in (*path.glob("index.*"), *path.glob("lookup.*")))
+def written_by(path: Path, before: dict[str, int]) -> int:
+    """Bytes of the files a commit wrote: new or replaced files (the ids and the training
+    sample are appended to, never rewritten, and are not counted)."""
+    return sum(
+        f.stat().st_size
+        for f in path.iterdir()
+        if f.is_file()
+        and before.get(f.name) != f.stat().st_ino
+        and f.suffix != ".i64"
+        and f.name != "sample.f16"
+    )
+
+
+def inodes(path: Path) -> dict[str, int]:
+    return {f.name: f.stat().st_ino for f in path.iterdir()}
 
 
 def plain_write(path: Path, nbytes: int) -> float:
@@ -65,21 +77,23 @@ def main(argv: list[str] | None = None) -> None:
             for lo in range(0, n, 65_536):
                 col.add(np.arange(lo, min(n, lo + 65_536)), x[lo : min(n, lo + 65_536)])
             col.commit()
-            times = []
+            times, sizes = [], []
             for r in range(3):
                 lo = n + r * per_commit
                 col.add(np.arange(lo, lo + per_commit), x[lo : lo + per_commit])
+                before = inodes(path)
                 start = time.perf_counter()
                 col.commit()
                 times.append(time.perf_counter() - start)
-            size = rewritten_bytes(path)
+                sizes.append(written_by(path, before))
+            size = int(np.median(sizes))
             col.close()
             disk = plain_write(Path(tmp) / "plain.bin", size)
         commit = float(np.median(times))
         fits.append(commit / size)
         print(
-            f"{n:>11,} sentences: index + lookup {size / 1e6:,.0f} MB, commit of {per_commit:,}"
-            f" new: {commit:.2f} s (x{commit / disk:.2f} writing the same bytes: {disk:.2f} s)",
+            f"{n:>11,} sentences: commit of {per_commit:,}"
+            f" new writes {size / 1e6:,.0f} MB: {commit:.2f} s (x{commit / disk:.2f} writing the same bytes: {disk:.2f} s)",
             flush=True,
         )
     per_byte = fits[-1]

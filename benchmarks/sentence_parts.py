@@ -25,14 +25,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import faiss
 import numpy as np
 
 from benchmarks.sentence_data import synthetic
@@ -44,6 +45,7 @@ from medsearch.index.vector_layout import save_npy
 PUBMED_SENTENCES = 350_000_000
 PER_COMMIT = 171_000  # 20K articles x ~8.6 sentences (ingest.encode_stage.COMMIT_ARTICLES)
 SEED = 1
+ADD_BATCH = 8_192
 
 
 def vectors_for(n: int, dim: int) -> np.ndarray:
@@ -60,39 +62,59 @@ def build(path: Path, n: int, dim: int) -> None:
             print(f"  built {hi:,}: parts {[p.entries for p in col.parts]}", flush=True)
 
 
+def peak_rss() -> int:
+    """This process's high-water RSS (VmHWM). Not ``ru_maxrss``: Linux carries that
+    over from the parent through fork and exec, and the parent holds the test vectors."""
+    with open("/proc/self/status") as fh:
+        line = next(x for x in fh if x.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
 def rss_now() -> int:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def child(mode: str, path: Path, n: int) -> dict[str, Any]:
-    """One commit of PER_COMMIT new sentences, the new way or the old."""
+    """One commit of PER_COMMIT new sentences, the new way or the old, by phase."""
     x = np.load(path.parent / "new.npy")
     ids = np.arange(n, n + len(x))
     before = {f.name: f.stat().st_ino for f in path.iterdir()}
     base = rss_now()
-    start = time.perf_counter()
+    batches = range(0, len(x), ADD_BATCH)  # ingest adds a chunk of articles at a time
+    t0 = time.perf_counter()
     if mode == "parts":
-        with SentenceCollection.open(path) as col:
-            col.add(ids, x)
-            col.commit()
+        col = SentenceCollection.open(path)
+        t1 = time.perf_counter()
+        for lo in batches:
+            col.add(ids[lo : lo + ADD_BATCH], x[lo : lo + ADD_BATCH])
+        t2 = time.perf_counter()
+        col.commit()
     else:
         col = SentenceCollection.open(path, readonly=True)
         indexes = [col._part_index(p) for p in col.parts]
         whole = sf.empty_like(indexes[0])
-        sf.gather(indexes, whole, reassign=False)  # the format-2 writer held all of it
-        whole.add_with_ids(x, ids)
+        sf.gather(indexes, whole, reassign=False)  # the format-2 writer loaded all of it
+        t1 = time.perf_counter()
+        for lo in batches:
+            whole.add_with_ids(x[lo : lo + ADD_BATCH], ids[lo : lo + ADD_BATCH])
+        t2 = time.perf_counter()
         vf.write_index(whole, path / "whole.faiss.bench")
         table = np.stack(col._live_lookup())  # ... and rewrote the lookup, as parts do
         save_npy(path / "lookup.bench.npy", table)
-    seconds = time.perf_counter() - start
+    t3 = time.perf_counter()
     written = sum(
         f.stat().st_size
         for f in path.iterdir()
         if f.is_file() and before.get(f.name) != f.stat().st_ino and f.suffix != ".i64"
     )
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"seconds": seconds, "written": written, "peak_rss": peak - base}
+    return {
+        "open": t1 - t0,
+        "add": t2 - t1,
+        "commit": t3 - t2,
+        "written": written,
+        "peak_rss": peak_rss() - base,
+    }
 
 
 def run_child(mode: str, path: Path, n: int) -> dict[str, Any]:
@@ -119,12 +141,28 @@ def search_compare(path: Path, n: int, dim: int) -> tuple[list[float], list[floa
     nprobe = col.manifest.nprobe
     stacked = col._searchable()
     none = vf.Selector(None, None, 0)
-    times: dict[str, list[float]] = {"stacked": [], "merged": []}
+    times: dict[str, list[float]] = defaultdict(list)
     for q in queries:  # alternate, so load changes hit both alike
         for name, index in (("stacked", stacked), ("merged", merged)):
             start = time.perf_counter()
             vf.search_index(index, q[None, :], 400, none, nprobe)
             times[name].append((time.perf_counter() - start) * 1000)
+    wide = max(1, stacked.nlist // 4)  # a quarter of the lists: a PubMed-sized scan
+    for name, threads in (("scan, 1 thread", 1), ("scan, every core", 0)):
+        for q in queries[:50]:
+            start = time.perf_counter()
+            with vf.omp_threads(threads or None):
+                forced = faiss.SearchParametersIVF(nprobe=wide)
+                stacked.parallel_mode = 1 if not threads else 0
+                stacked.search(q[None, :], 400, params=forced)
+            times[name].append((time.perf_counter() - start) * 1000)
+    scanned = col._searchable().ntotal * wide // stacked.nlist
+    for name in ("scan, 1 thread", "scan, every core"):
+        t = times[name]
+        print(
+            f"  {name} ({scanned:,} codes, nprobe {wide}): p50 {np.percentile(t, 50):.1f} ms",
+            flush=True,
+        )
     return times["stacked"], times["merged"], len(col.parts)
 
 
@@ -155,13 +193,14 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{n:,} sentences, {parts} parts, codes {codes / 1e6:,.0f} MB:")
         for name, r in (("whole index (format 2)", old), ("parts (format 3)", new)):
             print(
-                f"  commit of {PER_COMMIT:,} new, {name}: {r['seconds']:.1f} s,"
-                f" wrote {r['written'] / 1e6:,.0f} MB, writer's peak RSS growth"
+                f"  {PER_COMMIT:,} new sentences, {name}: open {r['open']:.1f} s, add"
+                f" {r['add']:.1f} s, commit {r['commit']:.1f} s writing"
+                f" {r['written'] / 1e6:,.0f} MB; writer's peak RSS growth"
                 f" {r['peak_rss'] / 1e6:,.0f} MB"
             )
         print(
-            f"  parts / whole: time x{new['seconds'] / old['seconds']:.2f}, bytes written"
-            f" x{new['written'] / old['written']:.2f}, peak RSS"
+            f"  parts / whole: commit x{new['commit'] / old['commit']:.2f}, bytes written"
+            f" x{new['written'] / old['written']:.2f}, peak RSS growth"
             f" x{new['peak_rss'] / old['peak_rss']:.2f}"
         )
         p = [float(np.percentile(t, q)) for t in (stacked, merged) for q in (50, 95)]

@@ -197,6 +197,24 @@ def test_stacked_parts_search_exactly_like_one_index_of_the_same_codes(
         np.testing.assert_allclose([v for _, v in row], s, rtol=1e-6)
 
 
+def test_a_long_scan_uses_every_core_and_finds_the_same(
+    tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from medsearch.index import vector_faiss
+
+    x, ids = vectors(1_600, seed=12), sids(1_600)
+    with SentenceCollection.open(tmp_path / "s", dim=DIM, profile="t", create=True) as col:
+        col.add(ids[:1_000], x[:1_000])
+        col.commit()
+        col.add(ids[1_000:], x[1_000:])
+        col.commit()
+        col.remove(ids[:10])
+        one_thread = col.search(x[:20], 40)
+        monkeypatch.setattr(vector_faiss, "PARALLEL_SCAN", 10)  # every query is "long"
+        split = [col.search(q, 40)[0] for q in x[:20]]
+    assert split == one_thread
+
+
 def test_removals_in_committed_parts_are_tombstones_until_the_part_is_rewritten(
     tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

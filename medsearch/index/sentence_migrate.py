@@ -20,6 +20,8 @@ from medsearch.index.vector import VectorCollection
 from medsearch.index.vector_layout import fsync_dir, read_manifest
 from medsearch.index.vector_store import READ_BATCH
 
+COMMIT_BATCHES = 16  # commit every ~1M vectors converted
+
 
 def migrate_fp16(path: Path) -> int:
     """Convert an old-layout directory to codes from its own float16 copy; live count.
@@ -42,6 +44,8 @@ def migrate_fp16(path: Path) -> int:
             for lo in range(0, len(order), READ_BATCH):
                 pick = order[lo : lo + READ_BATCH]
                 new.add(ids[pick], old._read_rows(slots[pick]))
+                if (lo // READ_BATCH) % COMMIT_BATCHES == COMMIT_BATCHES - 1:
+                    new.commit()  # codes go to a part on disk: memory stays bounded
             new.commit()
             live = len(new)
     os.replace(path, backup)

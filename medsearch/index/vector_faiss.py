@@ -27,6 +27,7 @@ from medsearch.index.vector_layout import (
 from medsearch.index.vector_store import READ_BATCH
 
 ADD_BATCH = 65_536
+PARALLEL_SCAN = 1_000_000  # codes scanned per query above which a query uses every core
 BITMAP_RATIO = 64  # exclusions above rows / 64: a bitmap of every slot beats a hash set
 _faiss: Any = faiss  # the SWIG wrappers take keyword arguments the stubs do not know
 
@@ -158,12 +159,19 @@ def search_index(
     """(scores, slots) of Faiss's top ``k``; -1 slots where fewer were found."""
     k = max(1, min(k, max(index.ntotal, 1)))
     params: Any = None
-    if ivf_of(index) is not None:
+    threads = 1 if len(queries) == 1 else None
+    ivf = ivf_of(index)
+    if ivf is not None:
         params = _faiss.SearchParametersIVF(sel=selector.sel, nprobe=nprobe or 1)
+        scanned = index.ntotal * (nprobe or 1) / max(ivf.nlist, 1)
+        # A long scan per query (sentence codes at PubMed scale: ~11M) is split over
+        # lists and every core; a short one stays on one thread (see omp_threads).
+        ivf.parallel_mode = 1 if scanned > PARALLEL_SCAN else 0
+        threads = None if scanned > PARALLEL_SCAN else threads
     elif selector.sel is not None:
         params = _faiss.SearchParameters(sel=selector.sel)
     q = np.ascontiguousarray(queries, dtype=np.float32)
-    with omp_threads(1 if len(q) == 1 else None):
+    with omp_threads(threads):
         if params is None:
             scores, slots = index.search(q, k)
         else:
