@@ -8,8 +8,9 @@ synthetic 768-d vectors, then ~20K articles' worth of sentences (8.5 each) are a
 committed, timed, three times, counting the bytes each commit writes. With the index
 in parts (format 3) a commit writes its new codes, the id lookup and any merge; the
 lookup still grows with the collection. The script fits seconds per written byte and
-projects to ~350M sentences assuming the written bytes grow in proportion. Reference in the same run: writing and fsyncing the same number of
-bytes with plain file I/O (what the disk itself costs).
+projects to ~350M sentences assuming the written bytes grow in proportion. Reference in
+the same run: writing and fsyncing the same number of bytes with plain file I/O (what
+the disk itself costs).
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def main(argv: list[str] | None = None) -> None:
         fits.append(commit / size)
         print(
             f"{n:>11,} sentences: commit of {per_commit:,}"
-            f" new writes {size / 1e6:,.0f} MB: {commit:.2f} s (x{commit / disk:.2f} writing the same bytes: {disk:.2f} s)",
+            f" new writes {size / 1e6:,.0f} MB: {commit:.2f} s"
+            f" (x{commit / disk:.2f} writing the same bytes: {disk:.2f} s)",
             flush=True,
         )
     per_byte = fits[-1]

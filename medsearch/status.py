@@ -64,6 +64,8 @@ def corpus_status(paths: Paths) -> dict[str, Any]:
             "kind": manifest.get("kind"),
             "bytes": dir_size(paths.vector_dir(kind)),
         }
+        if manifest.get("segments"):  # compressed sentence codes: how many files
+            info[f"{kind}_vectors"]["parts"] = len(manifest["segments"])
     from medsearch.lock import active_writer
 
     writer = active_writer(paths)

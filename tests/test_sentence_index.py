@@ -465,3 +465,10 @@ def test_a_cpu_rescores_fewer_candidates_unless_configured(
     with open_searcher(paths, device="cpu", load=True) as configured:
         assert configured.dense is not None
         assert configured.dense.sentence_candidates == 250
+
+
+def test_stats_counts_the_parts_of_the_sentence_codes(searcher: Searcher, tmp_path: Path) -> None:
+    from medsearch.status import corpus_status
+
+    info = corpus_status(Paths(tmp_path / "home"))["sentences_vectors"]
+    assert info["kind"] == "ivfpq" and info["parts"] >= 1

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import faiss
 import numpy as np
 import pytest
 
@@ -254,6 +255,12 @@ def test_growing_past_the_flat_threshold_switches_to_ivfpq(tmp_path: Path) -> No
         col.commit()
         assert col.manifest.kind == "ivfpq"
         assert col.manifest.factory == "IVF128,PQ8" and col.manifest.trained_on == 6_000
+        written = col.search(q, 10)
+    # A search process maps the codes instead of loading them (GBs at PubMed scale).
+    with VectorCollection.open(tmp_path / "v", readonly=True) as reader:
+        lists = faiss.extract_index_ivf(reader._index).invlists
+        assert type(faiss.downcast_InvertedLists(lists)).__name__ == "OnDiskInvertedLists"
+        assert reader.search(q, 10) == written
 
 
 def test_profile_and_dim_mismatch_are_clear_errors(tmp_path: Path) -> None:

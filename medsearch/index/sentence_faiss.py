@@ -16,6 +16,7 @@ import faiss
 import numpy as np
 
 from medsearch.errors import MedsearchError
+from medsearch.index import vector_faiss as vf
 
 FLAT = "IDMap,SQfp16"
 ADD_BATCH = 65_536
@@ -37,12 +38,6 @@ def pq_bytes(dim: int) -> int:
 
 def new_flat(dim: int) -> Any:
     return faiss.index_factory(dim, FLAT, faiss.METRIC_INNER_PRODUCT)
-
-
-def read_index(path: Path, *, mmap: bool) -> Any:
-    """Read an index; ``mmap`` leaves IVF lists on disk (read-only, for searching)."""
-    flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if mmap else 0
-    return faiss.read_index(str(path), flags)
 
 
 def is_flat(index: Any) -> bool:
@@ -113,7 +108,7 @@ def read_part(path: Path) -> Any:
 
     The object Faiss returns owns the index: keep it, not a view extracted from it.
     """
-    return read_index(path, mmap=True)
+    return vf.read_index(path, mmap=True)
 
 
 def empty_like(part: Any) -> Any:

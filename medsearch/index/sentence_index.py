@@ -124,7 +124,7 @@ class SentenceCollection(SlotStore):
         if manifest.kind == "ivfpq" and index_file:
             self._load_parts(manifest)
         elif index_file and (path / index_file).exists():
-            self._flat = sf.read_index(path / index_file, mmap=True)
+            self._flat = vf.read_index(path / index_file, mmap=True)
         elif manifest.live:
             raise VectorsMissingError(
                 f"{path / str(index_file)} is missing: delete {path} and run"
@@ -323,7 +323,7 @@ class SentenceCollection(SlotStore):
         if self._flat is not None:
             if not self._flat_in_memory:
                 assert self.manifest.index_file is not None
-                self._flat = sf.read_index(self.path / self.manifest.index_file, mmap=False)
+                self._flat = vf.read_index(self.path / self.manifest.index_file, mmap=False)
                 self._flat_in_memory = True
             return self._flat
         if self._fresh is None:

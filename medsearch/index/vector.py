@@ -57,14 +57,14 @@ class VectorCollection(SlotStore):
     flat_max: int = FLAT_MAX
     exact_filter_max: int = EXACT_FILTER_MAX
 
-    def __init__(self, path: Path, manifest: VectorManifest) -> None:
+    def __init__(self, path: Path, manifest: VectorManifest, *, mmap: bool = False) -> None:
         super().__init__(path, manifest)
         self._index: Any = None
         self._stale = False  # the in-memory index must be rebuilt from the memmap
         self._dirty = False  # the in-memory index differs from the committed file
         self._meta = _index_meta(manifest)
         if manifest.index_file and (path / manifest.index_file).exists():
-            self._index = vf.read_index(path / manifest.index_file)
+            self._index = vf.read_index(path / manifest.index_file, mmap=mmap)
         elif manifest.live:
             self._stale = True  # index file lost: rebuild from the vectors on demand
         else:  # empty: start exact, whatever was built before
@@ -108,8 +108,8 @@ class VectorCollection(SlotStore):
                 f"{path} was written by a newer medsearch (format {manifest.format_version})"
             )
         check_compatible(path, manifest, dim=dim, profile=profile)
-        if readonly:
-            return cls(path, manifest).read_only()
+        if readonly:  # IVF lists memory-mapped: ~8 GB of codes at PubMed scale stay on disk
+            return cls(path, manifest, mmap=True).read_only()
         recover(path, manifest)
         return cls(path, manifest)
 

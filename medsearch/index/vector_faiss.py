@@ -108,8 +108,10 @@ def write_index(index: Any, path: Path) -> None:
     fsync_dir(path.parent)
 
 
-def read_index(path: Path) -> Any:
-    return faiss.read_index(str(path))
+def read_index(path: Path, *, mmap: bool = False) -> Any:
+    """Read an index; ``mmap`` leaves IVF lists on disk (read-only, for searching)."""
+    flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if mmap else 0
+    return faiss.read_index(str(path), flags)
 
 
 def remove_slots(index: Any, slots: np.ndarray) -> bool:
