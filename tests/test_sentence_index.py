@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -193,8 +193,18 @@ def test_stacked_parts_search_exactly_like_one_index_of_the_same_codes(
         want_s, want_slots = merged.search(queries, 20)
         got = reader.search(queries, 20, nprobe=merged.nprobe)
     for row, s, c in zip(got, want_s, want_slots, strict=True):
-        assert [i for i, _ in row] == reader._ids_at(c).tolist()
         np.testing.assert_allclose([v for _, v in row], s, rtol=1e-6)
+        # PQ scores tie often (4-byte codes here); ties may come in any order.
+        assert by_score(row) == by_score(zip(reader._ids_at(c).tolist(), s.tolist(), strict=True))
+
+
+def by_score(pairs: Iterable[tuple[int, float]]) -> dict[float, set[int]]:
+    """Ids grouped by score rounded to float32 noise, except the last (cut) group."""
+    groups: dict[float, set[int]] = {}
+    for i, v in pairs:
+        groups.setdefault(round(v, 4), set()).add(i)
+    groups.pop(min(groups))
+    return groups
 
 
 def test_a_long_scan_uses_every_core_and_finds_the_same(

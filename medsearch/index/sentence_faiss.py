@@ -153,26 +153,50 @@ def _with(quantizer: Any, pq: Any, nprobe: int) -> Any:
     return out
 
 
-class Stack:
-    """Parts searched as one index: Faiss's ``HStackInvertedLists`` over their lists.
+def search_parts(
+    parts: list[Any], queries: np.ndarray, k: int, selector: Any, nprobe: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, slots) of the top ``k`` over every part, as if they were one index.
 
-    Faiss keeps raw pointers to the parts' lists, so the parts live as long as this
-    object; list ``l`` of the stack is list ``l`` of every part, in order.
+    The coarse quantizer (shared) runs once; each part then scans the same lists of its
+    own (``search_preassigned``) and the per-part top ``k`` are merged. Measured at 700K
+    768-d sentences in two parts: 4.2 ms p50 against 7.0 ms for Faiss's
+    ``HStackInvertedLists``, which copies every probed list of every part per query.
     """
-
-    def __init__(self, parts: list[Any]) -> None:
-        self.parts = parts
-        if len(parts) == 1:
-            self.index = parts[0]
-            return
-        self.index = empty_like(parts[0])
-        lists = _faiss.InvertedListsPtrVector()
+    q = np.ascontiguousarray(queries, dtype=np.float32)
+    first = _ivf(parts[0])
+    nprobe = max(1, min(nprobe, first.nlist))
+    k = max(1, min(k, sum(int(p.ntotal) for p in parts)))
+    scanned = sum(int(p.ntotal) for p in parts) * nprobe / first.nlist
+    long_scan = scanned > vf.PARALLEL_SCAN
+    params = _faiss.SearchParametersIVF(sel=selector, nprobe=nprobe)
+    with vf.omp_threads(None if long_scan or len(q) > 1 else 1):
+        coarse_d, coarse_i = first.quantizer.search(q, nprobe)
+        found = []
         for part in parts:
-            lists.push_back(_ivf(part).invlists)
-        stacked = _faiss.HStackInvertedLists(lists.size(), lists.data())
-        self.index.replace_invlists(stacked, True)
-        stacked.this.disown()
-        self.index.ntotal = sum(int(p.ntotal) for p in parts)
+            ivf = _ivf(part)
+            ivf.parallel_mode = 1 if long_scan else 0
+            scores = np.empty((len(q), k), np.float32)
+            slots = np.empty((len(q), k), np.int64)
+            # The raw method: the Python wrapper refuses search parameters (the selector).
+            ivf.search_preassigned_c(
+                len(q),
+                faiss.swig_ptr(q),
+                k,
+                faiss.swig_ptr(coarse_i),
+                faiss.swig_ptr(coarse_d),
+                faiss.swig_ptr(scores),
+                faiss.swig_ptr(slots),
+                False,
+                params,
+            )
+            found.append((scores, slots))
+    if len(found) == 1:
+        return found[0]
+    scores = np.concatenate([f[0] for f in found], axis=1)
+    slots = np.concatenate([f[1] for f in found], axis=1)
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(scores, order, 1), np.take_along_axis(slots, order, 1)
 
 
 def gather(

@@ -23,10 +23,11 @@ Why parts: at ~350M sentences the codes are ~45 GB. Held in one index, a writer 
 load all of it to add a batch and write all of it at every commit. Instead new codes go
 to a small in-memory part, written as a new file at commit; every part is memory-mapped
 (``IO_FLAG_MMAP``: the lists stay in the page cache, not in the process) and searched as
-one index through Faiss's ``HStackInvertedLists``. Removed slots are tombstones until the
-part holding them is rewritten. Parts merge like a binary counter (the newest two when
-the older is no larger) up to :data:`PART_ENTRIES`, so there are O(log n) small parts
-plus ~n / PART_ENTRIES full ones, and a writer's memory is bounded by one merge.
+one index (:func:`~medsearch.index.sentence_faiss.search_parts`). Removed slots are
+tombstones until the part holding them is rewritten. Parts merge like a binary counter
+(the newest two when the older is no larger) up to :data:`PART_ENTRIES`, so there are
+O(log n) small parts plus ~n / PART_ENTRIES full ones, and a writer's memory is bounded
+by one merge.
 
 PQ codes are of the raw vectors, not of residuals, so when the collection outgrows its
 coarse quantizer (:data:`RETRAIN_GROWTH`), the quantizer is retrained on the sample and
@@ -114,7 +115,6 @@ class SentenceCollection(SlotStore):
         self._parts: list[Part] = []  # compressed mode: the committed parts ...
         self._opened: dict[str, Any] = {}  # ... memory-mapped, by file
         self._fresh: Any = None  # ... and this session's additions, in memory
-        self._stack: sf.Stack | None = None
         self._tomb = np.zeros(0, np.int64)
         self._excluded: tuple[tuple[int, int, int], vf.Selector] | None = None
         self._dirty = False
@@ -151,7 +151,7 @@ class SentenceCollection(SlotStore):
             opened[part.file] = sf.read_part(file) if index is None else index
         if parts[0].entries < 0:  # format 2 did not record it
             parts[0] = parts[0]._replace(entries=int(opened[parts[0].file].ntotal))
-        self._parts, self._opened, self._stack, self._excluded = parts, opened, None, None
+        self._parts, self._opened, self._excluded = parts, opened, None
         if m.dead_file:
             self._tomb = np.load(self.path / m.dead_file)
         else:
@@ -222,10 +222,6 @@ class SentenceCollection(SlotStore):
         """The committed files of codes, oldest first (empty while exact)."""
         return list(self._parts)
 
-    def close(self) -> None:
-        self._stack = None
-        super().close()
-
     # -- writing ---------------------------------------------------------------------
 
     def add(self, ids: IdsLike, vectors: np.ndarray) -> None:
@@ -257,7 +253,6 @@ class SentenceCollection(SlotStore):
         self._live += int((~replaced).sum())
         self._pending.update(zip(ids.tolist(), slots.tolist(), strict=True))
         index.add_with_ids(vectors, slots)
-        self._stack = None
         self._dirty = True
 
     def commit(self) -> None:
@@ -288,8 +283,11 @@ class SentenceCollection(SlotStore):
         if k <= 0 or self._live == 0:
             return [[] for _ in range(len(q))]
         selector = self._selector()
-        probe = nprobe or self.manifest.nprobe
-        scores, slots = vf.search_index(self._searchable(), q, k, selector, probe)
+        if self._flat is not None:
+            scores, slots = vf.search_index(self._flat, q, k, selector, None)
+        else:
+            probe = nprobe or self.manifest.nprobe or 1
+            scores, slots = sf.search_parts(self._searchable(), q, k, selector.sel, probe)
         out: Results = []
         for row_s, row_c in zip(scores, slots, strict=True):
             keep = row_c >= 0
@@ -299,13 +297,10 @@ class SentenceCollection(SlotStore):
 
     # -- internals -------------------------------------------------------------------
 
-    def _searchable(self) -> Any:
-        if self._flat is not None:
-            return self._flat
-        if self._stack is None:
-            fresh = [self._fresh] if self._fresh is not None and self._fresh.ntotal else []
-            self._stack = sf.Stack([self._opened[p.file] for p in self._parts] + fresh)
-        return self._stack.index
+    def _searchable(self) -> list[Any]:
+        """Every part's index, this session's additions last (compressed mode)."""
+        fresh = [self._fresh] if self._fresh is not None and self._fresh.ntotal else []
+        return [self._opened[p.file] for p in self._parts] + fresh
 
     def _selector(self) -> vf.Selector:
         """Tombstones and uncommitted removals, built once per state (a reader's never
