@@ -239,7 +239,8 @@ class SentenceCollection(SlotStore):
             _, first_from_end = np.unique(ids[::-1], return_index=True)
             keep = np.sort(len(ids) - 1 - first_from_end)
             ids, vectors = ids[keep], vectors[keep]
-        if not np.isfinite(vectors.astype(np.float16)).all():
+        half = vectors.astype(np.float16)
+        if not np.isfinite(half).all():
             raise MedsearchError("vectors contain NaN/inf or values beyond float16 range")
         index = self._writable()
         old = self._slots_of(ids)
@@ -248,7 +249,7 @@ class SentenceCollection(SlotStore):
             self._dead.append(old[replaced])
         slots = np.arange(self._rows, self._rows + len(ids), dtype=np.int64)
         self._append(self.manifest.ids_file, ids.astype("<i8").tobytes())
-        self._sample(vectors)
+        self._sample(half)
         self._rows += len(ids)
         self._live += int((~replaced).sum())
         self._pending.update(zip(ids.tolist(), slots.tolist(), strict=True))
@@ -325,13 +326,12 @@ class SentenceCollection(SlotStore):
             self._fresh = sf.empty_like(self._opened[self._parts[0].file])
         return self._fresh
 
-    def _sample(self, vectors: np.ndarray) -> None:
+    def _sample(self, half: np.ndarray) -> None:
         """Reservoir sampling (Algorithm R) into ``sample.f16``: uniform over all adds.
 
         Replacements are written in place before the commit; a crash can leave a few
         rows from vectors that were never committed, which is harmless for training.
         """
-        half = vectors.astype(np.float16)
         cap = self.sample_max
         room = max(0, min(cap - self._sample_rows, len(half)))
         file = self.path / self.manifest.sample_file
@@ -351,11 +351,11 @@ class SentenceCollection(SlotStore):
         fh = self._fh.pop(self.manifest.sample_file, None)
         if fh is not None:
             fh.close()
-        width = 2 * self.dim
-        with open(file, "r+b") as out:
-            for row, slot in zip(rest[hit], slots[hit].tolist(), strict=True):
-                out.seek(slot * width)
-                out.write(row.tobytes())
+        # One scatter through a memory map: a seek and write per row cost ~30 us each,
+        # a third of a writer's time per sentence once the sample is full.
+        sample = np.memmap(file, dtype=np.float16, mode="r+", shape=(cap, self.dim))
+        sample[slots[hit]] = rest[hit]  # repeated slots: the later row wins, as in Algorithm R
+        del sample  # unmapped: the pages are the file's, made durable by the next commit
 
     def _read_sample(self) -> np.ndarray:
         if self._sample_rows == 0:
@@ -375,6 +375,10 @@ class SentenceCollection(SlotStore):
         for fh in self._fh.values():
             fh.flush()
             os.fsync(fh.fileno())
+        sample = self.path / self.manifest.sample_file
+        if self.manifest.sample_file not in self._fh and sample.exists():
+            with open(sample, "rb+") as fh:  # rows replaced through a memory map
+                os.fsync(fh.fileno())
         gen = self.manifest.generation + 1
         lookup_file = f"lookup.{gen}.npy"
         live = self._write_lookup(self.path / lookup_file)
