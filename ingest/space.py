@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ingest.download import RemoteFile
 from medsearch.errors import DiskSpaceError
-from medsearch.footprint import GZ_BYTES_PER_CITATION, human
+from medsearch.footprint import GZ_BYTES_PER_CITATION, PUBMED, human
 
 HEADROOM = 0.10
 """Extra share of the estimate: merges and the WAL need room while they work."""
@@ -120,7 +120,14 @@ def per_citation(footprint: dict[str, object], articles: int) -> PerCitation:
     own: dict[str, float] = {}
     if isinstance(parts, list):
         for part in parts:
-            value = part.get("bytes_per_article") if isinstance(part, dict) else None
+            if not isinstance(part, dict):
+                continue
+            # Bytes per citation at PubMed's size (abstract mix and the compressed vector
+            # layout applied) where the footprint projects it, else as the corpus is now.
+            projected = part.get("projected_bytes")
+            value = part.get("bytes_per_article")
+            if isinstance(projected, int | float) and projected > 0:
+                value = projected / PUBMED.citations
             if isinstance(value, int | float) and value > 0:
                 own[str(part["part"])] = float(value)
     return PerCitation(

@@ -57,6 +57,11 @@ class Part:
     unit: Unit
     without_abstract: float = 1.0
     """Bytes of a citation without an abstract relative to one with (article units)."""
+    at_scale: float | None = None
+    """Bytes per unit in the layout the part will have at the target, when its layout
+    now differs (a small vector collection is exact; PubMed's is compressed)."""
+    fixed_at_scale: int = 0
+    """Bytes the part holds at the target whatever its size (a training sample)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,13 @@ def project(parts: Sequence[Part], corpus: Scale, target: Scale = PUBMED) -> lis
         projected: int | None
         if part.unit == "fixed" or not part.bytes:
             projected = part.bytes
+        elif part.at_scale is not None:
+            units = (
+                target.sentences
+                if part.unit == "sentence"
+                else weighted_articles(target, part.without_abstract)
+            )
+            projected = round(part.at_scale * units) + part.fixed_at_scale
         elif part.unit == "sentence":
             projected = (
                 round(part.bytes / corpus.sentences * target.sentences)

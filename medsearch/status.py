@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from medsearch.footprint import PUBMED, Part, Scale, human, project, total
+from medsearch.footprint import PUBMED, Part, Scale, Unit, human, project, total
+from medsearch.index.vector_layout import SAMPLE_MAX, bytes_at_scale
 from medsearch.paths import Paths
 
 SAMPLE = 400
@@ -101,6 +102,22 @@ def abstract_mix(blobs: list[bytes]) -> tuple[float, float]:
     return share, (bare / full if full else 1.0)
 
 
+def vector_part(name: str, size: int, unit: Unit, paths: Paths) -> Part:
+    """A vector collection as a footprint part, projected in its PubMed-scale layout.
+
+    Sentence collections always: their fixed training sample (up to 768 MB) would
+    dominate a small one's bytes per sentence. Article collections while exact (below
+    500K): their float32 index is not what 40.9M articles will keep.
+    """
+    kind = "sentences" if unit == "sentence" else "articles"
+    manifest = vector_manifests(paths).get(kind) or {}
+    dim = manifest.get("dim")
+    if not isinstance(dim, int) or (kind == "articles" and manifest.get("kind") != "flat"):
+        return Part(name, size, unit)
+    fixed = SAMPLE_MAX * 2 * dim if kind == "sentences" else 0
+    return Part(name, size, unit, at_scale=bytes_at_scale(kind, dim), fixed_at_scale=fixed)
+
+
 def footprint(paths: Paths, info: dict[str, Any], share: float, ratio: float) -> dict[str, Any]:
     """Each part's bytes, per article (and per sentence), and at PubMed's size."""
     articles = int(info["articles"])
@@ -116,8 +133,8 @@ def footprint(paths: Paths, info: dict[str, Any], share: float, ratio: float) ->
     parts = [
         Part("store", named["store"], "article", without_abstract=ratio),
         Part("lexical index", named["lexical"], "article", without_abstract=ratio),
-        Part("article vectors", named["articles"], "article"),
-        Part("sentence vectors", named["sentences"], "sentence"),
+        vector_part("article vectors", named["articles"], "article", paths),
+        vector_part("sentence vectors", named["sentences"], "sentence", paths),
         Part("downloads", named["downloads"], "article"),
         Part("other", other, "fixed"),
     ]

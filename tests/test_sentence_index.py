@@ -477,8 +477,34 @@ def test_a_cpu_rescores_fewer_candidates_unless_configured(
         assert configured.dense.sentence_candidates == 250
 
 
-def test_stats_counts_the_parts_of_the_sentence_codes(searcher: Searcher, tmp_path: Path) -> None:
+def test_stats_counts_the_parts_and_projects_pubmed_in_its_compressed_layout(
+    searcher: Searcher, tmp_path: Path
+) -> None:
+    """A small home's vectors are exact or carry a whole training sample: projecting
+    their bytes per vector to PubMed would ask for terabytes that ingest never writes."""
+    from ingest.space import per_citation
+    from medsearch.footprint import PUBMED
+    from medsearch.index.vector_layout import SAMPLE_MAX, bytes_at_scale
     from medsearch.status import corpus_status
 
-    info = corpus_status(Paths(tmp_path / "home"))["sentences_vectors"]
-    assert info["kind"] == "ivfpq" and info["parts"] >= 1
+    info = corpus_status(Paths(tmp_path / "home"))
+    sentences = info["sentences_vectors"]
+    assert sentences["kind"] == "ivfpq" and sentences["parts"] >= 1
+    parts = {p["part"]: p for p in info["footprint"]["parts"]}
+    dim = int(sentences_dim(tmp_path))
+    measured = parts["sentence vectors"]["bytes_per_sentence"] * PUBMED.sentences
+    want = round(bytes_at_scale("sentences", dim) * PUBMED.sentences) + SAMPLE_MAX * 2 * dim
+    assert parts["sentence vectors"]["projected_bytes"] == want < measured
+    articles = parts["article vectors"]
+    assert info["articles_vectors"]["kind"] == "flat"  # 120 articles: exact for now
+    assert articles["projected_bytes"] == round(bytes_at_scale("articles", dim) * PUBMED.citations)
+    # ... and a download's disk check plans with the same PubMed-scale figures.
+    per = per_citation(info["footprint"], 1_000)
+    assert per.sentence_vectors == pytest.approx(want / PUBMED.citations)
+    assert per.article_vectors == pytest.approx(bytes_at_scale("articles", dim))
+
+
+def sentences_dim(tmp_path: Path) -> int:
+    return json.loads(
+        (Paths(tmp_path / "home").vector_dir("sentences") / "manifest.json").read_text()
+    )["dim"]

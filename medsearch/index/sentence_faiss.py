@@ -23,19 +23,6 @@ ADD_BATCH = 65_536
 _faiss: Any = faiss
 
 
-def pq_bytes(dim: int) -> int:
-    """PQ sub-quantizers (bytes per code): one per 8 dimensions, dividing ``dim``.
-
-    768-d -> PQ96 (96 bytes a sentence), 384-d -> PQ48. benchmarks/sentence_index.py
-    measured recall@10 after exact re-scoring of the candidates against PQ sizes.
-    """
-    target = max(1, dim // 8)
-    for m in range(target, 0, -1):
-        if dim % m == 0:
-            return m
-    return 1
-
-
 def new_flat(dim: int) -> Any:
     return faiss.index_factory(dim, FLAT, faiss.METRIC_INNER_PRODUCT)
 

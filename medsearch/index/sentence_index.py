@@ -47,11 +47,13 @@ from medsearch.index import sentence_faiss as sf
 from medsearch.index import vector_faiss as vf
 from medsearch.index.vector_layout import (
     RETRAIN_GROWTH,
+    SAMPLE_MAX,
     VectorManifest,
     now_iso,
     read_manifest,
     remove_unreferenced,
     save_npy,
+    sentence_pq_bytes,
     truncate_to_commit,
     write_manifest,
 )
@@ -68,10 +70,6 @@ LAYOUT = "codes"
 # (~12K abstracts) is ~150 MB either way; past it IVF-PQ is smaller and faster.
 FLAT_MAX = 100_000
 
-# Reservoir sample kept for (re)training: 524,288 x 768 float16 = 768 MB at PubMed scale
-# (0.15% of ~350M sentences): 32 points for each of 16,384 lists (vector_layout's
-# MAX_NLIST) and far more than PQ's codebooks need (256 x 39 per sub-quantizer).
-SAMPLE_MAX = 524_288
 POINTS_PER_LIST = 32
 
 # A part grows by merging until it holds this many entries (~1.7 GB of PQ96 codes and
@@ -98,7 +96,7 @@ def ivfpq_factory(n: int, dim: int, sample_rows: int) -> str:
     nlist = nlist_for(n)
     while nlist > 16 and nlist * POINTS_PER_LIST > sample_rows:
         nlist //= 2
-    return f"IVF{nlist},PQ{sf.pq_bytes(dim)}"
+    return f"IVF{nlist},PQ{sentence_pq_bytes(dim)}"
 
 
 class SentenceCollection(SlotStore):

@@ -170,11 +170,47 @@ def pq_subquantizers(dim: int) -> int:
     read from disk); PQ192 recall@10 1.0 at 1.7 ms. PQ192 at 40M is ~8 GB of codes and
     ids in RAM (PQ96: ~4.2 GB), inside the 16 GB budget; ``m`` must divide ``dim``.
     """
-    target = max(1, dim // 4)
+    return _divisor_at_most(dim, max(1, dim // 4))
+
+
+def sentence_pq_bytes(dim: int) -> int:
+    """Sentence PQ sub-quantizers (bytes per code): one per 8 dimensions, dividing ``dim``.
+
+    768-d -> PQ96 (96 bytes a sentence), 384-d -> PQ48. benchmarks/sentence_index.py
+    measured recall@10 after exact re-scoring of the candidates against PQ sizes.
+    """
+    return _divisor_at_most(dim, max(1, dim // 8))
+
+
+def _divisor_at_most(dim: int, target: int) -> int:
     for m in range(target, 0, -1):
         if dim % m == 0:
             return m
     return 1
+
+
+# Per vector besides its code: its id in an inverted list (8), ids.i64 (8) and the
+# lookup's (id, slot) pair (16).
+ENTRY_BYTES = 8 + 8 + 16
+
+# Reservoir sample a sentence collection keeps for (re)training: 524,288 x 768 float16 =
+# 768 MB at PubMed scale (0.15% of ~350M sentences): 32 points for each of 16,384 lists
+# (MAX_NLIST) and far more than PQ's codebooks need (256 x 39 per sub-quantizer).
+SAMPLE_MAX = 524_288
+
+
+def bytes_at_scale(kind: str, dim: int) -> float:
+    """Bytes per vector once a collection has the layout it has at PubMed scale.
+
+    A small collection is exact (flat) and says little about its bytes per vector at
+    40.9M articles or ~350M sentences: articles then keep a float16 row, a PQ code and
+    their ids (1,760 B at 768-d; ~1.75 KB measured in issue 10); sentences only a PQ
+    code and ids (128 B at 768-d, measured at 1M in BENCHMARKS.md), plus the fixed
+    training sample.
+    """
+    if kind == "sentences":
+        return sentence_pq_bytes(dim) + ENTRY_BYTES
+    return 2 * dim + pq_subquantizers(dim) + ENTRY_BYTES
 
 
 def nlist_for(n: int) -> int:
