@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.sentence_data import synthetic
-from medsearch.index import sentence_faiss as sf
+from medsearch.index import ivf_parts as ip
 from medsearch.index import vector_faiss as vf
 from medsearch.index.sentence_index import SentenceCollection
 from medsearch.index.vector_layout import save_npy
@@ -93,8 +93,8 @@ def child(mode: str, path: Path, n: int) -> dict[str, Any]:
     else:
         col = SentenceCollection.open(path, readonly=True)
         indexes = [col._part_index(p) for p in col.parts]
-        whole = sf.empty_like(indexes[0])
-        sf.gather(indexes, whole, reassign=False)  # the format-2 writer loaded all of it
+        whole = ip.empty_like(indexes[0])
+        ip.gather(indexes, whole, reassign=False)  # the format-2 writer loaded all of it
         t1 = time.perf_counter()
         for lo in batches:
             whole.add_with_ids(x[lo : lo + ADD_BATCH], ids[lo : lo + ADD_BATCH])
@@ -133,18 +133,19 @@ def search_compare(path: Path, n: int, dim: int) -> tuple[list[float], list[floa
     queries = x[n + PER_COMMIT :]
     col = SentenceCollection.open(path, readonly=True)
     indexes = [col._part_index(p) for p in col.parts]
-    whole = sf.empty_like(indexes[0])
-    sf.gather(indexes, whole, reassign=False)
+    whole = ip.empty_like(indexes[0])
+    ip.gather(indexes, whole, reassign=False)
     vf.write_index(whole, path / "merged.faiss.bench")
     del whole
-    merged = sf.read_part(path / "merged.faiss.bench")
+    merged = ip.read_part(path / "merged.faiss.bench")
     nprobe = col.manifest.nprobe or 1
-    parts = col._searchable()
+    assert col._ivf is not None
+    parts = col._ivf.indexes()
     none = vf.Selector(None, None, 0)
     times: dict[str, list[float]] = defaultdict(list)
     for q in queries:  # alternate, so load changes hit both alike
         start = time.perf_counter()
-        sf.search_parts(parts, q[None, :], 400, None, nprobe)
+        ip.search_parts(parts, q[None, :], 400, None, nprobe)
         times["stacked"].append((time.perf_counter() - start) * 1000)
         start = time.perf_counter()
         vf.search_index(merged, q[None, :], 400, none, nprobe)
@@ -156,7 +157,7 @@ def search_compare(path: Path, n: int, dim: int) -> tuple[list[float], list[floa
         vf.PARALLEL_SCAN = threshold
         for q in queries[:50]:
             start = time.perf_counter()
-            sf.search_parts(parts, q[None, :], 400, None, wide)
+            ip.search_parts(parts, q[None, :], 400, None, wide)
             times[name].append((time.perf_counter() - start) * 1000)
     vf.PARALLEL_SCAN = default_scan
     scanned = int(merged.ntotal) * wide // nlist

@@ -13,7 +13,7 @@ from pubmed_builders import article_xml, pubmed_file
 from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_tiny_config
 
 from ingest.sentences import article_sentences
-from medsearch.index import sentence_faiss as sf
+from medsearch.index import ivf_parts as ip
 from medsearch.index.sentence_index import SENTENCE_FORMAT, OldLayoutError, SentenceCollection
 from medsearch.index.sentence_migrate import open_sentences
 from medsearch.index.vector import VectorCollection
@@ -187,8 +187,8 @@ def test_stacked_parts_search_exactly_like_one_index_of_the_same_codes(
     with SentenceCollection.open(path, readonly=True) as reader:
         assert [p.entries for p in reader.parts] == [1_000, 400, 200]
         indexes = [reader._part_index(p) for p in reader.parts]
-        merged = sf.empty_like(indexes[0])
-        sf.gather(indexes, merged, reassign=False)
+        merged = ip.empty_like(indexes[0])
+        ip.gather(indexes, merged, reassign=False)
         queries = x[::97]
         want_s, want_slots = merged.search(queries, 20)
         got = reader.search(queries, 20, nprobe=merged.nprobe)

@@ -38,13 +38,22 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from medsearch.errors import MedsearchError, NotFoundError, UsageError, VectorsMissingError
 from medsearch.index import sentence_faiss as sf
 from medsearch.index import vector_faiss as vf
+from medsearch.index.ivf_parts import (
+    PART_BYTES,
+    IvfParts,
+    Part,
+    Retrain,
+    empty_like,
+    gather,
+    search_parts,
+)
 from medsearch.index.vector_layout import (
     RETRAIN_GROWTH,
     SAMPLE_MAX,
@@ -52,7 +61,6 @@ from medsearch.index.vector_layout import (
     now_iso,
     read_manifest,
     remove_unreferenced,
-    save_npy,
     sentence_pq_bytes,
     truncate_to_commit,
     write_manifest,
@@ -72,22 +80,6 @@ FLAT_MAX = 100_000
 
 POINTS_PER_LIST = 32
 
-# A part grows by merging until it holds this many entries (~1.7 GB of PQ96 codes and
-# ids at 768-d), then stays: the writer's memory is bounded by one such merge, and
-# PubMed's ~350M sentences make ~22 full parts. A part whose entries are more than
-# PURGE_SHARE tombstones is rewritten without them.
-PART_ENTRIES = 16_000_000
-PURGE_SHARE = 0.25
-
-
-class Part(NamedTuple):
-    """One immutable file of codes: the slots in [lo, hi) that were live when written."""
-
-    file: str
-    lo: int
-    hi: int
-    entries: int
-
 
 def ivfpq_factory(n: int, dim: int, sample_rows: int) -> str:
     """IVF lists for ``n`` sentences (~4 sqrt(n), trainable from the sample), PQ dim/8."""
@@ -104,23 +96,20 @@ class SentenceCollection(SlotStore):
 
     flat_max: int = FLAT_MAX
     sample_max: int = SAMPLE_MAX
-    part_entries: int = PART_ENTRIES
+    part_entries: int = PART_BYTES // 104  # 16M PQ96 codes and their list ids
 
     def __init__(self, path: Path, manifest: VectorManifest) -> None:
         super().__init__(path, manifest)
         self._flat: Any = None  # exact mode: the whole index
         self._flat_in_memory = False
-        self._parts: list[Part] = []  # compressed mode: the committed parts ...
-        self._opened: dict[str, Any] = {}  # ... memory-mapped, by file
-        self._fresh: Any = None  # ... and this session's additions, in memory
-        self._tomb = np.zeros(0, np.int64)
-        self._excluded: tuple[tuple[int, int, int], vf.Selector] | None = None
+        self._ivf: IvfParts | None = None  # compressed mode: the parts
+        self._excluded: tuple[tuple[int, ...], vf.Selector] | None = None
         self._dirty = False
         self._sample_rows = manifest.sample_rows
         self._seen = manifest.sample_seen
         index_file = manifest.index_file
         if manifest.kind == "ivfpq" and index_file:
-            self._load_parts(manifest)
+            self._ivf = IvfParts.load(path, manifest, self.part_entries)
         elif index_file and (path / index_file).exists():
             self._flat = vf.read_index(path / index_file, mmap=True)
         elif manifest.live:
@@ -131,29 +120,6 @@ class SentenceCollection(SlotStore):
         else:
             self._flat = sf.new_flat(manifest.dim)
             self._flat_in_memory = True
-
-    def _load_parts(self, m: VectorManifest) -> None:
-        assert m.index_file is not None
-        parts = [Part(*p) for p in m.segments]
-        if not parts:  # format 2: the whole collection in one file
-            parts = [Part(m.index_file, 0, m.count, -1)]
-        opened: dict[str, Any] = {}
-        for part in parts:
-            file = self.path / part.file
-            if not file.exists():
-                raise VectorsMissingError(
-                    f"{file} is missing: delete {self.path} and run `medsearch ingest`"
-                    " to encode the sentences again"
-                )
-            index = self._opened.get(part.file)
-            opened[part.file] = sf.read_part(file) if index is None else index
-        if parts[0].entries < 0:  # format 2 did not record it
-            parts[0] = parts[0]._replace(entries=int(opened[parts[0].file].ntotal))
-        self._parts, self._opened, self._excluded = parts, opened, None
-        if m.dead_file:
-            self._tomb = np.load(self.path / m.dead_file)
-        else:
-            self._tomb = np.zeros(0, np.int64)
 
     # -- opening ---------------------------------------------------------------------
 
@@ -218,7 +184,11 @@ class SentenceCollection(SlotStore):
     @property
     def parts(self) -> list[Part]:
         """The committed files of codes, oldest first (empty while exact)."""
-        return list(self._parts)
+        return [] if self._ivf is None else list(self._ivf.parts)
+
+    def _part_index(self, part: Part) -> Any:
+        assert self._ivf is not None
+        return self._ivf.index(part)
 
     # -- writing ---------------------------------------------------------------------
 
@@ -286,7 +256,8 @@ class SentenceCollection(SlotStore):
             scores, slots = vf.search_index(self._flat, q, k, selector, None)
         else:
             probe = nprobe or self.manifest.nprobe or 1
-            scores, slots = sf.search_parts(self._searchable(), q, k, selector.sel, probe)
+            assert self._ivf is not None
+            scores, slots = search_parts(self._ivf.indexes(), q, k, selector.sel, probe)
         out: Results = []
         for row_s, row_c in zip(scores, slots, strict=True):
             keep = row_c >= 0
@@ -296,19 +267,15 @@ class SentenceCollection(SlotStore):
 
     # -- internals -------------------------------------------------------------------
 
-    def _searchable(self) -> list[Any]:
-        """Every part's index, this session's additions last (compressed mode)."""
-        fresh = [self._fresh] if self._fresh is not None and self._fresh.ntotal else []
-        return [self._opened[p.file] for p in self._parts] + fresh
-
     def _selector(self) -> vf.Selector:
         """Tombstones and uncommitted removals, built once per state (a reader's never
         changes, and at PubMed scale the tombstones may number millions)."""
         dead = self._dead_slots()
-        key = (self._rows, len(self._tomb), 0 if dead is None else len(dead))
+        tomb = 0 if self._ivf is None else len(self._ivf.tomb)
+        key = (self._rows, tomb, 0 if dead is None else len(dead), id(self._ivf))
         if self._excluded is None or self._excluded[0] != key:
-            if len(self._tomb):
-                dead = self._tomb if dead is None else np.union1d(self._tomb, dead)
+            if self._ivf is not None:
+                dead = self._ivf.excluded(dead)
             self._excluded = (key, vf.Selector(None, dead, self._rows))
         return self._excluded[1]
 
@@ -320,9 +287,8 @@ class SentenceCollection(SlotStore):
                 self._flat = vf.read_index(self.path / self.manifest.index_file, mmap=False)
                 self._flat_in_memory = True
             return self._flat
-        if self._fresh is None:
-            self._fresh = sf.empty_like(self._opened[self._parts[0].file])
-        return self._fresh
+        assert self._ivf is not None
+        return self._ivf.writable()
 
     def _sample(self, half: np.ndarray) -> None:
         """Reservoir sampling (Algorithm R) into ``sample.f16``: uniform over all adds.
@@ -400,9 +366,9 @@ class SentenceCollection(SlotStore):
         self._pending, self._dead, self._dirty = {}, [], False
         self._live = live
         self._lk_ids, self._lk_slots = self._load_lookup()
-        if self._flat is None:
-            self._fresh = None
-            self._load_parts(self.manifest)
+        if self._ivf is not None:
+            self._ivf.reload(self.manifest)
+        self._excluded = None
         _remove_unreferenced(self.path, self.manifest)
 
     def _commit_flat(self, gen: int, live: int, force_rebuild: bool) -> dict[str, Any]:
@@ -419,106 +385,52 @@ class SentenceCollection(SlotStore):
         ivf = sf.convert(index, self.dim, factory, self._read_sample())
         self._flat = None
         self._dead = []
-        part = self._write_part(ivf, gen, 0, 0, self._rows)
-        self._parts, self._opened = [part], {part.file: sf.read_part(self.path / part.file)}
-        self._tomb = np.zeros(0, np.int64)
+        self._ivf = IvfParts(self.path, self.part_entries)
+        self._ivf.start(ivf, gen, self._rows)
         return {"trained_on": live}
 
     def _commit_parts(
         self, gen: int, live: int, force_rebuild: bool, changes: dict[str, Any]
     ) -> dict[str, Any]:
         """Add this session's part, then retrain, merge or purge; the manifest's fields."""
-        dead = self._dead_slots()
-        tomb = self._tomb if dead is None else np.union1d(self._tomb, dead)
-        parts, seq = list(self._parts), 1
-        lo, hi = self.manifest.count, self._rows
-        if self._fresh is not None and hi > lo:
-            fresh_dead = tomb[(tomb >= lo) & (tomb < hi)]
-            vf.remove_slots(self._fresh, fresh_dead)
-            if self._fresh.ntotal:
-                parts.append(self._write_part(self._fresh, gen, seq, lo, hi))
-                seq += 1
-            else:  # every addition was removed again: extend the last part's range
-                parts[-1] = parts[-1]._replace(hi=hi)
-        tomb = tomb[tomb < lo] if hi > lo else tomb
+        parts = self._ivf
+        assert parts is not None
         trained_on = changes.get("trained_on", self.manifest.trained_on)
         factory = ivfpq_factory(live, self.dim, self._sample_rows)
         grown = live > RETRAIN_GROWTH * max(trained_on, 1)
-        first = self._part_index(parts[0])
-        if force_rebuild or (grown and factory != sf.factory_of(first)):
-            parts, tomb = self._retrain(parts, tomb, gen, seq, factory)
-            trained_on = live
-        else:
-            parts, tomb = self._tidy(parts, tomb, gen, seq)
-        dead_file = None
-        if len(tomb):
-            dead_file = f"dead.{gen}.npy"
-            save_npy(self.path / dead_file, tomb)
-        first = self._part_index(parts[0])
+        retrain = None
+        if force_rebuild or (grown and factory != sf.factory_of(parts.index(parts.parts[0]))):
+            retrain, trained_on = self._retrainer(factory), live
+        fields = parts.commit(gen, self.manifest.count, self._rows, self._dead_slots(), retrain)
+        first = parts.index(Part(*fields["segments"][0]))
         return {
-            "index_file": parts[0].file,
-            "segments": tuple(tuple(p) for p in parts),
-            "dead_file": dead_file,
+            **fields,
             "kind": "ivfpq",
             "factory": sf.factory_of(first),
             "nprobe": sf.nprobe_of(first),
             "trained_on": trained_on,
         }
 
-    def _retrain(
-        self, parts: list[Part], tomb: np.ndarray, gen: int, seq: int, factory: str
-    ) -> tuple[list[Part], np.ndarray]:
-        """Every part's codes moved to a quantizer retrained on the sample, part by part."""
-        first = self._part_index(parts[0])
-        trained = sf.trained_like(first, self.dim, factory, self._read_sample())
-        out: list[Part] = []
-        for i, part in enumerate(parts):
-            target = sf.empty_like(trained)
-            sf.gather([self._part_index(part)], target, reassign=True, dead=tomb)
-            if target.ntotal or (i == len(parts) - 1 and not out):
-                out.append(self._write_part(target, gen, seq + i, part.lo, part.hi))
-            elif out:
-                out[-1] = out[-1]._replace(hi=part.hi)
-        return out, np.zeros(0, np.int64)
+    def _retrainer(self, factory: str) -> Retrain:
+        """Every part's codes moved to a quantizer retrained on the sample, part by part:
+        memory stays one part, and no vector is needed (the codes are of raw vectors)."""
+        sample = self._read_sample()
 
-    def _tidy(
-        self, parts: list[Part], tomb: np.ndarray, gen: int, seq: int
-    ) -> tuple[list[Part], np.ndarray]:
-        """Merge the newest parts like a binary counter; rewrite parts mostly dead."""
+        def retrain(
+            ivf: IvfParts, parts: list[Part], tomb: np.ndarray, gen: int, seq: int
+        ) -> list[Part]:
+            trained = sf.trained_like(ivf.index(parts[0]), self.dim, factory, sample)
+            out: list[Part] = []
+            for i, part in enumerate(parts):
+                target = empty_like(trained)
+                gather([ivf.index(part)], target, reassign=True, dead=tomb)
+                if target.ntotal or (i == len(parts) - 1 and not out):
+                    out.append(ivf.write(target, gen, seq + i, part.lo, part.hi))
+                elif out:
+                    out[-1] = out[-1]._replace(hi=part.hi)
+            return out
 
-        def rewrite(group: list[Part]) -> Part:
-            nonlocal seq, tomb
-            lo, hi = group[0].lo, group[-1].hi
-            target = sf.empty_like(self._part_index(group[0]))
-            inside = (tomb >= lo) & (tomb < hi)
-            sf.gather(
-                [self._part_index(p) for p in group], target, reassign=False, dead=tomb[inside]
-            )
-            tomb = tomb[~inside]
-            seq += 1
-            return self._write_part(target, gen, seq, lo, hi)
-
-        for i, part in enumerate(parts):
-            in_part = np.count_nonzero((tomb >= part.lo) & (tomb < part.hi))
-            if in_part > PURGE_SHARE * max(part.entries, 1):
-                parts[i] = rewrite([part])
-        while len(parts) >= 2:
-            older, newer = parts[-2].entries, parts[-1].entries
-            if older > newer or older + newer > self.part_entries:
-                break
-            parts[-2:] = [rewrite(parts[-2:])]
-        return parts, tomb
-
-    def _part_index(self, part: Part) -> Any:
-        index = self._opened.get(part.file)
-        if index is None:
-            index = self._opened[part.file] = sf.read_part(self.path / part.file)
-        return index
-
-    def _write_part(self, index: Any, gen: int, seq: int, lo: int, hi: int) -> Part:
-        file = f"seg.{gen}.{seq}.faiss"
-        vf.write_index(index, self.path / file)
-        return Part(file, lo, hi, int(index.ntotal))
+        return retrain
 
 
 class OldLayoutError(MedsearchError):
