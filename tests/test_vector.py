@@ -258,9 +258,48 @@ def test_growing_past_the_flat_threshold_switches_to_ivfpq(tmp_path: Path) -> No
         written = col.search(q, 10)
     # A search process maps the codes instead of loading them (GBs at PubMed scale).
     with VectorCollection.open(tmp_path / "v", readonly=True) as reader:
-        lists = faiss.extract_index_ivf(reader._index).invlists
+        assert reader._ivf is not None and reader._index is None
+        lists = faiss.extract_index_ivf(reader._ivf.indexes()[0]).invlists
         assert type(faiss.downcast_InvertedLists(lists)).__name__ == "OnDiskInvertedLists"
         assert reader.search(q, 10) == written
+
+
+def test_an_ivf_collection_grows_in_parts_and_a_rebuild_makes_one(tmp_path: Path) -> None:
+    """Past the exact size, a commit writes its new codes as a part: the writer never
+    loads the ~8 GB of codes 40.9M articles have (ivf_parts.py)."""
+    x = clustered(5_000, centres=40)
+    with new(tmp_path) as col:
+        col.flat_max = 3_000
+        col.add(np.arange(4_000), x[:4_000])
+        col.commit()
+        assert col.manifest.kind == "ivfpq" and len(col.manifest.segments) == 1
+        first = col.manifest.segments[0]
+        col.add(np.arange(4_000, 4_500), x[4_000:4_500])
+        col.commit()
+        assert col.manifest.segments[0] == first  # untouched
+        assert [s[3] for s in col.manifest.segments] == [4_000, 500]
+        col.remove([10, 11])
+        col.add([12], -x[12:13])  # replaced: its old code is a tombstone
+        col.commit()
+        assert col.manifest.dead_file and col.manifest.segments[0] == first
+    live = np.setdiff1d(np.arange(4_500), [10, 11])
+    stored = x[live].copy()
+    stored[live == 12] = -x[12]
+    q = near(x[:4_500], 20)
+    truth = {i for r in brute_force(live, stored, q, 10) for i, _ in r}
+    with VectorCollection.open(tmp_path / "v", readonly=True) as reader:
+        got = reader.search(q, 10)  # PQ candidates from both parts, re-scored exactly
+        assert len({i for r in got for i, _ in r} & truth) >= 0.9 * len(truth)
+        assert all(i not in (10, 11) for r in reader.search(x[10:12], 50) for i, _ in r)
+        assert reader.get([12]).tolist() == pytest.approx(-x[12:13], abs=1e-3)
+    with VectorCollection.open(tmp_path / "v") as col:
+        col.flat_max = 3_000
+        col.rebuild()  # compacted and rebuilt from the stored vectors: one part again
+        assert len(col.manifest.segments) == 1 and col.manifest.dead_file is None
+        got = col.search(q, 10)
+        assert len({i for r in got for i, _ in r} & truth) >= 0.9 * len(truth)
+        assert len(col) == 4_498
+    assert sorted(p.name for p in (tmp_path / "v").glob("seg.*")) == [col.manifest.segments[0][0]]
 
 
 def test_profile_and_dim_mismatch_are_clear_errors(tmp_path: Path) -> None:

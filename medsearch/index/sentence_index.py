@@ -58,6 +58,7 @@ from medsearch.index.vector_layout import (
     RETRAIN_GROWTH,
     SAMPLE_MAX,
     VectorManifest,
+    committed_files,
     now_iso,
     read_manifest,
     remove_unreferenced,
@@ -454,6 +455,4 @@ def _recover(path: Path, m: VectorManifest) -> None:
 
 
 def _remove_unreferenced(path: Path, m: VectorManifest) -> None:
-    parts = {Part(*p).file for p in m.segments}
-    keep = {m.ids_file, m.sample_file, m.index_file, m.lookup_file, m.dead_file, *parts}
-    remove_unreferenced(path, keep)
+    remove_unreferenced(path, committed_files(m))

@@ -26,12 +26,14 @@ from medsearch.errors import (
     VectorsMissingError,
 )
 from medsearch.index import vector_faiss as vf
+from medsearch.index.ivf_parts import PART_BYTES, IvfParts, search_parts
 from medsearch.index.vector_layout import (
     FLAT_MAX,
     FORMAT_VERSION,
     RETRAIN_GROWTH,
     VectorManifest,
     choose_factory,
+    committed_files,
     kind_of_factory,
     normalise_factory,
     now_iso,
@@ -56,15 +58,20 @@ class VectorCollection(SlotStore):
 
     flat_max: int = FLAT_MAX
     exact_filter_max: int = EXACT_FILTER_MAX
+    part_entries: int = PART_BYTES // 200  # 8M PQ192 codes and their list ids
 
     def __init__(self, path: Path, manifest: VectorManifest, *, mmap: bool = False) -> None:
         super().__init__(path, manifest)
-        self._index: Any = None
+        self._index: Any = None  # an index held whole (exact, custom, or just built) ...
+        self._ivf: IvfParts | None = None  # ... or IVF-PQ parts, mapped (ivf_parts.py)
         self._stale = False  # the in-memory index must be rebuilt from the memmap
         self._dirty = False  # the in-memory index differs from the committed file
         self._meta = _index_meta(manifest)
         if manifest.index_file and (path / manifest.index_file).exists():
-            self._index = vf.read_index(path / manifest.index_file, mmap=mmap)
+            if manifest.kind == "ivfpq":  # neither a reader nor a writer loads the codes
+                self._ivf = IvfParts.load(path, manifest, self.part_entries)
+            else:
+                self._index = vf.read_index(path / manifest.index_file, mmap=mmap)
         elif manifest.live:
             self._stale = True  # index file lost: rebuild from the vectors on demand
         else:  # empty: start exact, whatever was built before
@@ -192,14 +199,16 @@ class VectorCollection(SlotStore):
             if len(allowed) <= self.exact_filter_max:
                 return self._as_results(*self._exact(q, allowed, k))
         index = self._ensure_index()
+        if index is None and self._ivf is not None:
+            dead = self._ivf.excluded(dead)
         exact = self._meta["kind"] == "flat"
         fetch = k if exact else k * int(self.manifest.rescore_factor)
         probe = nprobe or self._meta["nprobe"]
         selector = vf.Selector(allowed, dead, self._rows)
-        scores, slots = vf.search_index(index, q, fetch, selector, probe)
+        scores, slots = self._search_index(q, fetch, selector, probe)
         short = slots[:, min(slots.shape[1], len(allowed)) - 1] < 0 if allowed is not None else None
         if short is not None and probe and short.any():  # filter emptied the probed lists
-            scores, slots = vf.search_index(index, q, fetch, selector, probe * 8)
+            scores, slots = self._search_index(q, fetch, selector, probe * 8)
         out_scores, out_slots = [], []
         for i in range(len(q)):
             row = slots[i]
@@ -217,8 +226,19 @@ class VectorCollection(SlotStore):
 
     # -- internals: index ------------------------------------------------------------
 
+    def _search_index(
+        self, q: np.ndarray, k: int, selector: vf.Selector, nprobe: int | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        if self._index is not None or self._ivf is None:
+            return vf.search_index(self._index, q, k, selector, nprobe)
+        return search_parts(self._ivf.indexes(), q, k, selector.sel, nprobe or 1)
+
     def _add_to_index(self, vectors: np.ndarray, slots: np.ndarray) -> None:
         if self._stale:
+            return
+        if self._index is None and self._ivf is not None:
+            self._ivf.writable().add_with_ids(vectors, slots)
+            self._dirty = True
             return
         total = self._index.ntotal + len(slots)
         if (
@@ -259,7 +279,7 @@ class VectorCollection(SlotStore):
             if slots is None:
                 slots = self._live_lookup()[1]
             kind, spec = self._target(len(slots))
-            self._index = None  # free the old index before building the new one
+            self._index = self._ivf = None  # free the old index before building the new one
             index, nprobe, seconds = vf.build_index(self.dim, spec, np.sort(slots), self._read_rows)
             self._index, self._stale, self._dirty = index, False, True
             self._meta = {
@@ -307,32 +327,53 @@ class VectorCollection(SlotStore):
         dead = self._dead_slots()
         if rebuild or outgrown or compacted or self._stale:
             self._ensure_index(force=True, slots=slots)
-        elif dead is not None:
+        elif dead is not None and self._index is not None:
             self._dirty = True
             if not vf.remove_slots(self._index, dead):  # e.g. HNSW: rebuild instead
                 self._ensure_index(force=True, slots=slots)
         lookup_file = f"lookup.{gen}.npy"
         table = np.stack([ids, slots]) if len(ids) else np.zeros((2, 0), np.int64)
         save_npy(self.path / lookup_file, table)
-        index_file = m.index_file
-        if self._dirty or index_file is None:
-            index_file = f"index.{gen}.faiss"
-            vf.write_index(self._index, self.path / index_file)
+        files = self._commit_index(gen)
         self.manifest = self.manifest.evolve(
             count=self._rows,
             live=len(ids),
             generation=gen,
-            index_file=index_file,
             lookup_file=lookup_file,
             updated=now_iso(),
+            format_version=FORMAT_VERSION,
+            **files,
             **self._meta,
         )
         write_manifest(self.path, self.manifest)
         self._pending, self._dead, self._dirty = {}, [], False
         self._live = len(ids)
         self._lk_ids, self._lk_slots = self._load_lookup()
+        if self._ivf is not None:
+            self._ivf.reload(self.manifest)
+        remove_unreferenced(self.path, committed_files(self.manifest))
+
+    def _commit_index(self, gen: int) -> dict[str, Any]:
+        """Write what changed in the index; the manifest fields naming its files.
+
+        An IVF-PQ index built whole (from the stored vectors) becomes the only part and
+        leaves memory; parts take this session's additions as a new part. Other kinds
+        (exact, a user's factory) are written whole, as they are small or chosen.
+        """
         m = self.manifest
-        remove_unreferenced(self.path, {m.vectors_file, m.ids_file, m.index_file, m.lookup_file})
+        if self._index is None and self._ivf is not None:
+            return self._ivf.commit(gen, m.count, self._rows, self._dead_slots())
+        if self._meta["kind"] == "ivfpq":
+            self._ivf = IvfParts(self.path, self.part_entries)
+            self._ivf.start(self._index, gen, self._rows)
+            self._index = None
+            part = self._ivf.parts[0]
+            return {"index_file": part.file, "segments": (tuple(part),), "dead_file": None}
+        index_file = m.index_file
+        if self._dirty or index_file is None or m.segments:
+            index_file = f"index.{gen}.faiss"
+            vf.write_index(self._index, self.path / index_file)
+        return {"index_file": index_file, "segments": (), "dead_file": None}
 
 
 def check_compatible(

@@ -35,7 +35,7 @@ import numpy as np
 
 from medsearch.errors import MedsearchError, VectorsMissingError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: an IVF-PQ index may be in parts (segments); 1 reads as one part
 MANIFEST = "manifest.json"
 
 # Exact inner product scores every vector for every query: ~270 ms per query at 1M x 768
@@ -266,7 +266,14 @@ def recover(path: Path, m: VectorManifest) -> None:
     """Cut rows written after the last commit and delete files no commit refers to."""
     committed = ((m.vectors_file, 2 * m.dim * m.count), (m.ids_file, 8 * m.count))
     truncate_to_commit(path, committed, "the vectors must be rebuilt")
-    remove_unreferenced(path, {m.vectors_file, m.ids_file, m.index_file, m.lookup_file})
+    remove_unreferenced(path, committed_files(m))
+
+
+def committed_files(m: VectorManifest) -> set[str | None]:
+    """Every file the commit ``m`` names (the manifest itself aside)."""
+    parts = {str(p[0]) for p in m.segments}
+    named = {m.vectors_file, m.ids_file, m.index_file, m.lookup_file, m.dead_file}
+    return {*named, m.sample_file if m.layout == "codes" else None, *parts}
 
 
 def truncate_to_commit(path: Path, committed: Iterable[tuple[str, int]], lost: str) -> None:
