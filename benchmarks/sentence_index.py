@@ -28,6 +28,7 @@ from benchmarks.sentence_data import CACHE, cached_real, neighbour_profile, synt
 from medsearch.index import sentence_faiss as sf
 from medsearch.index.sentence_index import SentenceCollection
 from medsearch.index.vector_faiss import omp_threads
+from medsearch.index.vector_layout import index_bytes
 
 PUBMED_SENTENCES = 350_000_000
 CANDIDATES = (10, 20, 50, 100, 200, 400)  # 10: the PQ order alone, no re-scoring
@@ -106,7 +107,7 @@ def flat_reference(x: np.ndarray, q: np.ndarray, limit: int = 100_000) -> dict[s
 
 def sizes(path: Path, col: SentenceCollection, n: int) -> dict[str, Any]:
     m = col.manifest
-    index_b = (path / str(m.index_file)).stat().st_size
+    index_b = index_bytes(path, m)
     ids_b = (path / m.ids_file).stat().st_size
     lookup_b = (path / str(m.lookup_file)).stat().st_size
     sample_b = (path / m.sample_file).stat().st_size

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from medsearch.index.vector import VectorCollection
+from medsearch.index.vector_layout import index_bytes as index_file_bytes
 from medsearch.index.vector_layout import nlist_for
 
 PUBMED = 40_000_000
@@ -81,7 +82,7 @@ def measure(
             col.add(np.arange(lo, min(len(x), lo + 50_000)), x[lo : lo + 50_000])
         col.rebuild(factory=factory)
         build = time.perf_counter() - start
-        index_bytes = (Path(tmp) / name / str(col.manifest.index_file)).stat().st_size
+        index_bytes = index_file_bytes(Path(tmp) / name, col.manifest)
         rows = []
         settings: list[tuple[int | None, int]] = [(p, col.manifest.rescore_factor) for p in nprobes]
         if not col.manifest.exact:  # what more (or no) re-scoring buys at the first nprobe

@@ -269,6 +269,12 @@ def recover(path: Path, m: VectorManifest) -> None:
     remove_unreferenced(path, committed_files(m))
 
 
+def index_bytes(path: Path, m: VectorManifest) -> int:
+    """Bytes of the committed index: its one file, or every part."""
+    files = {str(p[0]) for p in m.segments} or ({m.index_file} if m.index_file else set())
+    return sum((path / f).stat().st_size for f in files)
+
+
 def committed_files(m: VectorManifest) -> set[str | None]:
     """Every file the commit ``m`` names (the manifest itself aside)."""
     parts = {str(p[0]) for p in m.segments}
