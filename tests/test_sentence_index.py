@@ -14,6 +14,7 @@ from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_
 
 from ingest.sentences import article_sentences
 from medsearch.index import ivf_parts as ip
+from medsearch.index.ivf_parts import Part
 from medsearch.index.sentence_index import SENTENCE_FORMAT, OldLayoutError, SentenceCollection
 from medsearch.index.sentence_migrate import open_sentences
 from medsearch.index.vector import VectorCollection
@@ -38,6 +39,12 @@ def small_limits(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         m.setattr(SentenceCollection, "flat_max", 300)
         m.setattr(SentenceCollection, "sample_max", 2_000)
         yield
+
+
+@pytest.fixture
+def parts_of_1000(small_limits: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parts stop merging at 1,000 codes (16M in use): merges and purges at test size."""
+    monkeypatch.setattr(SentenceCollection, "part_entries", 1_000)
 
 
 def sids(n: int, first_pmid: int = 500) -> np.ndarray:
@@ -130,15 +137,25 @@ def part_files(path: Path) -> dict[str, int]:
     return {p.name: p.stat().st_ino for p in path.glob("seg.*.faiss")}
 
 
+def committed(path: Path, x: np.ndarray, ids: np.ndarray, *ends: int) -> list[Part]:
+    """A collection at ``path`` built with one commit per range: [0, e1), [e1, e2), ..."""
+    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
+        lo = 0
+        for hi in ends:
+            col.add(ids[lo:hi], x[lo:hi])
+            col.commit()
+            lo = hi
+        return col.parts
+
+
 def test_a_commit_writes_only_the_new_codes_and_older_parts_stay_untouched(
     tmp_path: Path, small_limits: None
 ) -> None:
     x, ids = vectors(2_400, seed=5), sids(2_400)
     path = tmp_path / "s"
-    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
-        col.add(ids[:2_000], x[:2_000])
-        col.commit()  # past the flat limit: the first part, 2,000 codes
-        before = part_files(path)
+    committed(path, x, ids, 2_000)  # past the flat limit: the first part, 2,000 codes
+    before = part_files(path)
+    with SentenceCollection.open(path) as col:
         col.add(ids[2_000:2_050], x[2_000:2_050])
         col.commit()
         assert [p.entries for p in col.parts] == [2_000, 50]
@@ -151,9 +168,8 @@ def test_a_commit_writes_only_the_new_codes_and_older_parts_stay_untouched(
 
 
 def test_parts_merge_like_a_binary_counter_up_to_their_size_limit(
-    tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, parts_of_1000: None
 ) -> None:
-    monkeypatch.setattr(SentenceCollection, "part_entries", 1_000)
     x, ids = vectors(4_000, seed=6), sids(4_000)
     path = tmp_path / "s"
     with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
@@ -180,10 +196,7 @@ def test_stacked_parts_search_exactly_like_one_index_of_the_same_codes(
 ) -> None:
     x, ids = vectors(1_600, seed=7), sids(1_600)
     path = tmp_path / "s"
-    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
-        for lo, hi in ((0, 1_000), (1_000, 1_200), (1_200, 1_400), (1_400, 1_600)):
-            col.add(ids[lo:hi], x[lo:hi])
-            col.commit()
+    committed(path, x, ids, 1_000, 1_200, 1_400, 1_600)
     with SentenceCollection.open(path, readonly=True) as reader:
         assert [p.entries for p in reader.parts] == [1_000, 400, 200]
         indexes = [reader._part_index(p) for p in reader.parts]
@@ -213,11 +226,8 @@ def test_a_long_scan_uses_every_core_and_finds_the_same(
     from medsearch.index import vector_faiss
 
     x, ids = vectors(1_600, seed=12), sids(1_600)
-    with SentenceCollection.open(tmp_path / "s", dim=DIM, profile="t", create=True) as col:
-        col.add(ids[:1_000], x[:1_000])
-        col.commit()
-        col.add(ids[1_000:], x[1_000:])
-        col.commit()
+    committed(tmp_path / "s", x, ids, 1_000, 1_600)
+    with SentenceCollection.open(tmp_path / "s") as col:
         col.remove(ids[:10])
         one_thread = col.search(x[:20], 40)
         monkeypatch.setattr(vector_faiss, "PARALLEL_SCAN", 10)  # every query is "long"
@@ -226,17 +236,12 @@ def test_a_long_scan_uses_every_core_and_finds_the_same(
 
 
 def test_removals_in_committed_parts_are_tombstones_until_the_part_is_rewritten(
-    tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, parts_of_1000: None
 ) -> None:
-    monkeypatch.setattr(SentenceCollection, "part_entries", 1_000)
     x, ids = vectors(2_000, seed=8), sids(2_000)
     path = tmp_path / "s"
-    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
-        col.add(ids[:1_000], x[:1_000])
-        col.commit()
-        col.add(ids[1_000:], x[1_000:])
-        col.commit()
-        first = col.parts[0]
+    first = committed(path, x, ids, 1_000, 2_000)[0]
+    with SentenceCollection.open(path) as col:
         col.remove(ids[:100])  # 10% of the first part: tombstones
         col.add(ids[500:501], -x[500:501])  # a replaced sentence: its old code is dead too
         col.commit()
@@ -260,14 +265,11 @@ def test_a_crash_before_the_manifest_leaves_the_last_commit_and_no_stray_parts(
 ) -> None:
     x, ids = vectors(1_000, seed=9), sids(1_000)
     path = tmp_path / "s"
-    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
-        col.add(ids[:800], x[:800])
-        col.commit()
-        committed = col.parts
+    first = committed(path, x, ids, 800)
     (path / "seg.9.1.faiss").write_bytes(b"half a part")  # written, manifest never was
     (path / "dead.9.npy").write_bytes(b"")
     with SentenceCollection.open(path) as col:
-        assert col.parts == committed and len(col) == 800
+        assert col.parts == first and len(col) == 800
         col.add(ids[800:], x[800:])
         col.commit()
     assert not (path / "dead.9.npy").exists()
@@ -279,10 +281,7 @@ def test_a_format_2_collection_is_read_as_one_part_and_extended_in_parts(
 ) -> None:
     x, ids = vectors(1_200, seed=10), sids(1_200)
     path = tmp_path / "s"
-    with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
-        col.add(ids[:800], x[:800])
-        col.commit()
-        only = col.parts[0].file
+    only = committed(path, x, ids, 800)[0].file
     manifest = json.loads((path / "manifest.json").read_text())  # as format 2 wrote it
     (path / only).rename(path / "index.1.faiss")
     manifest.update(format_version=2, index_file="index.1.faiss", segments=[], dead_file=None)
