@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import faiss
 import numpy as np
 import pytest
 from pubmed_builders import article_xml, pubmed_file
@@ -200,6 +201,9 @@ def test_stacked_parts_search_exactly_like_one_index_of_the_same_codes(
     with SentenceCollection.open(path, readonly=True) as reader:
         assert [p.entries for p in reader.parts] == [1_000, 400, 200]
         indexes = [reader._part_index(p) for p in reader.parts]
+        # Only the first part carries the coarse centroids (50 MB each at PubMed scale).
+        centroids = [faiss.extract_index_ivf(i).quantizer.ntotal for i in indexes]
+        assert centroids[0] > 0 and centroids[1:] == [0, 0]
         merged = ip.empty_like(indexes[0])
         ip.gather(indexes, merged, reassign=False)
         queries = x[::97]

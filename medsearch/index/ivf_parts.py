@@ -124,14 +124,22 @@ class IvfParts:
             self.fresh = empty_like(self.index(self.parts[0]))
         return self.fresh
 
-    def write(self, index: Any, gen: int, seq: int, lo: int, hi: int) -> Part:
+    def write(
+        self, index: Any, gen: int, seq: int, lo: int, hi: int, *, first: bool = False
+    ) -> Part:
+        """Write ``index`` as a part. With codes of raw vectors (sentences) only the
+        ``first`` part keeps the coarse quantizer: the others' lists are scanned with the
+        first's assignment, and a quantizer in each would cost its size (50 MB at
+        16,384 x 768) on disk and in every search process, once per part. Residual
+        codes (articles) need their centroids to be scored, so they keep it."""
         file = f"seg.{gen}.{seq}.faiss"
-        vf.write_index(index, self.path / file)
+        keep = first or bool(_ivf(index).by_residual)
+        vf.write_index(index if keep else _without_quantizer(index), self.path / file)
         return Part(file, lo, hi, int(index.ntotal))
 
     def start(self, index: Any, gen: int, rows: int) -> None:
         """A whole new index (built or retrained) becomes the only part."""
-        part = self.write(index, gen, 0, 0, rows)
+        part = self.write(index, gen, 0, 0, rows, first=True)
         self.parts, self.opened = [part], {part.file: read_part(self.path / part.file)}
         self.fresh, self.tomb = None, np.zeros(0, np.int64)
 
@@ -180,13 +188,13 @@ class IvfParts:
 
         def rewrite(group: list[Part]) -> Part:
             nonlocal seq, tomb
-            lo, hi = group[0].lo, group[-1].hi
+            lo, hi, first = group[0].lo, group[-1].hi, group[0] == parts[0]
             target = empty_like(self.index(group[0]))
             inside = (tomb >= lo) & (tomb < hi)
             gather([self.index(p) for p in group], target, reassign=False, dead=tomb[inside])
             tomb = tomb[~inside]
             seq += 1
-            return self.write(target, gen, seq, lo, hi)
+            return self.write(target, gen, seq, lo, hi, first=first)
 
         for i, part in enumerate(parts):
             in_part = np.count_nonzero((tomb >= part.lo) & (tomb < part.hi))
@@ -223,13 +231,16 @@ def empty_like(part: Any) -> Any:
     """
     src = _ivf(part)
     quantizer = faiss.clone_index(src.quantizer)
-    return ivfpq_with(quantizer, src.pq, src.nprobe, by_residual=src.by_residual)
+    return ivfpq_with(quantizer, src.pq, src.nprobe, by_residual=src.by_residual, nlist=src.nlist)
 
 
-def ivfpq_with(quantizer: Any, pq: Any, nprobe: int, *, by_residual: bool) -> Any:
+def ivfpq_with(
+    quantizer: Any, pq: Any, nprobe: int, *, by_residual: bool, nlist: int | None = None
+) -> Any:
     """An empty, trained inner-product IVF-PQ index over ``quantizer`` (taken over)."""
+    lists = quantizer.ntotal if nlist is None else nlist
     out = faiss.IndexIVFPQ(
-        quantizer, quantizer.d, quantizer.ntotal, pq.M, pq.nbits, faiss.METRIC_INNER_PRODUCT
+        quantizer, quantizer.d, lists, pq.M, pq.nbits, faiss.METRIC_INNER_PRODUCT
     )
     quantizer.this.disown()
     out.own_fields = True
@@ -238,6 +249,18 @@ def ivfpq_with(quantizer: Any, pq: Any, nprobe: int, *, by_residual: bool) -> An
     out.is_trained = True
     out.nprobe = nprobe
     return out
+
+
+def _without_quantizer(index: Any) -> Any:
+    """``index``'s lists and PQ behind an empty quantizer (for writing only): scanning
+    a list of codes of raw vectors needs no centroid."""
+    src = _ivf(index)
+    shell = ivfpq_with(
+        faiss.IndexFlatIP(src.d), src.pq, src.nprobe, by_residual=src.by_residual, nlist=src.nlist
+    )
+    shell.replace_invlists(src.invlists, False)
+    shell.ntotal = src.ntotal
+    return shell
 
 
 def search_parts(

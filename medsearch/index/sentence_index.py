@@ -426,7 +426,7 @@ class SentenceCollection(SlotStore):
                 target = empty_like(trained)
                 gather([ivf.index(part)], target, reassign=True, dead=tomb)
                 if target.ntotal or (i == len(parts) - 1 and not out):
-                    out.append(ivf.write(target, gen, seq + i, part.lo, part.hi))
+                    out.append(ivf.write(target, gen, seq + i, part.lo, part.hi, first=not out))
                 elif out:
                     out[-1] = out[-1]._replace(hi=part.hi)
             return out
