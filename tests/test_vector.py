@@ -302,6 +302,35 @@ def test_an_ivf_collection_grows_in_parts_and_a_rebuild_makes_one(tmp_path: Path
     assert sorted(p.name for p in (tmp_path / "v").glob("seg.*")) == [col.manifest.segments[0][0]]
 
 
+def test_a_format_1_ivf_index_is_read_as_one_part_and_continues_in_parts(
+    tmp_path: Path,
+) -> None:
+    x = clustered(4_600, centres=40)
+    with new(tmp_path) as col:
+        col.flat_max = 3_000
+        col.add(np.arange(4_000), x[:4_000])
+        col.commit()
+        only = col.manifest.segments[0][0]
+    path = tmp_path / "v"
+    manifest = json.loads((path / "manifest.json").read_text())  # as format 1 wrote it
+    (path / only).rename(path / "index.1.faiss")
+    manifest.update(format_version=1, index_file="index.1.faiss", segments=[], dead_file=None)
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    q = near(x[:4_600], 10)
+    with VectorCollection.open(path, readonly=True) as reader:
+        assert len(reader) == 4_000 and reader.search(q, 5)[0]
+    with VectorCollection.open(path) as col:
+        col.add(np.arange(4_000, 4_600), x[4_000:])
+        col.commit()
+        first = col.manifest.segments[0]
+        assert (first[0], first[3]) == ("index.1.faiss", 4_000)
+        assert col.manifest.format_version == 2 and len(col.manifest.segments) == 2
+    truth = {i for r in brute_force(np.arange(4_600), x[:4_600], q, 10) for i, _ in r}
+    with VectorCollection.open(path, readonly=True) as reader:
+        got = {i for r in reader.search(q, 10) for i, _ in r}
+    assert len(got & truth) >= 0.9 * len(truth)
+
+
 def test_profile_and_dim_mismatch_are_clear_errors(tmp_path: Path) -> None:
     new(tmp_path).close()
     with pytest.raises(IndexMismatchError, match=r"'test'.*'medcpt'"):
