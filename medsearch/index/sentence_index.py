@@ -316,11 +316,19 @@ class SentenceCollection(SlotStore):
         fh = self._fh.pop(self.manifest.sample_file, None)
         if fh is not None:
             fh.close()
-        # One scatter through a memory map: a seek and write per row cost ~30 us each,
-        # a third of a writer's time per sentence once the sample is full.
-        sample = np.memmap(file, dtype=np.float16, mode="r+", shape=(cap, self.dim))
-        sample[slots[hit]] = rest[hit]  # repeated slots: the later row wins, as in Algorithm R
-        del sample  # unmapped: the pages are the file's, made durable by the next commit
+        # One positioned write per replaced row (~30-40 us: the page is read first). A
+        # memory-mapped scatter measured 2.5x faster but counts every touched page of the
+        # 768 MB file in the writer's RSS. Replacements total ~cap x ln(seen / cap) rows
+        # over a collection's life (~3.4M for PubMed: ~2 minutes). Rows go in order, so a
+        # repeated slot keeps the later row, as in Algorithm R; the next commit makes
+        # them durable.
+        width = 2 * self.dim
+        fd = os.open(file, os.O_WRONLY)
+        try:
+            for row, slot in zip(rest[hit], slots[hit].tolist(), strict=True):
+                os.pwrite(fd, row.tobytes(), slot * width)
+        finally:
+            os.close(fd)
 
     def _read_sample(self) -> np.ndarray:
         if self._sample_rows == 0:
@@ -342,7 +350,7 @@ class SentenceCollection(SlotStore):
             os.fsync(fh.fileno())
         sample = self.path / self.manifest.sample_file
         if self.manifest.sample_file not in self._fh and sample.exists():
-            with open(sample, "rb+") as fh:  # rows replaced through a memory map
+            with open(sample, "rb+") as fh:  # rows replaced in place by _sample
                 os.fsync(fh.fileno())
         gen = self.manifest.generation + 1
         lookup_file = f"lookup.{gen}.npy"
