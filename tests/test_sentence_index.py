@@ -14,11 +14,13 @@ from pubmed_builders import article_xml, pubmed_file
 from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_tiny_config
 
 from ingest.sentences import article_sentences
+from medsearch.errors import VectorsMissingError
 from medsearch.index import ivf_parts as ip
 from medsearch.index.ivf_parts import Part
 from medsearch.index.sentence_index import SENTENCE_FORMAT, OldLayoutError, SentenceCollection
 from medsearch.index.sentence_migrate import open_sentences
 from medsearch.index.vector import VectorCollection
+from medsearch.index.vector_layout import read_committed, read_manifest
 from medsearch.paths import Paths
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from medsearch.store import Store
@@ -278,6 +280,27 @@ def test_a_crash_before_the_manifest_leaves_the_last_commit_and_no_stray_parts(
         col.commit()
     assert not (path / "dead.9.npy").exists()
     assert sorted(part_files(path)) == sorted(p.file for p in SentenceCollection.open(path).parts)
+
+
+def test_a_reader_opening_during_a_commit_reads_the_new_commit(
+    tmp_path: Path, small_limits: None
+) -> None:
+    """A search opens the manifest, then its files; a writer's commit in between deletes
+    the parts it merged. The reader then opens the newer commit, not an error."""
+    x, ids = vectors(1_200, seed=13), sids(1_200)
+    path = tmp_path / "s"
+    committed(path, x, ids, 800, 1_000)
+    seen = read_manifest(path)
+    assert seen is not None
+    with SentenceCollection.open(path) as col:
+        col.add(ids[1_000:], x[1_000:])
+        col.commit()  # its 200 and the last part's 200 merge into a new file
+    assert not all((path / str(part[0])).exists() for part in seen.segments)
+    reader = read_committed(path, seen, lambda m: SentenceCollection(path, m))
+    assert len(reader) == 1_200 and reader.manifest.generation > seen.generation
+    (path / reader.parts[0].file).unlink()  # the last commit's own file: still an error
+    with pytest.raises(VectorsMissingError, match="is missing"):
+        SentenceCollection.open(path, readonly=True)
 
 
 def test_a_format_2_collection_is_read_as_one_part_and_extended_in_parts(

@@ -60,6 +60,7 @@ from medsearch.index.vector_layout import (
     VectorManifest,
     committed_files,
     now_iso,
+    read_committed,
     read_manifest,
     remove_unreferenced,
     sentence_pq_bytes,
@@ -173,7 +174,7 @@ class SentenceCollection(SlotStore):
             )
         check_compatible(path, manifest, dim=dim, profile=profile)
         if readonly:
-            return cls(path, manifest).read_only()
+            return read_committed(path, manifest, lambda m: cls(path, m)).read_only()
         _recover(path, manifest)
         return cls(path, manifest)
 

@@ -37,6 +37,7 @@ from medsearch.index.vector_layout import (
     kind_of_factory,
     normalise_factory,
     now_iso,
+    read_committed,
     read_manifest,
     recover,
     remove_unreferenced,
@@ -116,7 +117,7 @@ class VectorCollection(SlotStore):
             )
         check_compatible(path, manifest, dim=dim, profile=profile)
         if readonly:  # IVF lists memory-mapped: ~8 GB of codes at PubMed scale stay on disk
-            return cls(path, manifest, mmap=True).read_only()
+            return read_committed(path, manifest, lambda m: cls(path, m, mmap=True)).read_only()
         recover(path, manifest)
         return cls(path, manifest)
 

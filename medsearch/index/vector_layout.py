@@ -25,15 +25,17 @@ import io
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from medsearch.errors import MedsearchError, VectorsMissingError
+
+T = TypeVar("T")
 
 FORMAT_VERSION = 2  # 2: an IVF-PQ index may be in parts (segments); 1 reads as one part
 MANIFEST = "manifest.json"
@@ -130,6 +132,25 @@ def read_manifest(directory: Path) -> VectorManifest | None:
     if not path.exists():
         return None
     return VectorManifest.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def read_committed(path: Path, manifest: VectorManifest, build: Callable[[VectorManifest], T]) -> T:
+    """``build(manifest)`` for a reader; once more from a newer manifest if a writer's
+    commit replaced the files it names in between (the writer deletes merged parts and
+    old generations right after its commit). Missing files of the last commit stay an
+    error."""
+    for _ in range(READ_ATTEMPTS - 1):
+        try:
+            return build(manifest)
+        except (VectorsMissingError, FileNotFoundError):
+            newer = read_manifest(path)
+            if newer is None or newer.generation == manifest.generation:
+                raise
+            manifest = newer
+    return build(manifest)
+
+
+READ_ATTEMPTS = 3
 
 
 def fsync_dir(directory: Path) -> None:
