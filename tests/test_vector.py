@@ -302,6 +302,35 @@ def test_an_ivf_collection_grows_in_parts_and_a_rebuild_makes_one(tmp_path: Path
     assert sorted(p.name for p in (tmp_path / "v").glob("seg.*")) == [col.manifest.segments[0][0]]
 
 
+def test_a_rebuild_encodes_straight_into_parts_of_bounded_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 40.9M articles a rebuild (a retrain at 8x growth, a new factory) would hold
+    ~8 GB of codes at once; it writes a part whenever one is full instead."""
+    from medsearch.index import vector_faiss
+
+    monkeypatch.setattr(vector_faiss, "ADD_BATCH", 500)
+    x = clustered(4_200, centres=40)
+    with new(tmp_path) as col:
+        col.flat_max, col.part_entries = 3_000, 1_500
+        col.add(np.arange(4_200), x)
+        col.remove([7])
+        col.rebuild()
+        segments = col.manifest.segments
+        assert [s[3] for s in segments] == [1_500, 1_500, 1_199]
+        assert [s[1] for s in segments[1:]] == [s[2] for s in segments[:-1]]  # contiguous
+        assert segments[-1][2] == 4_199  # compacted: 4,199 slots
+    q = near(x, 10)
+    truth = {
+        i
+        for r in brute_force(np.delete(np.arange(4_200), 7), np.delete(x, 7, 0), q, 10)
+        for i, _ in r
+    }
+    with VectorCollection.open(tmp_path / "v", readonly=True) as reader:
+        got = {i for r in reader.search(q, 10) for i, _ in r}
+    assert len(got & truth) >= 0.9 * len(truth) and 7 not in got
+
+
 def test_a_format_1_ivf_index_is_read_as_one_part_and_continues_in_parts(
     tmp_path: Path,
 ) -> None:

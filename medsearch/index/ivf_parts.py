@@ -52,8 +52,8 @@ class Part(NamedTuple):
     entries: int
 
 
-Retrain = Callable[["IvfParts", list[Part], np.ndarray, int, int], list[Part]]
-"""Rewrite every part for a new quantizer: (parts, tombstones, gen, seq) -> new parts."""
+Retrain = Callable[["IvfParts", list[Part], np.ndarray, int], list[Part]]
+"""Rewrite every part for a new quantizer: (parts, tombstones, gen) -> new parts."""
 
 
 class IvfParts:
@@ -67,6 +67,7 @@ class IvfParts:
         self.opened: dict[str, Any] = {}
         self.fresh: Any = None
         self.tomb = np.zeros(0, np.int64)
+        self._written = 0  # parts written by this object: unique file names per commit
 
     @classmethod
     def load(cls, path: Path, m: VectorManifest, part_entries: int) -> IvfParts:
@@ -124,24 +125,49 @@ class IvfParts:
             self.fresh = empty_like(self.index(self.parts[0]))
         return self.fresh
 
-    def write(
-        self, index: Any, gen: int, seq: int, lo: int, hi: int, *, first: bool = False
-    ) -> Part:
+    def write(self, index: Any, gen: int, lo: int, hi: int, *, first: bool = False) -> Part:
         """Write ``index`` as a part. With codes of raw vectors (sentences) only the
         ``first`` part keeps the coarse quantizer: the others' lists are scanned with the
         first's assignment, and a quantizer in each would cost its size (50 MB at
         16,384 x 768) on disk and in every search process, once per part. Residual
         codes (articles) need their centroids to be scored, so they keep it."""
-        file = f"seg.{gen}.{seq}.faiss"
+        self._written += 1
+        file = f"seg.{gen}.{self._written}.faiss"
         keep = first or bool(_ivf(index).by_residual)
         vf.write_index(index if keep else _without_quantizer(index), self.path / file)
         return Part(file, lo, hi, int(index.ntotal))
 
     def start(self, index: Any, gen: int, rows: int) -> None:
         """A whole new index (built or retrained) becomes the only part."""
-        part = self.write(index, gen, 0, 0, rows, first=True)
+        part = self.write(index, gen, 0, rows, first=True)
         self.parts, self.opened = [part], {part.file: read_part(self.path / part.file)}
         self.fresh, self.tomb = None, np.zeros(0, np.int64)
+
+    def fill(
+        self,
+        trained: Any,
+        slots: np.ndarray,
+        read_rows: Callable[[np.ndarray], np.ndarray],
+        gen: int,
+        rows: int,
+    ) -> None:
+        """Encode the vectors at ``slots`` (sorted) into parts of ``part_entries``, one in
+        memory at a time: a rebuild of PubMed's article index never holds its ~8 GB."""
+        parts: list[Part] = []
+        target, lo = trained, 0
+        for start in range(0, len(slots), vf.ADD_BATCH):
+            batch = slots[start : start + vf.ADD_BATCH]
+            target.add_with_ids(read_rows(batch), batch)
+            if target.ntotal >= self.part_entries:
+                hi = int(batch[-1]) + 1
+                parts.append(self.write(target, gen, lo, hi, first=not parts))
+                target, lo = empty_like(trained), hi
+        if target.ntotal or not parts:
+            parts.append(self.write(target, gen, lo, rows, first=not parts))
+        else:
+            parts[-1] = parts[-1]._replace(hi=rows)
+        self.parts, self.opened, self.fresh = parts, {}, None
+        self.tomb = np.zeros(0, np.int64)
 
     def commit(
         self,
@@ -155,22 +181,21 @@ class IvfParts:
         fields for the result (written by the caller's manifest, the commit point)."""
         tomb = self.excluded(dead)
         tomb = np.zeros(0, np.int64) if tomb is None else tomb
-        parts, seq = list(self.parts), 1
+        parts = list(self.parts)
         lo, hi = committed_rows, rows
         if hi > lo:
             fresh = self.fresh
             if fresh is not None:
                 vf.remove_slots(fresh, tomb[(tomb >= lo) & (tomb < hi)])
             if fresh is not None and fresh.ntotal:
-                parts.append(self.write(fresh, gen, seq, lo, hi))
-                seq += 1
+                parts.append(self.write(fresh, gen, lo, hi))
             else:  # every addition was removed again: the last part's range grows
                 parts[-1] = parts[-1]._replace(hi=hi)
             tomb = tomb[tomb < lo]
         if retrain is not None:
-            parts, tomb = retrain(self, parts, tomb, gen, seq), np.zeros(0, np.int64)
+            parts, tomb = retrain(self, parts, tomb, gen), np.zeros(0, np.int64)
         else:
-            parts, tomb = self._tidy(parts, tomb, gen, seq)
+            parts, tomb = self._tidy(parts, tomb, gen)
         dead_file = None
         if len(tomb):
             dead_file = f"dead.{gen}.npy"
@@ -181,20 +206,17 @@ class IvfParts:
             "dead_file": dead_file,
         }
 
-    def _tidy(
-        self, parts: list[Part], tomb: np.ndarray, gen: int, seq: int
-    ) -> tuple[list[Part], np.ndarray]:
+    def _tidy(self, parts: list[Part], tomb: np.ndarray, gen: int) -> tuple[list[Part], np.ndarray]:
         """Merge the newest parts like a binary counter; rewrite parts mostly dead."""
 
         def rewrite(group: list[Part]) -> Part:
-            nonlocal seq, tomb
+            nonlocal tomb
             lo, hi, first = group[0].lo, group[-1].hi, group[0] == parts[0]
             target = empty_like(self.index(group[0]))
             inside = (tomb >= lo) & (tomb < hi)
             gather([self.index(p) for p in group], target, reassign=False, dead=tomb[inside])
             tomb = tomb[~inside]
-            seq += 1
-            return self.write(target, gen, seq, lo, hi, first=first)
+            return self.write(target, gen, lo, hi, first=first)
 
         for i, part in enumerate(parts):
             in_part = np.count_nonzero((tomb >= part.lo) & (tomb < part.hi))

@@ -426,16 +426,14 @@ class SentenceCollection(SlotStore):
         memory stays one part, and no vector is needed (the codes are of raw vectors)."""
         sample = self._read_sample()
 
-        def retrain(
-            ivf: IvfParts, parts: list[Part], tomb: np.ndarray, gen: int, seq: int
-        ) -> list[Part]:
+        def retrain(ivf: IvfParts, parts: list[Part], tomb: np.ndarray, gen: int) -> list[Part]:
             trained = sf.trained_like(ivf.index(parts[0]), self.dim, factory, sample)
             out: list[Part] = []
             for i, part in enumerate(parts):
                 target = empty_like(trained)
                 gather([ivf.index(part)], target, reassign=True, dead=tomb)
                 if target.ntotal or (i == len(parts) - 1 and not out):
-                    out.append(ivf.write(target, gen, seq + i, part.lo, part.hi, first=not out))
+                    out.append(ivf.write(target, gen, part.lo, part.hi, first=not out))
                 elif out:
                     out[-1] = out[-1]._replace(hi=part.hi)
             return out

@@ -60,11 +60,29 @@ def build_index(
 ) -> tuple[Any, int | None, float]:
     """Build ``factory`` over the rows at ``slots`` (sorted): (index, nprobe, seconds).
 
-    Training uses a random sample of at most ``TRAIN_POINTS_PER_LIST * nlist`` rows (and
-    enough for PQ's 256 centroids); vectors are added in batches so peak memory is one
-    batch of float32 plus the index itself.
+    Vectors are added in batches so peak memory is one batch of float32 plus the index.
     """
     start = time.perf_counter()
+    index, nprobe = trained_index(dim, factory, slots, read_rows, seed=seed)
+    for lo in range(0, len(slots), ADD_BATCH):
+        batch = slots[lo : lo + ADD_BATCH]
+        index.add_with_ids(read_rows(batch), batch.astype(np.int64))
+    return index, nprobe, time.perf_counter() - start
+
+
+def trained_index(
+    dim: int,
+    factory: str,
+    slots: np.ndarray,
+    read_rows: Callable[[np.ndarray], np.ndarray],
+    *,
+    seed: int = 0,
+) -> tuple[Any, int | None]:
+    """An empty ``factory`` index trained on the rows at ``slots``: (index, nprobe).
+
+    Training uses a random sample of at most ``TRAIN_POINTS_PER_LIST * nlist`` rows (and
+    enough for PQ's 256 centroids).
+    """
     index = new_index(dim, factory)
     nprobe = None
     ivf = ivf_of(index)
@@ -92,10 +110,7 @@ def build_index(
     if ivf is not None:
         nprobe = default_nprobe(ivf.nlist)
         ivf.nprobe = nprobe
-    for lo in range(0, len(slots), ADD_BATCH):
-        batch = slots[lo : lo + ADD_BATCH]
-        index.add_with_ids(read_rows(batch), batch.astype(np.int64))
-    return index, nprobe, time.perf_counter() - start
+    return index, nprobe
 
 
 def write_index(index: Any, path: Path) -> None:
