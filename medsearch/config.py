@@ -72,6 +72,11 @@ class IngestSettings:
     """Bytes ``ingest --download`` leaves free on the data home's disk beyond its own
     estimate (which already has 10% headroom): room for the rest of the machine."""
 
+    delete_downloads: bool = False
+    """Delete each downloaded PubMed file once it is ingested (the baseline is 51.8 GB
+    of gzipped XML that the store holds again); later downloads skip files the ledger
+    has. Same as ``ingest --delete-downloads``."""
+
 
 def load_ingest_settings(paths: Paths) -> IngestSettings:
     """Defaults overridden by the ``[ingest]`` table of the config file."""
@@ -82,7 +87,13 @@ def load_ingest_settings(paths: Paths) -> IngestSettings:
             f"[ingest] keep_free_bytes in {paths.config_file} must be a whole number of"
             f" bytes, 0 or more (e.g. 20_000_000_000), not {value!r}"
         )
-    return IngestSettings(keep_free_bytes=value)
+    delete = table.get("delete_downloads", False)
+    if not isinstance(delete, bool):
+        raise UsageError(
+            f"[ingest] delete_downloads in {paths.config_file} must be true or false,"
+            f" not {delete!r}"
+        )
+    return IngestSettings(keep_free_bytes=value, delete_downloads=delete)
 
 
 def load_settings(paths: Paths) -> Settings:

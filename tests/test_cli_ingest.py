@@ -22,7 +22,8 @@ def cli(home: Path, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_ingest_download_fetches_verifies_and_ingests_from_a_mirror(tmp_path: Path) -> None:
+def baseline_site(tmp_path: Path) -> Path:
+    """Two baseline files of five articles each, with their md5 files, as NCBI lays out."""
     folder = tmp_path / "site" / "pubmed" / "baseline"
     folder.mkdir(parents=True)
     for n in (1, 2):
@@ -34,6 +35,11 @@ def test_ingest_download_fetches_verifies_and_ingests_from_a_mirror(tmp_path: Pa
         )
         digest = hashlib.md5((folder / name).read_bytes()).hexdigest()
         (folder / f"{name}.md5").write_text(f"MD5({name})= {digest}\n")
+    return tmp_path / "site"
+
+
+def test_ingest_download_fetches_verifies_and_ingests_from_a_mirror(tmp_path: Path) -> None:
+    baseline_site(tmp_path)
     home = tmp_path / "home"
     with serve(tmp_path / "site") as server:
         code, out, err = cli(
@@ -53,6 +59,30 @@ def test_ingest_download_fetches_verifies_and_ingests_from_a_mirror(tmp_path: Pa
     assert (summary["ingested"], summary["added"]) == (1, 5)
     assert (home / "downloads" / "baseline" / "pubmed26n0001.xml.gz").exists()
     assert not (home / "downloads" / "baseline" / "pubmed26n0002.xml.gz").exists()
+
+
+def test_delete_downloads_frees_the_xml_and_a_later_download_skips_what_is_ingested(
+    tmp_path: Path,
+) -> None:
+    site = baseline_site(tmp_path)
+    home = tmp_path / "home"
+    downloads = home / "downloads" / "baseline"
+    with serve(site) as server:
+        url = server.url + "pubmed/"
+        args = ("ingest", "--download", "baseline", "--mirror", url, "--no-encode", "--json")
+        code, out, err = cli(home, *args, "--limit", "1", "--delete-downloads")
+        assert code == 0, err
+        summary = json.loads(out)
+        assert summary["added"] == 5 and not list(downloads.glob("*.xml.gz"))
+        assert any("deleted 1 downloaded file(s)" in note for note in summary["notes"])
+        (home / "config.toml").write_text("[ingest]\ndelete_downloads = true\n")
+        code, out, err = cli(home, *args)  # both files listed: only the second is fetched
+        assert code == 0, err
+        first = "/pubmed/baseline/pubmed26n0001.xml.gz"
+        assert len(server.requests_for(first)) == 1  # the first run's, none since
+    assert json.loads(out)["added"] == 5 and not list(downloads.glob("*.xml.gz"))
+    with Store(home / "store.sqlite") as store:
+        assert store.count() == 10
 
 
 def test_a_failed_file_makes_the_exit_status_non_zero_but_keeps_the_rest(tmp_path: Path) -> None:

@@ -56,24 +56,53 @@ def fetch_files(
     target: Literal["baseline", "updates"] = "baseline" if kind == "baseline" else "updates"
     dest = paths.downloads / target
     chosen = plan(target, limit=limit, mirror=mirror or DEFAULT_MIRROR)
+    done = ingested_files(paths)
     if space_check:
-        check_space(paths, chosen, dest, encode=encode)
-    return download_files(chosen, dest, progress=on_bytes, on_file=on_file)
+        check_space(paths, chosen, dest, encode=encode, ingested=done)
+    # A file the ledger has is in the store: never fetched again (it may have been
+    # deleted after its ingest, see --delete-downloads).
+    wanted = [r for r in chosen if r.name not in done]
+    return download_files(wanted, dest, progress=on_bytes, on_file=on_file)
 
 
-def check_space(paths: Paths, chosen: list[RemoteFile], dest: Path, *, encode: bool) -> None:
+def ingested_files(paths: Paths) -> frozenset[str]:
+    """Names of the input files the ledger records as fully ingested."""
+    if not paths.store.exists():
+        return frozenset()
+    from medsearch.store import Store
+
+    with Store(paths.store, readonly=True) as store:
+        return frozenset(e.name for e in store.ledger() if e.status == "done")
+
+
+def delete_ingested(paths: Paths, files: list[Path]) -> list[str]:
+    """Delete the downloaded ``files`` the ledger now has; a note of what it freed."""
+    done = ingested_files(paths)
+    gone = [f for f in files if f.name in done and f.exists()]
+    freed = sum(f.stat().st_size for f in gone)
+    for f in gone:
+        f.unlink()
+    if not gone:
+        return []
+    from medsearch.footprint import human
+
+    return [f"deleted {len(gone)} downloaded file(s) now in the store ({human(freed)})"]
+
+
+def check_space(
+    paths: Paths,
+    chosen: list[RemoteFile],
+    dest: Path,
+    *,
+    encode: bool,
+    ingested: frozenset[str],
+) -> None:
     """Refuse (:class:`DiskSpaceError`) when the disk cannot hold what ``chosen`` brings."""
     from ingest.space import check, estimate, per_citation
     from medsearch.config import load_ingest_settings
     from medsearch.status import corpus_status
 
     status = corpus_status(paths)
-    ingested: frozenset[str] = frozenset()
-    if paths.store.exists():
-        from medsearch.store import Store
-
-        with Store(paths.store, readonly=True) as store:
-            ingested = frozenset(e.name for e in store.ledger() if e.status == "done")
     per = per_citation(status["footprint"], int(status["articles"]))
     needed = estimate(chosen, dest, per, ingested=ingested, encode=encode)
     check(needed, paths.home, keep_free=load_ingest_settings(paths).keep_free_bytes)
@@ -101,6 +130,11 @@ def check_space(paths: Paths, chosen: list[RemoteFile], dest: Path, *, encode: b
     "--skip-space-check",
     is_flag=True,
     help="With --download: start even if the disk looks too small for the estimate.",
+)
+@click.option(
+    "--delete-downloads",
+    is_flag=True,
+    help="With --download: delete each file once it is ingested (the baseline is 51.8 GB).",
 )
 @click.option("--no-encode", is_flag=True, help="Skip encoding: lexical search only, encode later.")
 @click.option(
@@ -134,6 +168,7 @@ def ingest(
     mirror: str | None,
     embeddings: str | None,
     skip_space_check: bool,
+    delete_downloads: bool,
     no_encode: bool,
     profile: str | None,
     device: str,
@@ -160,27 +195,31 @@ def ingest(
     if (limit or mirror) and not download:
         raise UsageError("--limit and --mirror go with --download")
     files = list(inputs)
+    from medsearch.config import load_ingest_settings
     from medsearch.lock import write_lock
 
+    delete_downloads = delete_downloads or load_ingest_settings(paths).delete_downloads
+    fetched: list[Path] = []
     with write_lock(paths, "ingest"), RichProgress(enabled=not as_json) as progress:
         if download:
-            files.extend(
-                fetch_files(
-                    paths,
-                    download,
-                    limit,
-                    mirror,
-                    progress,
-                    encode=not no_encode,
-                    space_check=not skip_space_check,
-                )
+            fetched = fetch_files(
+                paths,
+                download,
+                limit,
+                mirror,
+                progress,
+                encode=not no_encode,
+                space_check=not skip_space_check,
             )
+            files.extend(fetched)
         from ingest.pipeline import Ingestor, IngestSummary
 
         with Ingestor(
             paths, jobs=default_jobs() if jobs is None else jobs, progress=progress
         ) as ing:
             summary = ing.run(files) if files else IngestSummary()
+            if delete_downloads:  # before encoding: the space goes to the vectors
+                summary.notes.extend(delete_ingested(paths, fetched))
             if embeddings or not no_encode:
                 from ingest.encode_stage import run_vectors_stage
 
