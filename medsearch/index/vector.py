@@ -282,15 +282,12 @@ class VectorCollection(SlotStore):
                 slots = self._live_lookup()[1]
             kind, spec = self._target(len(slots))
             self._index = self._ivf = None  # free the old index before building the new one
-            index, nprobe, seconds = vf.build_index(self.dim, spec, np.sort(slots), self._read_rows)
+            start = time.perf_counter()
+            ordered = np.sort(slots)
+            index, nprobe = vf.trained_index(self.dim, spec, ordered, self._read_rows)
+            vf.add_rows(index, ordered, self._read_rows)
             self._index, self._stale, self._dirty = index, False, True
-            self._meta = {
-                "kind": kind,
-                "factory": spec,
-                "nprobe": nprobe,
-                "trained_on": len(slots),
-                "build_seconds": round(seconds, 3),
-            }
+            self._meta = _built(kind, spec, nprobe, len(slots), start)
         return self._index
 
     def _parted(self, n: int) -> bool:
@@ -308,13 +305,7 @@ class VectorCollection(SlotStore):
         ivf = IvfParts(self.path, self.part_entries)
         ivf.fill(trained, ordered, self._read_rows, gen, self._rows)
         self._ivf, self._stale, self._dirty, self._dead = ivf, False, True, []
-        self._meta = {
-            "kind": kind,
-            "factory": spec,
-            "nprobe": nprobe,
-            "trained_on": len(slots),
-            "build_seconds": round(time.perf_counter() - start, 3),
-        }
+        self._meta = _built(kind, spec, nprobe, len(slots), start)
 
     def _exact(
         self, q: np.ndarray, slots: np.ndarray, k: int
@@ -418,6 +409,17 @@ def check_compatible(
             f"the vectors at {path} have {manifest.dim} dimensions, the model"
             f" {profile or manifest.profile!r} gives {dim}"
         )
+
+
+def _built(kind: str, spec: str, nprobe: int | None, n: int, start: float) -> dict[str, Any]:
+    """The manifest's index fields for an index just built on ``n`` vectors."""
+    return {
+        "kind": kind,
+        "factory": spec,
+        "nprobe": nprobe,
+        "trained_on": n,
+        "build_seconds": round(time.perf_counter() - start, 3),
+    }
 
 
 def _index_meta(m: VectorManifest) -> dict[str, Any]:

@@ -8,7 +8,6 @@ little-endian bit order, ``index_factory`` strings).
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,26 +47,6 @@ def min_train_points(dim: int, factory: str) -> int:
     ivf = ivf_of(index)
     nlist = ivf.nlist if ivf is not None else 1
     return max(39 * nlist, 256)
-
-
-def build_index(
-    dim: int,
-    factory: str,
-    slots: np.ndarray,
-    read_rows: Callable[[np.ndarray], np.ndarray],
-    *,
-    seed: int = 0,
-) -> tuple[Any, int | None, float]:
-    """Build ``factory`` over the rows at ``slots`` (sorted): (index, nprobe, seconds).
-
-    Vectors are added in batches so peak memory is one batch of float32 plus the index.
-    """
-    start = time.perf_counter()
-    index, nprobe = trained_index(dim, factory, slots, read_rows, seed=seed)
-    for lo in range(0, len(slots), ADD_BATCH):
-        batch = slots[lo : lo + ADD_BATCH]
-        index.add_with_ids(read_rows(batch), batch.astype(np.int64))
-    return index, nprobe, time.perf_counter() - start
 
 
 def trained_index(
@@ -111,6 +90,13 @@ def trained_index(
         nprobe = default_nprobe(ivf.nlist)
         ivf.nprobe = nprobe
     return index, nprobe
+
+
+def add_rows(index: Any, slots: np.ndarray, read_rows: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Add the rows at ``slots`` in batches: peak memory is one batch of float32."""
+    for lo in range(0, len(slots), ADD_BATCH):
+        batch = slots[lo : lo + ADD_BATCH]
+        index.add_with_ids(read_rows(batch), batch.astype(np.int64))
 
 
 def write_index(index: Any, path: Path) -> None:
