@@ -75,8 +75,42 @@ def rss_now() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def memory() -> dict[str, int]:
+    """This process's resident memory by kind (/proc/self/status), in bytes."""
+    out = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            key = line.split(":")[0]
+            if key in ("RssAnon", "RssFile", "VmHWM"):
+                out[key] = int(line.split()[1]) * 1024
+    return out
+
+
+def search_child(path: Path) -> dict[str, Any]:
+    """A search process: open the parts for reading, run 200 queries, report memory.
+
+    Private memory (RssAnon) is what a search process costs; mapped pages (RssFile) are
+    the page cache's, shared and dropped under pressure.
+    """
+    queries = np.load(path.parent / "new.npy")[:200]
+    base = memory()
+    col = SentenceCollection.open(path, readonly=True)
+    opened = memory()
+    for q in queries:
+        col.search(q, 400)
+    done = memory()
+    return {
+        "anon_open": opened["RssAnon"] - base["RssAnon"],
+        "anon_after": done["RssAnon"] - base["RssAnon"],
+        "file_after": done["RssFile"] - base["RssFile"],
+        "parts": len(col.parts),
+    }
+
+
 def child(mode: str, path: Path, n: int) -> dict[str, Any]:
     """One commit of PER_COMMIT new sentences, the new way or the old, by phase."""
+    if mode == "search":
+        return search_child(path)
     x = np.load(path.parent / "new.npy")
     ids = np.arange(n, n + len(x))
     before = {f.name: f.stat().st_ino for f in path.iterdir()}
@@ -196,7 +230,13 @@ def main(argv: list[str] | None = None) -> None:
             for bench in path.glob("*.bench*"):
                 bench.unlink()
             new = run_child("parts", path, n)
+            reader = run_child("search", path, n)
         print(f"{n:,} sentences, {parts} parts, codes {codes / 1e6:,.0f} MB:")
+        print(
+            f"  a search process over {reader['parts']} parts, 200 queries: private memory"
+            f" +{reader['anon_open'] / 1e6:,.0f} MB to open, +{reader['anon_after'] / 1e6:,.0f}"
+            f" MB after the queries; mapped index pages {reader['file_after'] / 1e6:,.0f} MB"
+        )
         for name, r in (("whole index (format 2)", old), ("parts (format 3)", new)):
             print(
                 f"  {PER_COMMIT:,} new sentences, {name}: open {r['open']:.1f} s, add"
