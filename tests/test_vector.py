@@ -302,6 +302,34 @@ def test_an_ivf_collection_grows_in_parts_and_a_rebuild_makes_one(tmp_path: Path
     assert sorted(p.name for p in (tmp_path / "v").glob("seg.*")) == [col.manifest.segments[0][0]]
 
 
+def test_exclusions_are_built_once_per_state_and_new_removals_count_at_once(
+    tmp_path: Path,
+) -> None:
+    """At PubMed scale the tombstones number millions: their union and selector are
+    built once per (rows, removals) state, never per query, and never go stale."""
+    x = clustered(5_000, centres=40)
+    with new(tmp_path) as col:
+        col.flat_max = 3_000
+        col.add(np.arange(4_000), x[:4_000])
+        col.commit()
+        col.remove([10, 11])
+        col.commit()
+        assert col.manifest.dead_file and col._ivf is not None
+
+        def best(i: int) -> list[int]:  # inner product: not always the vector itself
+            return [j for j, _ in col.search(x[i : i + 1], 50)[0]]
+
+        first, other = best(20)[:2]
+        assert not {10, 11} & set(best(10))
+        state = col._ivf.exclusions(col._dead_slots(), col._rows)
+        best(30)
+        assert col._ivf.exclusions(col._dead_slots(), col._rows)[1] is state[1]
+        col.remove([first])  # uncommitted: a new state, excluded from the next search
+        assert first not in best(20) and not {10, 11} & set(best(10))
+        col.add([other], -x[other : other + 1])  # replaced: its old code goes at once
+        assert other not in best(20)
+
+
 def test_a_rebuild_encodes_straight_into_parts_of_bounded_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -68,6 +68,7 @@ class IvfParts:
         self.fresh: Any = None
         self.tomb = np.zeros(0, np.int64)
         self._written = 0  # parts written by this object: unique file names per commit
+        self._exclusions: tuple[tuple[int, int], np.ndarray | None, vf.Selector] | None = None
 
     @classmethod
     def load(cls, path: Path, m: VectorManifest, part_entries: int) -> IvfParts:
@@ -94,6 +95,7 @@ class IvfParts:
             parts[0] = parts[0]._replace(entries=int(opened[parts[0].file].ntotal))
         self.parts, self.opened, self.fresh = parts, opened, None
         self.tomb = np.load(self.path / m.dead_file) if m.dead_file else np.zeros(0, np.int64)
+        self._exclusions = None
 
     # -- reading ---------------------------------------------------------------------
 
@@ -109,13 +111,25 @@ class IvfParts:
         return [self.index(p) for p in self.parts] + fresh
 
     def excluded(self, pending: np.ndarray | None) -> np.ndarray | None:
-        """Slots a search must skip: committed tombstones and this session's removals."""
+        """Slots a search must skip, sorted: committed tombstones and this session's
+        removals (``pending``, sorted)."""
         if not len(self.tomb):
             return pending
         return self.tomb if pending is None else np.union1d(self.tomb, pending)
 
-    def files(self) -> set[str]:
-        return {p.file for p in self.parts}
+    def exclusions(
+        self, pending: np.ndarray | None, rows: int
+    ) -> tuple[np.ndarray | None, vf.Selector]:
+        """:meth:`excluded` and its selector over ``rows`` slots, built once per state.
+
+        At PubMed scale the tombstones may number millions; a union and a bitmap per
+        query would cost more than the scan. Within a commit removals only accumulate,
+        so (rows, number pending) names the state; a reload starts afresh."""
+        key = (rows, 0 if pending is None else len(pending))
+        if self._exclusions is None or self._exclusions[0] != key:
+            dead = self.excluded(pending)
+            self._exclusions = (key, dead, vf.Selector(None, dead, rows))
+        return self._exclusions[1], self._exclusions[2]
 
     # -- writing ---------------------------------------------------------------------
 
@@ -347,7 +361,7 @@ def gather(
         ids = np.concatenate([g[0] for g in got])
         codes = np.concatenate([g[1] for g in got])
         if dead is not None and len(dead) and len(ids):
-            keep = ~_member(ids, dead)
+            keep = ~member(ids, dead)
             ids, codes = ids[keep], codes[keep]
         if not len(ids):
             continue
@@ -388,6 +402,7 @@ def _add_entries(ivf: Any, lst: int, ids: np.ndarray, codes: np.ndarray) -> None
     ivf.invlists.add_entries(lst, len(ids), faiss.swig_ptr(ids), faiss.swig_ptr(codes))
 
 
-def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+def member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``np.isin`` for a sorted, non-empty set, without sorting it again per call."""
     pos = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
     return np.asarray(sorted_set[pos] == values)

@@ -105,7 +105,7 @@ class SentenceCollection(SlotStore):
         self._flat: Any = None  # exact mode: the whole index
         self._flat_in_memory = False
         self._ivf: IvfParts | None = None  # compressed mode: the parts
-        self._excluded: tuple[tuple[int, ...], vf.Selector] | None = None
+        self._no_exclusions = vf.Selector(None, None, 0)
         self._dirty = False
         self._sample_rows = manifest.sample_rows
         self._seen = manifest.sample_seen
@@ -216,7 +216,7 @@ class SentenceCollection(SlotStore):
         old = self._slots_of(ids)
         replaced = old >= 0
         if replaced.any():
-            self._dead.append(old[replaced])
+            self._bury(old[replaced])
         slots = np.arange(self._rows, self._rows + len(ids), dtype=np.int64)
         self._append(self.manifest.ids_file, ids.astype("<i8").tobytes())
         self._sample(half)
@@ -270,16 +270,12 @@ class SentenceCollection(SlotStore):
     # -- internals -------------------------------------------------------------------
 
     def _selector(self) -> vf.Selector:
-        """Tombstones and uncommitted removals, built once per state (a reader's never
-        changes, and at PubMed scale the tombstones may number millions)."""
+        """Tombstones and uncommitted removals (cached by the parts: a reader's never
+        change, and at PubMed scale the tombstones may number millions)."""
         dead = self._dead_slots()
-        tomb = 0 if self._ivf is None else len(self._ivf.tomb)
-        key = (self._rows, tomb, 0 if dead is None else len(dead), id(self._ivf))
-        if self._excluded is None or self._excluded[0] != key:
-            if self._ivf is not None:
-                dead = self._ivf.excluded(dead)
-            self._excluded = (key, vf.Selector(None, dead, self._rows))
-        return self._excluded[1]
+        if self._ivf is not None:
+            return self._ivf.exclusions(dead, self._rows)[1]
+        return vf.Selector(None, dead, self._rows) if dead is not None else self._no_exclusions
 
     def _writable(self) -> Any:
         """Where additions go: the exact index in memory, or this session's new part."""
@@ -378,7 +374,6 @@ class SentenceCollection(SlotStore):
         self._lk_ids, self._lk_slots = self._load_lookup()
         if self._ivf is not None:
             self._ivf.reload(self.manifest)
-        self._excluded = None
         _remove_unreferenced(self.path, self.manifest)
 
     def _commit_flat(self, gen: int, live: int, force_rebuild: bool) -> dict[str, Any]:

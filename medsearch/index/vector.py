@@ -27,7 +27,7 @@ from medsearch.errors import (
     VectorsMissingError,
 )
 from medsearch.index import vector_faiss as vf
-from medsearch.index.ivf_parts import PART_BYTES, IvfParts, search_parts
+from medsearch.index.ivf_parts import PART_BYTES, IvfParts, member, search_parts
 from medsearch.index.vector_layout import (
     FLAT_MAX,
     FORMAT_VERSION,
@@ -145,7 +145,7 @@ class VectorCollection(SlotStore):
         old = self._slots_of(ids)
         replaced = old >= 0
         if replaced.any():
-            self._dead.append(old[replaced])
+            self._bury(old[replaced])
         slots = np.arange(self._rows, self._rows + len(ids), dtype=np.int64)
         self._append(self.manifest.vectors_file, half.tobytes())
         self._append(self.manifest.ids_file, ids.astype("<i8").tobytes())
@@ -201,12 +201,15 @@ class VectorCollection(SlotStore):
             if len(allowed) <= self.exact_filter_max:
                 return self._as_results(*self._exact(q, allowed, k))
         index = self._ensure_index()
-        if index is None and self._ivf is not None:
-            dead = self._ivf.excluded(dead)
+        if index is None and self._ivf is not None and allowed is None:
+            dead, selector = self._ivf.exclusions(dead, self._rows)  # built once per state
+        else:
+            if index is None and self._ivf is not None:
+                dead = self._ivf.excluded(dead)
+            selector = vf.Selector(allowed, dead, self._rows)
         exact = self._meta["kind"] == "flat"
         fetch = k if exact else k * int(self.manifest.rescore_factor)
         probe = nprobe or self._meta["nprobe"]
-        selector = vf.Selector(allowed, dead, self._rows)
         scores, slots = self._search_index(q, fetch, selector, probe)
         short = slots[:, min(slots.shape[1], len(allowed)) - 1] < 0 if allowed is not None else None
         if short is not None and probe and short.any():  # filter emptied the probed lists
@@ -215,8 +218,8 @@ class VectorCollection(SlotStore):
         for i in range(len(q)):
             row = slots[i]
             keep = row >= 0
-            if dead is not None:
-                keep &= ~np.isin(row, dead)
+            if dead is not None and len(dead):
+                keep &= ~member(row, dead)
             if exact:
                 out_scores.append(scores[i][keep][:k])
                 out_slots.append(row[keep][:k])

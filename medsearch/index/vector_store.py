@@ -70,7 +70,7 @@ class SlotStore:
         found = slots >= 0
         if not found.any():
             return 0
-        self._dead.append(slots[found])
+        self._bury(slots[found])
         self._pending.update(dict.fromkeys(ids[found].tolist(), -1))
         self._live -= int(found.sum())
         return int(found.sum())
@@ -134,7 +134,13 @@ class SlotStore:
                     slots[i] = s
         return slots
 
+    def _bury(self, slots: np.ndarray) -> None:
+        """Tombstone ``slots`` (distinct) until the commit; kept sorted so that
+        :meth:`_dead_slots` is a sorted set without a sort per search."""
+        self._dead.append(np.sort(slots))
+
     def _dead_slots(self) -> np.ndarray | None:
+        """Every slot tombstoned since the last commit, sorted and distinct."""
         if not self._dead:
             return None
         if len(self._dead) > 1:
