@@ -224,7 +224,7 @@ class Ingestor:
         self.progress.start("articles", "Articles", total=None)
         from ingest.workers import ParserPool
 
-        pool = ParserPool([f.path for f in todo], jobs=self.jobs)
+        pool = ParserPool([f.path for f in todo], jobs=self.jobs, dictionary=self.store.dictionary)
         by_path = {f.path: f for f in todo}
         try:
             for path, messages in pool:
@@ -270,7 +270,10 @@ class Ingestor:
                 for kind, payload in messages:
                     if kind == "articles":
                         counts = self.store.upsert_rows(payload.rows, file_id=file_id)
-                        self.lexical.upsert(payload.articles())
+                        if payload.documents:  # built by the parsers
+                            self.lexical.upsert_documents(payload.documents)
+                        else:
+                            self.lexical.upsert(payload.articles())
                         articles += len(payload)
                         books += payload.books
                         added += counts.added

@@ -17,7 +17,7 @@ import os
 import queue
 import signal
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,12 +33,14 @@ POLL_SECONDS = 0.5
 Message = tuple[str, Any]
 
 
-def _parse_messages(path: Path, batch_size: int) -> Iterator[Message]:
+def _parse_messages(
+    path: Path, batch_size: int, dictionary: bytes | None, full: bool
+) -> Iterator[Message]:
     from ingest.prepare import messages
     from ingest.pubmed_xml import parse_file
 
     try:
-        yield from messages(parse_file(path), batch_size)
+        yield from messages(parse_file(path), batch_size, dictionary, full=full)
     except ParseError as exc:
         yield ("error", (exc.problem, exc.position))
     except MemoryError:
@@ -47,11 +49,13 @@ def _parse_messages(path: Path, batch_size: int) -> Iterator[Message]:
         yield ("error", (f"unexpected parser failure: {type(exc).__name__}: {exc}", None))
 
 
-def _child_main(path: str, out: mp.Queue[Message], batch_size: int) -> None:
+def _child_main(
+    path: str, out: mp.Queue[Message], batch_size: int, dictionary: bytes | None, full: bool
+) -> None:
     # The writer owns Ctrl-C: it rolls back and stops us; we must not die half-way first.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = os.getppid()
-    for message in _parse_messages(Path(path), batch_size):
+    for message in _parse_messages(Path(path), batch_size, dictionary, full):
         while True:
             try:
                 out.put(message, timeout=POLL_SECONDS)
@@ -73,12 +77,27 @@ class ParserPool:
 
     ``jobs=0`` parses in the calling process (no children): simplest for debugging and
     for very small inputs.
+
+    With two or more parsers (or none), each also compresses its rows (with
+    the store's dictionary, asked of ``dictionary`` as each file starts: None until the
+    store has one) and builds the lexical documents, so the writer only appends and
+    more cores make ingest faster. A single parser is the critical path instead, so it
+    leaves that work to the writer (see :mod:`ingest.prepare`).
     """
 
-    def __init__(self, paths: Sequence[Path], *, jobs: int, batch_size: int = BATCH_SIZE):
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        *,
+        jobs: int,
+        batch_size: int = BATCH_SIZE,
+        dictionary: Callable[[], bytes | None] = lambda: None,
+    ):
         self.paths = list(paths)
         self.jobs = max(0, jobs)
         self.batch_size = batch_size
+        self.dictionary = dictionary
+        self.full = self.jobs != 1  # in-process (0) it saves rebuilding every article
         self._running: deque[_Running] = deque()
         self._ctx = mp.get_context("forkserver") if self.jobs else None
         if self._ctx is not None:
@@ -107,14 +126,16 @@ class ParserPool:
             return _Running(path, None, None)
         out: mp.Queue[Message] = self._ctx.Queue(maxsize=QUEUE_BATCHES)
         proc = self._ctx.Process(
-            target=_child_main, args=(str(path), out, self.batch_size), daemon=True
+            target=_child_main,
+            args=(str(path), out, self.batch_size, self.dictionary(), self.full),
+            daemon=True,
         )
         proc.start()
         return _Running(path, proc, out)
 
     def _messages(self, running: _Running) -> Iterator[Message]:
         if running.process is None or running.out is None:
-            yield from _parse_messages(running.path, self.batch_size)
+            yield from _parse_messages(running.path, self.batch_size, self.dictionary(), self.full)
             return
         while True:
             try:

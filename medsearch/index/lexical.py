@@ -148,10 +148,14 @@ class LexicalIndex:
 
     def upsert(self, articles: Sequence[Article]) -> None:
         """Stage ``articles``, each replacing any document with its PMID."""
+        self.upsert_documents([ls.article_fields(a) for a in articles])
+
+    def upsert_documents(self, documents: Sequence[ls.Fields]) -> None:
+        """:meth:`upsert` for fields a parser process built (:func:`ls.article_fields`)."""
         writer = self._writer_or_open()
-        for article in articles:
-            writer.delete_documents_by_term(ls.PMID, article.pmid)
-            writer.add_document(ls.fields_document(ls.article_fields(article), self._schema))
+        for fields in documents:
+            writer.delete_documents_by_term(ls.PMID, fields[ls.PMID][0])
+            writer.add_document(ls.fields_document(fields, self._schema))
 
     def delete(self, pmids: Sequence[int]) -> None:
         """Stage the removal of ``pmids`` (absent ones are ignored)."""

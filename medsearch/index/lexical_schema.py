@@ -108,9 +108,14 @@ def exact_key(value: str) -> str:
     return value.casefold()
 
 
-def article_fields(article: Article) -> dict[str, list[Any]]:
-    """The indexed fields of ``article`` as plain data (field -> values)."""
-    fields: dict[str, list[Any]] = {PMID: [article.pmid]}
+Fields = dict[str, list[Any]]
+"""A document's indexed fields as plain data (field -> values): cheap to pickle, so
+ingest's parser processes build them and the writer only hands them to tantivy."""
+
+
+def article_fields(article: Article) -> Fields:
+    """The indexed fields of ``article``."""
+    fields: Fields = {PMID: [article.pmid]}
 
     def add(name: str, value: Any) -> None:
         fields.setdefault(name, []).append(value)
@@ -144,7 +149,7 @@ def article_fields(article: Article) -> dict[str, list[Any]]:
     return fields
 
 
-def fields_document(fields: dict[str, list[Any]], schema: Any) -> Any:
+def fields_document(fields: Fields, schema: Any) -> Any:
     return tantivy.Document.from_dict(fields, schema)
 
 

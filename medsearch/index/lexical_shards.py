@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 from medsearch.errors import StoreError
+from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical import (
     DEFAULT_SNIPPETS,
     LexicalHit,
@@ -94,13 +95,13 @@ class ShardedLexicalIndex(LexicalIndex):
             parts[int(pmid) % len(self.shards)].append(int(pmid))
         return parts
 
-    def upsert(self, articles: Sequence[Article]) -> None:
-        parts: list[list[Article]] = [[] for _ in self.shards]
-        for article in articles:
-            parts[article.pmid % len(self.shards)].append(article)
+    def upsert_documents(self, documents: Sequence[ls.Fields]) -> None:
+        parts: list[list[ls.Fields]] = [[] for _ in self.shards]
+        for fields in documents:
+            parts[fields[ls.PMID][0] % len(self.shards)].append(fields)
         for shard, part in zip(self.shards, parts, strict=True):
             if part:
-                shard.upsert(part)
+                shard.upsert_documents(part)
 
     def delete(self, pmids: Sequence[int]) -> None:
         for shard, part in zip(self.shards, self._split(pmids), strict=True):

@@ -3,7 +3,7 @@
 Measured per record here (BENCHMARKS.md): orjson encodes in 11 us where ``json`` takes
 31 us; zstd level 3 compresses in 15 us where zlib level 3 takes 42 us, to the same
 size (~1.2-1.4 KB from ~2.5-3.6 KB), and decompresses 3x faster. Ingest's parser
-process encodes and its writer compresses, so both sides of the pipeline gain.
+processes encode and, once the store has a dictionary, compress (:mod:`ingest.prepare`).
 Records written by earlier versions (zlib) still decode: the format is told by the
 first bytes.
 
@@ -92,6 +92,12 @@ def register(data: bytes) -> int:
     return dict_id
 
 
+def dictionary_bytes(dict_id: int) -> bytes:
+    """A :func:`register` ed dictionary's bytes (for the parser processes that compress)."""
+    with _lock:
+        return bytes(_dictionaries[dict_id].as_bytes())
+
+
 def dictionary_of(blob: bytes) -> int:
     """The dictionary id a stored zstd record was compressed with (0: none)."""
     return int(zstandard.get_frame_parameters(blob).dict_id)
@@ -105,6 +111,24 @@ def encode(data: dict[str, Any]) -> bytes:
 def compress(raw: bytes, dict_id: int = 0) -> bytes:
     """zstd, with a :func:`register` ed dictionary when ``dict_id`` names one."""
     return _zstd(dict_id)[0].compress(raw)  # type: ignore[no-any-return]
+
+
+def recompressed(data: bytes, dict_id: int) -> bytes:
+    """What to store for ``data``: a record's JSON, or a blob a parser process compressed.
+
+    A blob compressed with ``dict_id`` is kept as it is; one compressed otherwise (a
+    parser started with a dictionary its transaction then rolled back) is compressed
+    again, so every record written after training uses the store's one dictionary."""
+    if data[:4] != ZSTD_MAGIC:
+        return compress(data, dict_id)
+    if dictionary_of(data) == dict_id:
+        return data
+    return compress(decompress(data), dict_id)
+
+
+def plain(data: bytes) -> bytes:
+    """A record's JSON, whether ``data`` is the JSON itself or a zstd blob of it."""
+    return decompress(data) if data[:4] == ZSTD_MAGIC else data
 
 
 def decode(blob: bytes) -> dict[str, Any]:

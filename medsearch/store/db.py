@@ -141,11 +141,15 @@ class Store:
         """The zstd dictionary new records are compressed with (0: plain zstd)."""
         return self._dict_id
 
+    def dictionary(self) -> bytes | None:
+        """The dictionary's bytes, for parser processes to compress with (None: none yet)."""
+        return codec.dictionary_bytes(self._dict_id) if self._dict_id else None
+
     def _train_from(self, prepared: Sequence[Row]) -> None:
         """Collect the first records; at :data:`TRAIN_RECORDS`, train and store the
         dictionary (inside the caller's transaction: it lands with the records using it)."""
         room = TRAIN_RECORDS - len(self._samples)
-        self._samples.extend(row[4] for row in prepared[:room])
+        self._samples.extend(codec.plain(row[4]) for row in prepared[:room])
         if len(self._samples) < TRAIN_RECORDS:
             return
         data = codec.train(self._samples)
@@ -203,13 +207,14 @@ class Store:
         return self.upsert_rows([row_of(a) for a in articles], file_id=file_id)
 
     def upsert_rows(self, prepared: Sequence[Row], *, file_id: int | None = None) -> ApplyCounts:
-        """:meth:`upsert` for rows already built by :func:`row_of` (in a parser process)."""
+        """:meth:`upsert` for rows built by :func:`row_of` in a parser process, their data
+        the JSON or (with the dictionary the store gave the parser) a zstd blob of it."""
         pmids = [r[0] for r in prepared]
         existing = self._existing(pmids)
         if not self._dict_id:
             self._train_from(prepared)
         d = self._dict_id
-        rows = [(p, v, y, h, file_id, codec.compress(data, d)) for p, v, y, h, data in prepared]
+        rows = [(p, v, y, h, file_id, codec.recompressed(data, d)) for p, v, y, h, data in prepared]
         self._write(
             "INSERT INTO articles(pmid, version, year, content_hash, file_id, data) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(pmid) DO UPDATE SET version=excluded.version,"
