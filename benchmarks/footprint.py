@@ -146,7 +146,7 @@ def store_reference(home: Path) -> dict[str, float]:
     raw = alone = stored = n = 0
     with Store(home / "store.sqlite", readonly=True):  # registers the store's dictionary
         conn = sqlite3.connect(home / "store.sqlite")
-        for (blob,) in conn.execute("SELECT data FROM articles"):
+        for (blob,) in conn.execute("SELECT data FROM records"):
             data = codec.encode(codec.decode(blob))
             raw += len(data)
             alone += len(plain.compress(data))

@@ -439,7 +439,7 @@ def _mark_imported(store: Store, paths: Paths) -> None:
     try:
         last = 0
         while rows := store.conn.execute(
-            "SELECT pmid, content_hash FROM articles WHERE pmid > ? ORDER BY pmid LIMIT 10000",
+            "SELECT pmid, content_hash FROM records WHERE pmid > ? ORDER BY pmid LIMIT 10000",
             (last,),
         ).fetchall():
             last = rows[-1][0]

@@ -34,7 +34,7 @@ def stale_pmids(
     last = 0
     while True:
         rows = store.conn.execute(
-            "SELECT a.pmid FROM articles a LEFT JOIN encoded e"
+            "SELECT a.pmid FROM records a LEFT JOIN encoded e"
             " ON e.kind = ? AND e.pmid = a.pmid"
             " WHERE a.pmid > ? AND (e.pmid IS NULL OR e.content_hash != a.content_hash"
             " OR e.profile != ?) ORDER BY a.pmid LIMIT ?",
@@ -48,7 +48,7 @@ def stale_pmids(
 
 def count_stale(store: Store, kind: str, profile: str) -> int:
     row = store.conn.execute(
-        "SELECT COUNT(*) FROM articles a LEFT JOIN encoded e ON e.kind = ? AND e.pmid = a.pmid"
+        "SELECT COUNT(*) FROM records a LEFT JOIN encoded e ON e.kind = ? AND e.pmid = a.pmid"
         " WHERE e.pmid IS NULL OR e.content_hash != a.content_hash OR e.profile != ?",
         (kind, profile),
     ).fetchone()
@@ -63,7 +63,7 @@ def remove_deleted(store: Store, collections: dict[str, Collection]) -> int:
     """Vectors of PMIDs no longer in the store (DeleteCitation) leave every collection."""
     rows = store.conn.execute(
         "SELECT e.kind, e.pmid, e.items FROM encoded e"
-        " LEFT JOIN articles a ON a.pmid = e.pmid WHERE a.pmid IS NULL"
+        " LEFT JOIN records a ON a.pmid = e.pmid WHERE a.pmid IS NULL"
     ).fetchall()
     if not rows:
         return 0
@@ -91,7 +91,7 @@ def fetch(store: Store, pmids: Sequence[int]) -> list[Article]:
         out.extend(
             unpack(blob)
             for (blob,) in store.conn.execute(
-                f"SELECT data FROM articles WHERE pmid IN ({marks}) ORDER BY pmid", chunk
+                f"SELECT data FROM records WHERE pmid IN ({marks}) ORDER BY pmid", chunk
             )
         )
     return out

@@ -26,6 +26,7 @@ from medsearch.errors import DiskFullError, ParseError, StoreError, UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress
 from medsearch.store import ApplyCounts, Store
+from medsearch.store.backfill import fill as fill_articles
 from medsearch.store.db import is_disk_full
 
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ class Ingestor:
         self.jobs = jobs
         self.progress: Progress = progress or NullProgress()
         self.store = Store(paths.store)
+        fill_articles(self.store, self.progress)  # a store an older medsearch wrote
         self.lexical = self._open_lexical()
 
     def _open_lexical(self) -> LexicalIndex:

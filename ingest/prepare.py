@@ -4,7 +4,9 @@ The writer is the one process every article goes through, so a parser does all t
 per-article work it can and the writer only appends: the record's JSON (orjson), its
 zstd compression with the store's dictionary, and the lexical index's fields (text
 normalised, keys folded: :func:`~medsearch.index.lexical_schema.article_fields`). The
-writer then inserts the blobs and hands tantivy its documents. Before this split the
+writer then inserts the blobs and the ``articles`` rows (the SQL columns,
+:mod:`medsearch.store.columns`: always computed here, whoever compresses) and hands
+tantivy its documents. Before this split the
 writer rebuilt every article from its JSON to index it (~47 us) and compressed it
 (~16 us): ~85 us of writer CPU per article capped ingest near 11,800 articles/s on any
 number of cores (BENCHMARKS.md, "Ingest that scales").
@@ -54,7 +56,7 @@ def prepare(articles: Sequence[Article], dict_id: int = 0, *, full: bool = True)
     registered dictionary ``dict_id`` (if any); otherwise plain rows only."""
     rows = [row_of(a) for a in articles]
     if full and dict_id:
-        rows = [(*row[:4], codec.compress(row[4], dict_id)) for row in rows]
+        rows = [(*row[:4], codec.compress(row[4], dict_id), row[5]) for row in rows]
     return PreparedBatch(
         rows=tuple(rows),
         documents=tuple(article_fields(a) for a in articles) if full else (),

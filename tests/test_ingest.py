@@ -105,8 +105,11 @@ def test_parallel_parsers_give_the_same_store_as_in_process(tmp_path: Path, corp
     run(a, [corpus], jobs=0)
     run(b, [corpus], jobs=2)
     with Store(a.store) as sa, Store(b.store) as sb:
-        rows = "SELECT pmid, version, content_hash FROM articles ORDER BY pmid"
-        assert sa.conn.execute(rows).fetchall() == sb.conn.execute(rows).fetchall()
+        for rows in (
+            "SELECT pmid, version, content_hash FROM records ORDER BY pmid",
+            "SELECT * FROM articles ORDER BY pmid",
+        ):
+            assert sa.conn.execute(rows).fetchall() == sb.conn.execute(rows).fetchall()
 
 
 @pytest.mark.parametrize(

@@ -77,7 +77,7 @@ def fill(store: Store, count: int, start: int = 1) -> list[Article]:
 def blobs(path: Path) -> dict[int, bytes]:
     conn = sqlite3.connect(path)
     try:
-        return dict(conn.execute("SELECT pmid, data FROM articles"))
+        return dict(conn.execute("SELECT pmid, data FROM records"))
     finally:
         conn.close()
 
@@ -170,7 +170,7 @@ def test_a_store_from_before_dictionaries_migrates_and_reads_its_records(
             "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)", (str(number),)
         )
     old = Article(pmid=5, title="Old record", pub_date=PubDate(year=2001))
-    pmid, version, year, digest, data = row_of(old)
+    pmid, version, year, digest, data, _ = row_of(old)
     conn.execute(
         "INSERT INTO articles(pmid, version, year, content_hash, data) VALUES (?,?,?,?,?)",
         (pmid, version, year, digest, codec.compress(data)),

@@ -13,6 +13,11 @@ once, from the first :data:`TRAIN_RECORDS` records a store receives, stored in t
 ``dictionaries`` table in the same transaction as the first records that use it, and
 never changed after: every later record is compressed with it. Decoding a page of hits
 costs microseconds either way.
+
+The records live in ``records``; ``articles`` holds the same articles' plain columns for
+SQL (:mod:`medsearch.store.columns`). The writer keeps the two in step inside the same
+transaction (both upserted and deleted together) and the parsers compute both, so the
+writer's cost per article is two appends.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from typing import Any
 from medsearch.errors import DiskFullError, NotFoundError, StoreError
 from medsearch.records import Article
 from medsearch.store import codec
-from medsearch.store.schema import migrate
+from medsearch.store.columns import NAMES, ArticleRow, article_row
+from medsearch.store.schema import BACKFILL_KEY, migrate, schema_version
 
 SQL_CHUNK = 500  # parameters per IN (...) query: well below SQLite's limit
 TRAIN_RECORDS = 5_000
@@ -48,16 +54,33 @@ def unpack(blob: bytes) -> Article:
     return Article.from_dict(codec.decode(blob))
 
 
-# (pmid, version, year, content_hash, record JSON, *uncompressed*): built in the parser
-# processes; the writer compresses. The parser's core is the busy one while the writer
-# mostly waits for batches, so compressing on the writer's side balances the two cores
-# (measured: the writer idled 83% of a 20K ingest when the parser compressed).
-Row = tuple[int, int, int | None, str, bytes]
+# (pmid, version, year, content_hash, record JSON or zstd blob, ``articles`` row): built
+# in the parser processes (see ingest.prepare for who compresses), so the writer inserts
+# both tables' rows as they come.
+Row = tuple[int, int, int | None, str, bytes, ArticleRow]
+
+RECORDS_UPSERT = (
+    "INSERT INTO records(pmid, version, year, content_hash, file_id, data)"
+    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(pmid) DO UPDATE SET version=excluded.version,"
+    " year=excluded.year, content_hash=excluded.content_hash,"
+    " file_id=excluded.file_id, data=excluded.data"
+)
+ARTICLES_UPSERT = (
+    f"INSERT INTO articles({', '.join(NAMES)}) VALUES ({', '.join('?' * len(NAMES))})"
+    " ON CONFLICT(pmid) DO UPDATE SET " + ", ".join(f"{n}=excluded.{n}" for n in NAMES[1:])
+)
 
 
 def row_of(article: Article) -> Row:
     data = codec.encode(article.to_dict())
-    return (article.pmid, article.version, article.year, article.content_hash, data)
+    return (
+        article.pmid,
+        article.version,
+        article.year,
+        article.content_hash,
+        data,
+        article_row(article),
+    )
 
 
 def is_disk_full(exc: BaseException) -> bool:
@@ -110,6 +133,10 @@ class Store:
             self.conn.execute("PRAGMA busy_timeout=10000")
             if not readonly:
                 migrate(self.conn)
+            elif schema_version(self.conn) < 4:
+                # A store from before ``records`` (read by an older medsearch's data home
+                # that no ingest has upgraded yet): read its blob table under the new name.
+                self.conn.execute("CREATE TEMP VIEW records AS SELECT * FROM main.articles")
             self._dict_id = self._load_dictionaries()
         except sqlite3.DatabaseError as exc:
             if is_disk_full(exc):
@@ -164,9 +191,9 @@ class Store:
         )
         self._dict_id = dict_id
         if self.count() <= RECOMPRESS_MAX:
-            rows = self.conn.execute("SELECT pmid, data FROM articles").fetchall()
+            rows = self.conn.execute("SELECT pmid, data FROM records").fetchall()
             self._write(
-                "UPDATE articles SET data = ? WHERE pmid = ?",
+                "UPDATE records SET data = ? WHERE pmid = ?",
                 [(codec.compress(codec.decompress(blob), dict_id), p) for p, blob in rows],
             )
 
@@ -214,14 +241,14 @@ class Store:
         if not self._dict_id:
             self._train_from(prepared)
         d = self._dict_id
-        rows = [(p, v, y, h, file_id, codec.recompressed(data, d)) for p, v, y, h, data in prepared]
         self._write(
-            "INSERT INTO articles(pmid, version, year, content_hash, file_id, data) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(pmid) DO UPDATE SET version=excluded.version,"
-            " year=excluded.year, content_hash=excluded.content_hash,"
-            " file_id=excluded.file_id, data=excluded.data",
-            rows,
+            RECORDS_UPSERT,
+            [
+                (p, v, y, h, file_id, codec.recompressed(data, d))
+                for p, v, y, h, data, _ in prepared
+            ],
         )
+        self._write(ARTICLES_UPSERT, [row[5] for row in prepared])
         self._write("DELETE FROM deleted WHERE pmid = ?", [(p,) for p in pmids])
         replaced = len(existing)
         return ApplyCounts(added=len(set(pmids)) - replaced, replaced=replaced)
@@ -233,7 +260,9 @@ class Store:
         rows are how it finds what to remove.
         """
         present = self._existing(pmids)
-        self._write("DELETE FROM articles WHERE pmid = ?", [(p,) for p in pmids])
+        gone = [(p,) for p in pmids]
+        self._write("DELETE FROM records WHERE pmid = ?", gone)
+        self._write("DELETE FROM articles WHERE pmid = ?", gone)
         self._write(
             "INSERT INTO deleted(pmid, file_id) VALUES (?, ?) "
             "ON CONFLICT(pmid) DO UPDATE SET file_id=excluded.file_id",
@@ -289,7 +318,7 @@ class Store:
             chunk = pmids[i : i + SQL_CHUNK]
             marks = ",".join("?" * len(chunk))
             rows = self.conn.execute(
-                f"SELECT pmid FROM articles WHERE pmid IN ({marks})", tuple(chunk)
+                f"SELECT pmid FROM records WHERE pmid IN ({marks})", tuple(chunk)
             )
             found.update(r[0] for r in rows)
         return found
@@ -313,7 +342,7 @@ class Store:
     # -- reading -------------------------------------------------------------------------
 
     def get(self, pmid: int) -> Article:
-        row = self.conn.execute("SELECT data FROM articles WHERE pmid = ?", (pmid,)).fetchone()
+        row = self.conn.execute("SELECT data FROM records WHERE pmid = ?", (pmid,)).fetchone()
         if row is None:
             if self.is_deleted(pmid):
                 raise NotFoundError(f"PMID {pmid} was deleted by a PubMed update file")
@@ -327,7 +356,7 @@ class Store:
             chunk = tuple(pmids[i : i + SQL_CHUNK])
             marks = ",".join("?" * len(chunk))
             for pmid, blob in self.conn.execute(
-                f"SELECT pmid, data FROM articles WHERE pmid IN ({marks})", chunk
+                f"SELECT pmid, data FROM records WHERE pmid IN ({marks})", chunk
             ):
                 out[pmid] = unpack(blob)
         return out
@@ -344,7 +373,7 @@ class Store:
         last = after
         while True:
             rows = self.conn.execute(
-                "SELECT pmid, data FROM articles WHERE pmid > ? ORDER BY pmid LIMIT ?",
+                "SELECT pmid, data FROM records WHERE pmid > ? ORDER BY pmid LIMIT ?",
                 (last, batch),
             ).fetchall()
             if not rows:
@@ -362,7 +391,7 @@ class Store:
         every = max(1, every)
         while True:
             rows = self.conn.execute(
-                "SELECT pmid, data FROM articles WHERE pmid > ? AND pmid % ? = 0"
+                "SELECT pmid, data FROM records WHERE pmid > ? AND pmid % ? = 0"
                 " ORDER BY pmid LIMIT ?",
                 (last, every, batch),
             ).fetchall()
@@ -381,7 +410,7 @@ class Store:
         """
         import random
 
-        low, high = self.conn.execute("SELECT MIN(pmid), MAX(pmid) FROM articles").fetchone()
+        low, high = self.conn.execute("SELECT MIN(pmid), MAX(pmid) FROM records").fetchone()
         if low is None:
             return []
         rng = random.Random(seed)
@@ -390,18 +419,18 @@ class Store:
             if len(found) >= n:
                 return list(found.values())
             pmid = rng.randint(low, high)
-            row = self.conn.execute("SELECT data FROM articles WHERE pmid = ?", (pmid,)).fetchone()
+            row = self.conn.execute("SELECT data FROM records WHERE pmid = ?", (pmid,)).fetchone()
             if row is not None:
                 found[pmid] = row[0]
-        every = [r[0] for r in self.conn.execute("SELECT pmid FROM articles")]
+        every = [r[0] for r in self.conn.execute("SELECT pmid FROM records")]
         chosen = rng.sample(every, min(n, len(every)))
         return [
-            self.conn.execute("SELECT data FROM articles WHERE pmid = ?", (p,)).fetchone()[0]
+            self.conn.execute("SELECT data FROM records WHERE pmid = ?", (p,)).fetchone()[0]
             for p in chosen
         ]
 
     def count(self) -> int:
-        return int(self.conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0])
+        return int(self.conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
 
     def count_deleted(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM deleted").fetchone()[0])

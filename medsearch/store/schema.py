@@ -64,9 +64,77 @@ MIGRATIONS: tuple[str, ...] = (
         created_at TEXT NOT NULL
     );
     """,
+    # 4: the store you can query with SQL (medsearch.store.columns): the compressed
+    # records move to ``records``; ``articles`` becomes a plain table of the columns people
+    # filter and count on, with side tables for major MeSH headings and publication types
+    # that triggers keep in step with it. Rows of an older store are filled in afterwards,
+    # from the records, by medsearch.store.backfill (``meta.articles_backfill`` says how far
+    # it got: it is there until every record has its row).
+    """
+    ALTER TABLE articles RENAME TO records;
+    CREATE TABLE articles (
+        pmid INTEGER PRIMARY KEY,
+        title TEXT,
+        year INTEGER,
+        journal TEXT,
+        journal_iso TEXT,
+        first_author TEXT,
+        last_author TEXT,
+        doi TEXT,
+        pmcid TEXT,
+        language TEXT NOT NULL DEFAULT '[]',
+        publication_types TEXT NOT NULL DEFAULT '[]',
+        mesh_major TEXT NOT NULL DEFAULT '[]'
+    );
+    CREATE INDEX articles_year ON articles(year);
+    CREATE INDEX articles_journal_year ON articles(journal, year);
+    CREATE INDEX articles_journal_iso_year ON articles(journal_iso, year);
+    CREATE TABLE articles_mesh_major (
+        heading TEXT NOT NULL,
+        pmid INTEGER NOT NULL,
+        PRIMARY KEY (heading, pmid)
+    ) WITHOUT ROWID;
+    CREATE TABLE articles_publication_types (
+        publication_type TEXT NOT NULL,
+        pmid INTEGER NOT NULL,
+        PRIMARY KEY (publication_type, pmid)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER articles_insert AFTER INSERT ON articles BEGIN
+        INSERT OR IGNORE INTO articles_mesh_major(heading, pmid)
+            SELECT value, new.pmid FROM json_each(new.mesh_major);
+        INSERT OR IGNORE INTO articles_publication_types(publication_type, pmid)
+            SELECT value, new.pmid FROM json_each(new.publication_types);
+    END;
+    CREATE TRIGGER articles_update_mesh_major AFTER UPDATE OF mesh_major ON articles
+    WHEN old.mesh_major IS NOT new.mesh_major BEGIN
+        DELETE FROM articles_mesh_major WHERE pmid = old.pmid
+            AND heading IN (SELECT value FROM json_each(old.mesh_major));
+        INSERT OR IGNORE INTO articles_mesh_major(heading, pmid)
+            SELECT value, new.pmid FROM json_each(new.mesh_major);
+    END;
+    CREATE TRIGGER articles_update_publication_types
+    AFTER UPDATE OF publication_types ON articles
+    WHEN old.publication_types IS NOT new.publication_types BEGIN
+        DELETE FROM articles_publication_types WHERE pmid = old.pmid
+            AND publication_type IN (SELECT value FROM json_each(old.publication_types));
+        INSERT OR IGNORE INTO articles_publication_types(publication_type, pmid)
+            SELECT value, new.pmid FROM json_each(new.publication_types);
+    END;
+    CREATE TRIGGER articles_delete AFTER DELETE ON articles BEGIN
+        DELETE FROM articles_mesh_major WHERE pmid = old.pmid
+            AND heading IN (SELECT value FROM json_each(old.mesh_major));
+        DELETE FROM articles_publication_types WHERE pmid = old.pmid
+            AND publication_type IN (SELECT value FROM json_each(old.publication_types));
+    END;
+    INSERT INTO meta(key, value) SELECT 'articles_backfill', '0'
+        WHERE EXISTS (SELECT 1 FROM records);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
+BACKFILL_KEY = "articles_backfill"
+"""``meta`` key present while older records still lack their ``articles`` row; its value
+is the PMID the fill has reached (see :mod:`medsearch.store.backfill`)."""
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -77,6 +145,23 @@ def schema_version(conn: sqlite3.Connection) -> int:
         return 0
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     return int(row[0]) if row else 0
+
+
+def statements(script: str) -> list[str]:
+    """The statements of a migration, one by one (``executescript`` would commit the
+    transaction a migration runs in). Split at semicolons that end a complete statement,
+    so a trigger's ``BEGIN ... END`` stays whole."""
+    out: list[str] = []
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                out.append(pending.strip())
+            pending = ""
+    if pending.strip(" \n;"):
+        raise StoreError(f"an incomplete statement in a migration: {pending.strip()[:60]}")
+    return out
 
 
 def migrate(conn: sqlite3.Connection) -> int:
@@ -91,9 +176,8 @@ def migrate(conn: sqlite3.Connection) -> int:
         script = MIGRATIONS[number - 1]
         conn.execute("BEGIN")
         try:
-            for statement in script.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            for statement in statements(script):
+                conn.execute(statement)
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
                 "ON CONFLICT(key) DO UPDATE SET value=excluded.value",

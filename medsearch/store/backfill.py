@@ -1,0 +1,105 @@
+"""Filling ``articles`` from the records of a store an older medsearch wrote.
+
+Migration 4 (:mod:`medsearch.store.schema`) only renames and creates tables, so it is
+instant at any size; the rows of ``articles`` for the records already there are then
+computed here, from the records themselves, with the very function ingest uses
+(:func:`~medsearch.store.columns.article_row`). At 40M records that is a long job (see
+BENCHMARKS.md), so it runs in PMID order, :data:`BATCH` records per transaction, and
+each transaction also moves the position kept in ``meta`` (:data:`BACKFILL_KEY`): an
+interruption loses at most one batch, and the next run resumes from the position. The
+key is removed with the last batch, which is how every reader knows the table is whole.
+
+Ingest runs the fill when it opens a store (``medsearch ingest`` with no arguments
+does nothing else on a store that is up to date), and ``medsearch sql`` refuses to
+answer from a half-filled table rather than answer wrongly. Records written by ingest
+after the migration already have their rows; filling them again writes the same values.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from medsearch.progress import NullProgress, Progress
+from medsearch.errors import DiskFullError
+from medsearch.store.columns import article_row
+from medsearch.store.db import ARTICLES_UPSERT, Store, is_disk_full, unpack
+from medsearch.store.schema import BACKFILL_KEY, schema_version
+
+BATCH = 10_000
+"""Records per transaction: ~0.3 s of work (BENCHMARKS.md), so an interruption loses
+little, while commits stay rare enough not to cost."""
+
+NEEDS_INGEST = "run `medsearch ingest --no-encode` once to fill it (it resumes if interrupted)"
+
+
+def position(conn: sqlite3.Connection) -> int | None:
+    """The PMID up to which older records have their ``articles`` rows, or None when
+    every record has one (or the store is older than the table: see :func:`problem`)."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (BACKFILL_KEY,)).fetchone()
+    except sqlite3.OperationalError:  # no meta table: an empty or foreign file
+        return None
+    return int(row[0]) if row else None
+
+
+def problem(conn: sqlite3.Connection) -> str | None:
+    """Why ``articles`` cannot be trusted to hold every article yet (None: it can)."""
+    version = schema_version(conn)
+    if version < 4:
+        return (
+            f"this store was written by an older medsearch (schema {version}) and has no"
+            f" `articles` table yet; {NEEDS_INGEST}"
+        )
+    at = position(conn)
+    if at is not None:
+        left = conn.execute("SELECT COUNT(*) FROM records WHERE pmid > ?", (at,)).fetchone()[0]
+        return (
+            f"the `articles` table is still being filled from {left:,} records an older"
+            f" medsearch wrote; {NEEDS_INGEST}"
+        )
+    return None
+
+
+def fill(store: Store, progress: Progress | None = None) -> int:
+    """Give every record from before migration 4 its ``articles`` row; returns how many
+    records were read (0 when there was nothing to do). Takes the store's writer role:
+    call it where ingest would write (under the data home's writer lock)."""
+    at = position(store.conn)
+    if at is None:
+        return 0
+    progress = progress or NullProgress()
+    left = store.conn.execute("SELECT COUNT(*) FROM records WHERE pmid > ?", (at,)).fetchone()[0]
+    progress.start(
+        "backfill", f"Filling the SQL `articles` table from {left:,} stored records", total=left
+    )
+    done = 0
+    try:
+        while True:
+            rows = store.conn.execute(
+                "SELECT pmid, data FROM records WHERE pmid > ? ORDER BY pmid LIMIT ?",
+                (at, BATCH),
+            ).fetchall()
+            with store.transaction():
+                if rows:
+                    at = rows[-1][0]
+                    store.conn.executemany(
+                        ARTICLES_UPSERT, [article_row(unpack(blob)) for _, blob in rows]
+                    )
+                    store.conn.execute(
+                        "UPDATE meta SET value = ? WHERE key = ?", (str(at), BACKFILL_KEY)
+                    )
+                else:
+                    store.conn.execute("DELETE FROM meta WHERE key = ?", (BACKFILL_KEY,))
+            if not rows:
+                return done
+            done += len(rows)
+            progress.advance("backfill", len(rows))
+    except sqlite3.OperationalError as exc:
+        if is_disk_full(exc):
+            raise DiskFullError(
+                "disk full while filling the SQL `articles` table; what was filled is kept:"
+                " free some space and run `medsearch ingest --no-encode` again"
+            ) from exc
+        raise
+    finally:
+        progress.finish("backfill")

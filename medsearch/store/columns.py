@@ -1,0 +1,144 @@
+"""The ``articles`` table: the plain columns people filter and count on with SQL.
+
+Every record is kept whole as compressed JSON in ``records`` (see
+:mod:`medsearch.store.codec`); that is what medsearch itself reads. ``articles`` repeats
+the dozen fields researchers query (counts by year and journal, reviews in a journal
+since 2015, every article of a MeSH heading) as plain SQLite columns, so any SQLite
+client (``medsearch sql``, the ``sqlite3`` shell, sqlite-utils, Datasette) can read them
+without a custom function. Its names are a contract scripts rely on: add columns, never
+rename or remove one.
+
+The values are computed here, from the parsed :class:`~medsearch.records.Article`, in
+ingest's parser processes (:func:`~medsearch.store.db.row_of`), so the single writer
+only appends them; the migration of an older store computes them with the same function
+(:mod:`medsearch.store.backfill`), so the two can never disagree.
+
+Multi-valued fields (languages, publication types, major MeSH headings) are JSON arrays
+of strings (``'["Humans","Neoplasms"]'``; ``'[]'`` when there are none), not
+delimiter-joined strings: no separator can be chosen that no MeSH heading or title
+contains, SQLite reads them with its built-in ``json_each`` (``EXISTS (SELECT 1 FROM
+json_each(mesh_major) WHERE value = 'Neoplasms')``), Datasette facets them
+(``_facet_array``), and ``json.loads`` reads them back exactly. Two side tables,
+``articles_mesh_major`` and ``articles_publication_types`` (one row per article and
+value, kept by triggers), make "every article of a heading / type" an index lookup
+instead of a scan of every row. Missing single values are NULL, never ``''``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+from medsearch.records import Article
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    type: str
+    doc: str
+
+
+@dataclass(frozen=True, slots=True)
+class PublicTable:
+    name: str
+    doc: str
+    columns: tuple[Column, ...]
+
+
+ARTICLES = PublicTable(
+    "articles",
+    "One row per article in the store (deleted PMIDs are absent); indexed on year,"
+    " (journal, year) and (journal_iso, year).",
+    (
+        Column("pmid", "INTEGER", "PubMed ID (primary key)."),
+        Column("title", "TEXT", "Article title (a book's title for a book record)."),
+        Column("year", "INTEGER", "Publication year (the first year a MedlineDate names)."),
+        Column("journal", "TEXT", "Journal title, as in the record (e.g. 'The Lancet')."),
+        Column("journal_iso", "TEXT", "ISO journal abbreviation (e.g. 'Lancet')."),
+        Column(
+            "first_author",
+            "TEXT",
+            "First author as PubMed prints it ('Smith JA'), or a collective name.",
+        ),
+        Column(
+            "last_author", "TEXT", "Last author, likewise (the first one when there is only one)."
+        ),
+        Column("doi", "TEXT", "DOI, without a 'doi:' or URL prefix."),
+        Column("pmcid", "TEXT", "PubMed Central ID ('PMC1234567')."),
+        Column("language", "TEXT", "Languages, a JSON array of codes: '[\"eng\"]'."),
+        Column(
+            "publication_types",
+            "TEXT",
+            'Publication types, a JSON array: \'["Journal Article","Review"]\'.',
+        ),
+        Column(
+            "mesh_major",
+            "TEXT",
+            "Major MeSH headings (PubMed's [majr]: the heading or"
+            " one of its qualifiers is a major topic), a JSON array of descriptor names.",
+        ),
+    ),
+)
+
+MESH_MAJOR = PublicTable(
+    "articles_mesh_major",
+    "One row per article and major MeSH heading: `WHERE heading = ?` is an index lookup.",
+    (
+        Column("heading", "TEXT", "MeSH descriptor name, as in articles.mesh_major."),
+        Column("pmid", "INTEGER", "The article (articles.pmid)."),
+    ),
+)
+
+PUBLICATION_TYPES = PublicTable(
+    "articles_publication_types",
+    "One row per article and publication type: `WHERE publication_type = ?` is an index lookup.",
+    (
+        Column("publication_type", "TEXT", "As in articles.publication_types."),
+        Column("pmid", "INTEGER", "The article (articles.pmid)."),
+    ),
+)
+
+PUBLIC_TABLES = (ARTICLES, MESH_MAJOR, PUBLICATION_TYPES)
+NAMES = tuple(c.name for c in ARTICLES.columns)
+
+ArticleRow = tuple[
+    int,  # pmid
+    str | None,  # title
+    int | None,  # year
+    str | None,  # journal
+    str | None,  # journal_iso
+    str | None,  # first_author
+    str | None,  # last_author
+    str | None,  # doi
+    str | None,  # pmcid
+    str,  # language (JSON)
+    str,  # publication_types (JSON)
+    str,  # mesh_major (JSON)
+]
+
+
+def json_array(values: tuple[str, ...] | list[str]) -> str:
+    """A JSON array as SQLite text (orjson writes UTF-8 unescaped, so ``LIKE`` sees ``ä``)."""
+    return orjson.dumps(list(values)).decode()
+
+
+def article_row(article: Article) -> ArticleRow:
+    """The ``articles`` row of ``article``, in :data:`NAMES` order."""
+    authors = article.authors
+    majors = list(dict.fromkeys(m.descriptor for m in article.mesh if m.is_major))
+    return (
+        article.pmid,
+        article.title or None,
+        article.year,
+        article.journal or None,
+        article.journal_abbrev or None,
+        (authors[0].display or None) if authors else None,
+        (authors[-1].display or None) if authors else None,
+        article.doi or None,
+        article.pmcid or None,
+        json_array(article.languages),
+        json_array(list(dict.fromkeys(article.publication_types))),
+        json_array(majors),
+    )
