@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from medsearch.progress import NullProgress, Progress
 from medsearch.errors import DiskFullError
+from medsearch.progress import NullProgress, Progress
 from medsearch.store.columns import article_row
 from medsearch.store.db import ARTICLES_UPSERT, Store, is_disk_full, unpack
 from medsearch.store.schema import BACKFILL_KEY, schema_version

@@ -35,7 +35,7 @@ from medsearch.errors import DiskFullError, NotFoundError, StoreError
 from medsearch.records import Article
 from medsearch.store import codec
 from medsearch.store.columns import NAMES, ArticleRow, article_row
-from medsearch.store.schema import BACKFILL_KEY, migrate, schema_version
+from medsearch.store.schema import migrate, schema_version
 
 SQL_CHUNK = 500  # parameters per IN (...) query: well below SQLite's limit
 TRAIN_RECORDS = 5_000
