@@ -76,6 +76,12 @@ class QuerySyntaxError(MedsearchError):
         super().__init__(message)
 
 
+class SqlError(MedsearchError):
+    """A ``medsearch sql`` query is not valid SQL, or would change the store."""
+
+    exit_code = 2
+
+
 class ModelError(MedsearchError):
     """A model cannot be found, loaded or does not fit the index it is used with."""
 

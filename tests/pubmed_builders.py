@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -18,10 +18,38 @@ def article_xml(
     abbrev: str = "J Test",
     version: int = 1,
     pub_type: str = "Journal Article",
+    pub_types: Sequence[str] = (),
+    authors: Sequence[tuple[str, str]] = (("Doe", "J"),),
+    mesh: Sequence[tuple[str, bool, bool]] = (),
+    languages: Sequence[str] = ("eng",),
+    doi: str | None = "",
+    pmcid: str | None = None,
 ) -> str:
+    """One ``PubmedArticle``. ``authors``: (last name, initials); ``mesh``: (descriptor,
+    descriptor is major, a qualifier is major); ``doi`` "" means ``10.5555/test.PMID``."""
     abstract_xml = (
         f"<Abstract><AbstractText>{escape(abstract)}</AbstractText></Abstract>" if abstract else ""
     )
+    author_xml = "".join(
+        f"<Author><LastName>{escape(last)}</LastName><Initials>{escape(initials)}</Initials>"
+        "</Author>"
+        for last, initials in authors
+    )
+    types_xml = "".join(
+        f"<PublicationType>{escape(t)}</PublicationType>" for t in (pub_types or (pub_type,))
+    )
+    mesh_xml = "".join(
+        f'<MeshHeading><DescriptorName MajorTopicYN="{"Y" if major else "N"}">{escape(name)}'
+        f'</DescriptorName><QualifierName MajorTopicYN="{"Y" if qualifier else "N"}">'
+        "therapy</QualifierName></MeshHeading>"
+        for name, major, qualifier in mesh
+    )
+    ids = [("pubmed", str(pmid))]
+    if doi is not None:
+        ids.append(("doi", doi or f"10.5555/test.{pmid}"))
+    if pmcid:
+        ids.append(("pmc", pmcid))
+    ids_xml = "".join(f'<ArticleId IdType="{k}">{escape(v)}</ArticleId>' for k, v in ids)
     return f"""
 <PubmedArticle>
   <MedlineCitation Status="MEDLINE" Owner="NLM">
@@ -34,15 +62,13 @@ def article_xml(
       </Journal>
       <ArticleTitle>{escape(title)}</ArticleTitle>
       {abstract_xml}
-      <AuthorList><Author><LastName>Doe</LastName><ForeName>Jane</ForeName>
-        <Initials>J</Initials></Author></AuthorList>
-      <Language>eng</Language>
-      <PublicationTypeList><PublicationType>{escape(pub_type)}</PublicationType>
-      </PublicationTypeList>
+      <AuthorList>{author_xml}</AuthorList>
+      {"".join(f"<Language>{escape(lang)}</Language>" for lang in languages)}
+      <PublicationTypeList>{types_xml}</PublicationTypeList>
     </Article>
+    <MeshHeadingList>{mesh_xml}</MeshHeadingList>
   </MedlineCitation>
-  <PubmedData><ArticleIdList><ArticleId IdType="pubmed">{pmid}</ArticleId>
-    <ArticleId IdType="doi">10.5555/test.{pmid}</ArticleId></ArticleIdList></PubmedData>
+  <PubmedData><ArticleIdList>{ids_xml}</ArticleIdList></PubmedData>
 </PubmedArticle>"""
 
 

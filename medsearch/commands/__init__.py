@@ -13,6 +13,7 @@ from medsearch.commands.quickstart import quickstart
 from medsearch.commands.rerank import mark, rerank
 from medsearch.commands.retrieve import cite, sentences, similar
 from medsearch.commands.search import search
+from medsearch.commands.sql import sql
 
 COMMANDS: list[click.Command] = [
     quickstart,
@@ -24,6 +25,7 @@ COMMANDS: list[click.Command] = [
     show,
     stats,
     export,
+    sql,
     evaluate,
     models,
     rerank,

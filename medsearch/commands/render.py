@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -117,3 +117,19 @@ def print_article(article: Article) -> None:
         console.print(Text("Type: ", style="bold") + Text("; ".join(article.publication_types)))
     if article.keywords:
         console.print(Text("Keywords: ", style="bold") + Text("; ".join(article.keywords)))
+
+
+def print_schema(tables: list[dict[str, Any]]) -> None:
+    """``medsearch sql --schema``: each public table, its columns and indexes."""
+    from medsearch.store.sql_schema import NOTE
+
+    for table in tables:
+        console.print(f"[bold]{table['name']}[/]  {escape(table['description'])}")
+        grid = Table(show_header=False, box=None, padding=(0, 2))
+        for column in table["columns"]:
+            grid.add_row(f"  {column['name']}", column["type"], escape(column["description"]))
+        console.print(grid)
+        indexes = [f"{i['name']} ({', '.join(i['columns'])})" for i in table["indexes"]]
+        keys = f"primary key ({', '.join(table['primary_key'])})"
+        console.print(f"  [dim]{escape('; '.join([keys, *indexes]))}[/]\n")
+    console.print(escape(NOTE), soft_wrap=True)

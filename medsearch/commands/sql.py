@@ -1,0 +1,178 @@
+"""``medsearch sql``: read-only SQL over the store, streamed as CSV or JSON.
+
+Rows are written as SQLite produces them (the cursor is read a page at a time), so an
+answer of 40M rows takes as little memory as one of ten. The formats:
+
+- CSV (the default, ``--csv``): a header line, then one line per row (RFC 4180 quoting,
+  ``\\r\\n`` line ends, as Python's ``csv`` writes; NULL is an empty field);
+- ``--json``: one JSON array of objects, written one object per line, so it streams out
+  and ``json.load`` reads it back whole (the layout of ``sqlite-utils query``);
+- ``--nl``: newline-delimited JSON, one object per line and nothing else, for answers
+  too big to load at once (``jq``, ``pandas.read_json(lines=True)``, DuckDB).
+
+Values are what SQLite returns: the JSON-array columns (``language``,
+``publication_types``, ``mesh_major``) stay strings, because an alias or an expression
+would otherwise change what a column is; blobs, which only ``records.data`` holds, come
+out as sqlite-utils writes them: ``{"$base64": true, "encoded": ...}`` in JSON, base64
+text in CSV. Two columns with one name (``a.pmid, m.pmid``) become ``pmid`` and
+``pmid_2`` in JSON objects, as in sqlite-utils.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import os
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+import click
+
+from medsearch.commands.common import emit_json, paths_of
+from medsearch.errors import SqlError, StoreError, UsageError
+
+FETCH = 1000  # rows per fetch from SQLite: large enough to amortise, small enough to stream
+
+
+@click.command()
+@click.argument("query", required=False)
+@click.option("--csv", "fmt", flag_value="csv", default=True, help="CSV with a header (default).")
+@click.option("--json", "fmt", flag_value="json", help="A JSON array of objects, one per line.")
+@click.option("--nl", "fmt", flag_value="nl", help="Newline-delimited JSON objects.")
+@click.option(
+    "--schema",
+    is_flag=True,
+    help="Describe the tables and columns to query (with --json: as JSON).",
+)
+@click.pass_context
+def sql(ctx: click.Context, query: str | None, fmt: str, schema: bool) -> None:
+    """Run a read-only SQL query on the article store; rows stream to stdout.
+
+    \b
+    The table to query is `articles` (one row per article): pmid, title, year,
+    journal, journal_iso, first_author, last_author, doi, pmcid, language,
+    publication_types, mesh_major (the last three are JSON arrays). See
+    `medsearch sql --schema`. For example:
+
+    \b
+      medsearch sql "SELECT year, COUNT(*) AS n FROM articles GROUP BY year"
+      medsearch sql --json "SELECT pmid, title FROM articles
+        JOIN articles_mesh_major USING (pmid) WHERE heading = 'Metformin'"
+
+    A query that would change anything is refused before it runs. Works while an
+    ingest is writing (it reads the last committed state).
+    """
+    paths = paths_of(ctx)
+    if schema:
+        if query:
+            raise UsageError("--schema takes no query")
+        describe(paths.store, as_json=fmt == "json")
+        return
+    if not query or not query.strip():
+        raise UsageError('give a query, e.g. medsearch sql "SELECT COUNT(*) FROM articles"')
+    from medsearch.store.backfill import problem
+    from medsearch.store.readonly import connect, execute
+
+    conn = connect(paths.store)
+    try:
+        why = problem(conn)
+        if why is not None:
+            raise StoreError(why)
+        cursor = execute(conn, query)
+        names = [d[0] for d in cursor.description or ()]
+        try:
+            write(names, rows_of(cursor), fmt)
+        except BrokenPipeError:  # `| head`: the reader has all it wanted
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(1)
+    finally:
+        conn.close()
+
+
+def rows_of(cursor: sqlite3.Cursor) -> Iterator[tuple[Any, ...]]:
+    """The cursor's rows, a page at a time; an error SQLite meets while running (after
+    the first rows, possibly) is a :class:`SqlError` like one met while compiling."""
+    while True:
+        try:
+            page = cursor.fetchmany(FETCH)
+        except sqlite3.Error as exc:
+            raise SqlError(f"SQL: {exc}") from exc
+        if not page:
+            return
+        yield from page
+
+
+def write(names: list[str], rows: Iterator[tuple[Any, ...]], fmt: str) -> None:
+    """Stream ``rows`` to stdout as ``fmt`` (csv, json or nl), UTF-8 whatever the locale."""
+    sys.stdout.flush()
+    out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
+    try:
+        if fmt == "csv":
+            write_csv(out, names, rows)
+        else:
+            write_json(out, names, rows, array=fmt == "json")
+        out.flush()
+    finally:
+        out.detach()  # stdout stays open for whoever writes after us
+
+
+def write_csv(out: TextIO, names: list[str], rows: Iterator[tuple[Any, ...]]) -> None:
+    writer = csv.writer(out)
+    writer.writerow(names)
+    for row in rows:
+        writer.writerow([base64.b64encode(v).decode() if isinstance(v, bytes) else v for v in row])
+
+
+def binary(value: Any) -> dict[str, Any]:
+    if isinstance(value, bytes):
+        return {"$base64": True, "encoded": base64.b64encode(value).decode()}
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def unique(names: list[str]) -> list[str]:
+    """Column names as object keys: a repeated name gets ``_2``, ``_3`` ... (sqlite-utils)."""
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        key, n = name, 1
+        while key in seen:
+            n += 1
+            key = f"{name}_{n}"
+        seen.add(key)
+        out.append(key)
+    return out
+
+
+def write_json(
+    out: TextIO, names: list[str], rows: Iterator[tuple[Any, ...]], *, array: bool
+) -> None:
+    import orjson
+
+    keys = unique(names)
+    sep = "[\n" if array else ""
+    for row in rows:
+        out.write(sep)
+        out.write(orjson.dumps(dict(zip(keys, row, strict=True)), default=binary).decode())
+        sep = ",\n" if array else "\n"
+    if array:
+        out.write("[\n]\n" if sep == "[\n" else "\n]\n")
+    elif sep == "\n":
+        out.write("\n")
+
+
+def describe(store: Path, *, as_json: bool) -> None:
+    """The public tables as the store (or, before there is one, medsearch) defines them."""
+    from medsearch.store.sql_schema import schema
+
+    tables = schema(store)
+    if as_json:
+        emit_json({"tables": tables})
+        return
+    from medsearch.commands.render import print_schema
+
+    print_schema(tables)
