@@ -247,6 +247,26 @@ def test_an_update_replaces_the_row_and_a_deletion_removes_it(tmp_path: Path, ho
     assert rows(home, "SELECT * FROM articles_publication_types WHERE pmid = 2") == []
 
 
+def test_a_pmid_given_twice_in_one_file_keeps_the_side_rows_of_its_last_record(
+    tmp_path: Path,
+) -> None:
+    path = pubmed_file(
+        tmp_path / "pubmed26n0001.xml",
+        [
+            article_xml(7, "First", mesh=(("Asthma", True, False),), pub_types=("Letter",)),
+            article_xml(7, "Second", version=2, mesh=(("Cough", True, False),)),
+        ],
+    )
+    home = tmp_path / "home"
+    ingest(home, path)
+    assert rows(home, "SELECT heading, pmid FROM articles_mesh_major") == [
+        {"heading": "Cough", "pmid": 7}
+    ]
+    assert rows(home, "SELECT publication_type FROM articles_publication_types") == [
+        {"publication_type": "Journal Article"}
+    ]
+
+
 # -- read-only ---------------------------------------------------------------------------------
 
 

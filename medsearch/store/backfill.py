@@ -22,7 +22,7 @@ import sqlite3
 from medsearch.errors import DiskFullError
 from medsearch.progress import NullProgress, Progress
 from medsearch.store.columns import article_row
-from medsearch.store.db import ARTICLES_UPSERT, Store, is_disk_full, unpack
+from medsearch.store.db import Store, is_disk_full, unpack
 from medsearch.store.schema import BACKFILL_KEY, schema_version
 
 BATCH = 10_000
@@ -82,9 +82,7 @@ def fill(store: Store, progress: Progress | None = None) -> int:
             with store.transaction():
                 if rows:
                     at = rows[-1][0]
-                    store.conn.executemany(
-                        ARTICLES_UPSERT, [article_row(unpack(blob)) for _, blob in rows]
-                    )
+                    store.write_articles([article_row(unpack(blob)) for _, blob in rows])
                     store.conn.execute(
                         "UPDATE meta SET value = ? WHERE key = ?", (str(at), BACKFILL_KEY)
                     )
@@ -94,8 +92,8 @@ def fill(store: Store, progress: Progress | None = None) -> int:
                 return done
             done += len(rows)
             progress.advance("backfill", len(rows))
-    except sqlite3.OperationalError as exc:
-        if is_disk_full(exc):
+    except (sqlite3.OperationalError, DiskFullError) as exc:
+        if isinstance(exc, DiskFullError) or is_disk_full(exc):
             raise DiskFullError(
                 "disk full while filling the SQL `articles` table; what was filled is kept:"
                 " free some space and run `medsearch ingest --no-encode` again"

@@ -66,10 +66,12 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 4: the store you can query with SQL (medsearch.store.columns): the compressed
     # records move to ``records``; ``articles`` becomes a plain table of the columns people
-    # filter and count on, with side tables for major MeSH headings and publication types
-    # that triggers keep in step with it. Rows of an older store are filled in afterwards,
-    # from the records, by medsearch.store.backfill (``meta.articles_backfill`` says how far
-    # it got: it is there until every record has its row).
+    # filter and count on, with side tables for major MeSH headings and publication types.
+    # The writer inserts side rows with the articles (sorted: half a trigger's cost at
+    # PubMed's cardinalities, BENCHMARKS.md); triggers replace them when an article's
+    # values change and remove them with it. Rows of an older store are filled in
+    # afterwards, from the records, by medsearch.store.backfill (``meta.articles_backfill``
+    # says how far it got: it is there until every record has its row).
     """
     ALTER TABLE articles RENAME TO records;
     CREATE TABLE articles (
@@ -87,7 +89,6 @@ MIGRATIONS: tuple[str, ...] = (
         mesh_major TEXT NOT NULL DEFAULT '[]'
     );
     CREATE INDEX articles_year ON articles(year);
-    CREATE INDEX articles_journal_year ON articles(journal, year);
     CREATE INDEX articles_journal_iso_year ON articles(journal_iso, year);
     CREATE TABLE articles_mesh_major (
         heading TEXT NOT NULL,
@@ -99,12 +100,6 @@ MIGRATIONS: tuple[str, ...] = (
         pmid INTEGER NOT NULL,
         PRIMARY KEY (publication_type, pmid)
     ) WITHOUT ROWID;
-    CREATE TRIGGER articles_insert AFTER INSERT ON articles BEGIN
-        INSERT OR IGNORE INTO articles_mesh_major(heading, pmid)
-            SELECT value, new.pmid FROM json_each(new.mesh_major);
-        INSERT OR IGNORE INTO articles_publication_types(publication_type, pmid)
-            SELECT value, new.pmid FROM json_each(new.publication_types);
-    END;
     CREATE TRIGGER articles_update_mesh_major AFTER UPDATE OF mesh_major ON articles
     WHEN old.mesh_major IS NOT new.mesh_major BEGIN
         DELETE FROM articles_mesh_major WHERE pmid = old.pmid
