@@ -491,13 +491,17 @@ def test_an_interrupted_fill_resumes_where_it_stopped(
     monkeypatch.setattr(backfill, "BATCH", 3)
 
     class Interrupted(NullProgress):
-        def advance(self, key: str, amount: int = 1) -> None:
+        def update(
+            self, key: str, *, completed: int | None = None, total: int | None = None
+        ) -> None:
             raise KeyboardInterrupt
 
     with Store(Paths(home).store) as store, pytest.raises(KeyboardInterrupt):
         fill(store, Interrupted())
     code, _, err = cli(home, "sql", "SELECT COUNT(*) FROM articles")
-    assert code == 1 and f"from {len(articles) - 3:,} records" in err
+    third = sorted(a.pmid for a in articles)[2]
+    last = max(a.pmid for a in articles)
+    assert code == 1 and f"(up to PMID {third:,} of {last:,})" in err
     with Store(Paths(home).store) as store:
         assert fill(store) == len(articles) - 3
         assert fill(store) == 0

@@ -52,12 +52,17 @@ def problem(conn: sqlite3.Connection) -> str | None:
         )
     at = position(conn)
     if at is not None:
-        left = conn.execute("SELECT COUNT(*) FROM records WHERE pmid > ?", (at,)).fetchone()[0]
         return (
-            f"the `articles` table is still being filled from {left:,} records an older"
-            f" medsearch wrote; {NEEDS_INGEST}"
+            "the `articles` table is still being filled from the records an older medsearch"
+            f" wrote (up to PMID {at:,} of {last_pmid(conn):,}); {NEEDS_INGEST}"
         )
     return None
+
+
+def last_pmid(conn: sqlite3.Connection) -> int:
+    """The highest stored PMID (an index lookup: counting 40M records would read them all,
+    so the fill's progress is measured in PMIDs, which PubMed hands out densely)."""
+    return int(conn.execute("SELECT COALESCE(MAX(pmid), 0) FROM records").fetchone()[0])
 
 
 def fill(store: Store, progress: Progress | None = None) -> int:
@@ -67,10 +72,13 @@ def fill(store: Store, progress: Progress | None = None) -> int:
     at = position(store.conn)
     if at is None:
         return 0
+    start = at
     progress = progress or NullProgress()
-    left = store.conn.execute("SELECT COUNT(*) FROM records WHERE pmid > ?", (at,)).fetchone()[0]
+    end = last_pmid(store.conn)
     progress.start(
-        "backfill", f"Filling the SQL `articles` table from {left:,} stored records", total=left
+        "backfill",
+        "Filling the SQL `articles` table from the stored records (PMIDs)",
+        total=max(0, end - at),
     )
     done = 0
     try:
@@ -91,7 +99,7 @@ def fill(store: Store, progress: Progress | None = None) -> int:
             if not rows:
                 return done
             done += len(rows)
-            progress.advance("backfill", len(rows))
+            progress.update("backfill", completed=min(at, end) - start)
     except (sqlite3.OperationalError, DiskFullError) as exc:
         if isinstance(exc, DiskFullError) or is_disk_full(exc):
             raise DiskFullError(
