@@ -344,6 +344,13 @@ def test_a_query_runs_while_an_ingest_holds_a_write_transaction(home: Path) -> N
     assert rows(home, "SELECT COUNT(*) AS n FROM articles") == [{"n": 4}]
 
 
+def test_a_data_home_whose_path_has_uri_characters_is_read(tmp_path: Path) -> None:
+    path = pubmed_file(tmp_path / "pubmed26n0001.xml", [article_xml(1, "One")])
+    home = tmp_path / "data #1?x=%20"
+    ingest(home, path)
+    assert rows(home, "SELECT pmid FROM articles") == [{"pmid": 1}]
+
+
 # -- output formats ----------------------------------------------------------------------------
 
 

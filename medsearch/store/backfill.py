@@ -23,10 +23,10 @@ from medsearch.errors import DiskFullError
 from medsearch.progress import NullProgress, Progress
 from medsearch.store.columns import article_row
 from medsearch.store.db import Store, is_disk_full, unpack
-from medsearch.store.schema import BACKFILL_KEY, schema_version
+from medsearch.store.schema import BACKFILL_KEY, RECORDS_SCHEMA, schema_version
 
 BATCH = 10_000
-"""Records per transaction: ~0.3 s of work (BENCHMARKS.md), so an interruption loses
+"""Records per transaction: ~0.5 s of work (BENCHMARKS.md), so an interruption loses
 little, while commits stay rare enough not to cost."""
 
 NEEDS_INGEST = "run `medsearch ingest --no-encode` once to fill it (it resumes if interrupted)"
@@ -45,7 +45,7 @@ def position(conn: sqlite3.Connection) -> int | None:
 def problem(conn: sqlite3.Connection) -> str | None:
     """Why ``articles`` cannot be trusted to hold every article yet (None: it can)."""
     version = schema_version(conn)
-    if version < 4:
+    if version < RECORDS_SCHEMA:
         return (
             f"this store was written by an older medsearch (schema {version}) and has no"
             f" `articles` table yet; {NEEDS_INGEST}"

@@ -21,11 +21,12 @@ json_each(mesh_major) WHERE value = 'Neoplasms')``), Datasette facets them
 (``_facet_array``), and ``json.loads`` reads them back exactly. Two side tables,
 ``articles_mesh_major`` and ``articles_publication_types`` (one row per article and
 value), make "every article of a heading / type" an index lookup instead of a scan of
-every row (at 1M articles: 0.1 ms instead of 270 ms, BENCHMARKS.md). The writer inserts
-their rows right after the articles' own, sorted by key (:func:`side_rows`): with
-PubMed's ~30K headings each new row lands on a different page of the index, and taking
-the pages in order costs half what a per-row trigger does; triggers replace them when an
-article's values change and remove them with the article. Missing single values are
+every row (a heading of 2,700 articles among 1M: 9 ms instead of 220 ms, BENCHMARKS.md).
+The writer inserts their rows right after the articles' own, sorted by key
+(:func:`side_rows`): with PubMed's ~30K headings each new row lands on a different page
+of the index, and taking the pages in order costs ~11 us less per article than a
+per-row trigger; triggers replace them when an article's values change and remove them
+with the article. Missing single values are
 NULL, never ``''``.
 """
 

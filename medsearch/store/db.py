@@ -44,12 +44,13 @@ from medsearch.store.columns import (
     article_row,
     side_rows,
 )
-from medsearch.store.schema import migrate, schema_version
+from medsearch.store.schema import RECORDS_SCHEMA, migrate, schema_version
 
 WRITER_CACHE_KIB = 256 * 1024
 """The writer's SQLite page cache (allocated as used). At PubMed's ~30K journals and ~30K
 MeSH headings the pages new rows land on are ~100-200 MB; with SQLite's 2 MB default the
-writer's SQL cost per article at 1M articles was 47 us instead of 35 (BENCHMARKS.md)."""
+writer's SQL cost per article at 1M PubMed-like articles was 30 us instead of 26
+(BENCHMARKS.md)."""
 SQL_CHUNK = 500  # parameters per IN (...) query: well below SQLite's limit
 TRAIN_RECORDS = 5_000
 """Records the dictionary is trained on (~17 MB of JSON held until then, ~0.4 s to train;
@@ -143,9 +144,9 @@ class Store:
             self.conn.execute("PRAGMA busy_timeout=10000")
             if not readonly:
                 migrate(self.conn)
-            elif schema_version(self.conn) < 4:
-                # A store from before ``records`` (read by an older medsearch's data home
-                # that no ingest has upgraded yet): read its blob table under the new name.
+            elif schema_version(self.conn) < RECORDS_SCHEMA:
+                # A store an older medsearch wrote and no ingest has upgraded yet (this
+                # connection cannot migrate it): its records are still in ``articles``.
                 self.conn.execute("CREATE TEMP VIEW records AS SELECT * FROM main.articles")
             self._dict_id = self._load_dictionaries()
         except sqlite3.DatabaseError as exc:

@@ -117,12 +117,18 @@ class ReadOnlyGuard:
         return sqlite3.SQLITE_DENY
 
 
+def uri(path: Path) -> str:
+    """A read-only SQLite URI for ``path`` (percent-encoded: a ``?`` or ``#`` in a folder
+    name would otherwise end the file name)."""
+    return path.resolve().as_uri() + "?mode=ro"
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """The store, opened so that nothing done through the connection can change it."""
     if not path.exists():
         raise StoreError(f"no article store at {path}; run `medsearch ingest` first")
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        conn = sqlite3.connect(uri(path), uri=True, isolation_level=None)
         conn.execute("PRAGMA query_only = ON")
         conn.execute("PRAGMA busy_timeout = 10000")
     except sqlite3.DatabaseError as exc:

@@ -127,6 +127,8 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
+RECORDS_SCHEMA = 4
+"""The migration that moved the records to ``records`` and made ``articles`` the SQL table."""
 BACKFILL_KEY = "articles_backfill"
 """``meta`` key present while older records still lack their ``articles`` row; its value
 is the PMID the fill has reached (see :mod:`medsearch.store.backfill`)."""

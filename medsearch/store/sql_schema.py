@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from medsearch.store.columns import PUBLIC_TABLES
+from medsearch.store.readonly import uri
 from medsearch.store.schema import SCHEMA_VERSION, migrate, schema_version
 
 NOTE = (
@@ -27,7 +28,7 @@ NOTE = (
 
 def _database(store: Path) -> sqlite3.Connection:
     if store.exists():
-        conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+        conn = sqlite3.connect(uri(store), uri=True)
         if schema_version(conn) >= SCHEMA_VERSION:
             return conn
         conn.close()
