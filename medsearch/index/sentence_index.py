@@ -54,6 +54,7 @@ from medsearch.index.ivf_parts import (
     gather,
     search_parts,
 )
+from medsearch.index.pending_slots import PendingSlots
 from medsearch.index.vector_layout import (
     RETRAIN_GROWTH,
     SAMPLE_MAX,
@@ -222,7 +223,7 @@ class SentenceCollection(SlotStore):
         self._sample(half)
         self._rows += len(ids)
         self._live += int((~replaced).sum())
-        self._pending.update(zip(ids.tolist(), slots.tolist(), strict=True))
+        self._pending.set(ids, slots)
         index.add_with_ids(vectors, slots)
         self._dirty = True
 
@@ -369,7 +370,7 @@ class SentenceCollection(SlotStore):
             **changes,
         )
         write_manifest(self.path, self.manifest)
-        self._pending, self._dead, self._dirty = {}, [], False
+        self._pending, self._dead, self._dirty = PendingSlots(), [], False
         self._live = live
         self._lk_ids, self._lk_slots = self._load_lookup()
         if self._ivf is not None:
