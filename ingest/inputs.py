@@ -122,9 +122,10 @@ def reason_to_skip(name: str) -> Reason | None:
 def discover(paths: Iterable[Path]) -> Inputs:
     """The PubMed files under ``paths``, in application order.
 
-    A file named on the command line is taken whatever its name (the user asked for it;
-    a file that is not PubMed XML then fails with the parser's message); files met
-    inside a folder are taken only when :func:`reason_to_skip` finds no reason.
+    A file named on the command line is judged by the same rules as one met inside a
+    folder (:func:`reason_to_skip`), because ``ingest baseline/*`` names every ``.md5``
+    too, except that a hidden file named on purpose is taken: a shell's ``*`` never
+    expands to one.
     """
     found: dict[Path, Path] = {}  # the file itself (symlinks resolved) -> the path met
     ignored: list[Ignored] = []
@@ -133,7 +134,11 @@ def discover(paths: Iterable[Path]) -> Inputs:
         if given.is_dir():
             _walk(given, found, ignored, missing)
         elif given.is_file():
-            found.setdefault(given.resolve(), given)
+            reason = reason_to_skip(given.name)
+            if reason is None or reason is Reason.HIDDEN:
+                found.setdefault(given.resolve(), given)
+            else:
+                ignored.append(Ignored(given, reason))
         else:
             missing.append((str(given), "no such file or directory"))
     return Inputs(

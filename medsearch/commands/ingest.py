@@ -180,9 +180,9 @@ def ingest(
 
     Files are applied in NCBI's order, by the number in their pubmedYYnNNNN names across
     folders (baseline, then update files), then other files by path; a later record for a
-    PMID replaces an earlier one and DeleteCitation removes it everywhere. Other files in a
-    folder (.md5, README, partial downloads, hidden files) and second copies of a file are
-    set aside and listed. Re-running skips files already ingested (known by content, not
+    PMID replaces an earlier one and DeleteCitation removes it everywhere. Other files
+    (.md5, README, partial downloads, hidden files in a folder) and second copies of a file
+    are set aside and listed. Re-running skips files already ingested (known by content, not
     name) and retries failed ones; an interrupted run resumes.
     """
     from medsearch.commands.progress import RichProgress
