@@ -221,7 +221,7 @@ def encode_sentences(
     progress: Progress,
 ) -> Rate:
     """Encode the abstract sentences of stale articles (the reader splits them)."""
-    from ingest.sentences import article_sentences
+    from medsearch.sentences import article_sentences
 
     chosen = list(encoders)
     first = chosen[0]

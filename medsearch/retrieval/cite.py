@@ -96,7 +96,7 @@ def _overlap(words: set[str], sentence: str) -> int:
 
 def with_evidence(searcher: Searcher, text: str, hits: tuple[Hit, ...]) -> list[Hit]:
     """Each hit with the abstract sentence closest to ``text`` (dense when possible)."""
-    from ingest.sentences import article_sentences
+    from medsearch.sentences import article_sentences
 
     records = searcher.articles([h.pmid for h in hits])
     vector = None
