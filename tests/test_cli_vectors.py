@@ -158,3 +158,33 @@ def test_similar_articles_need_only_the_imported_vectors_not_a_model(
     (citance,) = json.loads(out)["citances"]
     assert citance["mode"] == "lexical" and citance["hits"]
     assert "dense side unavailable" in " ".join(citance["notes"])
+
+
+def test_the_summary_names_a_custom_profiles_models_and_medcpt_only_when_missing(
+    xml_dir: Path, tmp_path: Path, tiny: TinyModels
+) -> None:
+    """A profile of the user's own is named by its models; "MedCPT is not available" is
+    said only when the offline default was picked because MedCPT is missing."""
+    custom = tmp_path / "custom"
+    write_tiny_config(Paths(custom), tiny)
+    code, out, err = cli(custom, "ingest", str(xml_dir), "--models", "tiny", "--json")
+    assert code == 0, err
+    notes = json.loads(out)["notes"]
+    assert (
+        f"model profile 'tiny' in use (tiny test BERT: queries {tiny.query_dir},"
+        f" articles {tiny.article_dir}, reranker {tiny.cross_dir})"
+    ) in notes
+    assert not any("MedCPT" in n for n in notes), notes
+    # The next run takes the profile the vectors were built with: still no MedCPT line.
+    code, out, err = cli(custom, "ingest", "--json")
+    assert code == 0 and not any("MedCPT" in n for n in json.loads(out)["notes"]), err
+
+    fallback = tmp_path / "fallback"  # no --models, and no MedCPT in any cache here
+    code, out, err = cli(fallback, "ingest", str(xml_dir), "--device", "cpu", "--json")
+    assert code == 0, err
+    (note,) = [n for n in json.loads(out)["notes"] if "in use" in n]
+    assert note.startswith("model profile 'minilm' in use (all-MiniLM-L6-v2, bundled offline")
+    assert note.endswith(
+        "; MedCPT is not available offline here"
+        " (`medsearch models download medcpt` on a connected machine)"
+    )

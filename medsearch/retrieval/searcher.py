@@ -294,7 +294,8 @@ class Searcher:
             timings.append(("delta", time.perf_counter() - t3))
         hits = make_hits(ranked[:final_k], records)
         if self.has_vectors and self.profile_name != "medcpt" and mode != "lexical":
-            notes.append(f"offline model profile {self.profile_name!r} in use (not MedCPT)")
+            offline = "offline " if self.profile_name == "minilm" else ""  # the bundled one
+            notes.append(f"{offline}model profile {self.profile_name!r} in use (not MedCPT)")
         return SearchResult(
             hits=tuple(hits),
             mode=mode,
