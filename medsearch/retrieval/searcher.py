@@ -108,10 +108,13 @@ class Searcher:
 
     @property
     def has_cross(self) -> bool:
-        """Whether a cross-encoder can rerank: loaded, or the profile's is on this machine."""
+        """Whether a cross-encoder can rerank: loaded, or on this machine once the encoders
+        are. A lexical first stage (no encoder loaded, e.g. its models are missing) is
+        not offered it, as before models loaded lazily, and never looks for it on disk.
+        """
         if self.cross is not None:
             return True
-        if self.sources is None or self._cross_asked:
+        if self.sources is None or self._cross_asked or self.device is None:
             return False
         if self._cross_ready is None:
             self._cross_ready = self.sources.cross_available()
