@@ -549,7 +549,7 @@ def open_searcher(
             paths,
             recorded,
             device=device,
-            sentence_candidates=settings.sentence_candidates,
+            sentence_candidates=settings.sentence_candidates or None,  # 0: the default too
             rerank_int8=settings.rerank_int8,
         )
         if recorded

@@ -62,7 +62,7 @@ class HomeSources:
             except OldLayoutError as exc:
                 why = exc
             except BaseException:
-                articles.close()
+                articles.close()  # nobody else holds it yet
                 raise
         return DenseSide(
             articles=articles,
