@@ -17,7 +17,7 @@ Search returns candidates with approximate (PQ) scores; the dense side re-scores
 few hundred exactly by re-encoding their text with the query encoder, which is how the
 sentences were encoded (:mod:`medsearch.retrieval.dense`). The text comes from the
 store: a sentence id is ``pmid * 1000 + position`` and the position is the shared
-splitter's (:func:`ingest.sentences.article_sentences`), so nothing else is stored.
+splitter's (:func:`medsearch.sentences.article_sentences`), so nothing else is stored.
 
 Why parts: at ~350M sentences the codes are ~45 GB. Held in one index, a writer would
 load all of it to add a batch and write all of it at every commit. Instead new codes go
