@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from benchmarks.lexical import BATCH, CLASSES, _queries, fast_articles
-from benchmarks.search import add_random_vectors, percentile
+from benchmarks.search import add_random_vectors, time_modes
 from medsearch.paths import Paths
 
 SEED = 0
@@ -93,18 +93,7 @@ def main() -> None:
         searcher.search("warm up the model", mode="hybrid")
         print(f"{docs:,} articles, {args.shards} lexical shards, minilm query encoder, top 10")
         for name in CLASSES:
-            timings: dict[str, list[float]] = {"lexical": [], "hybrid": []}
-            for words in queries[name]:
-                text = " ".join(words)
-                for mode in ("lexical", "hybrid"):
-                    t0 = time.perf_counter()
-                    searcher.search(text, mode=mode, k=10)
-                    timings[mode].append(time.perf_counter() - t0)
-            for mode, values in timings.items():
-                print(
-                    f"{name:6s} {mode:8s} p50 {percentile(values, 50):7.1f} ms"
-                    f"  p95 {percentile(values, 95):7.1f} ms  max {max(values) * 1000:7.1f} ms"
-                )
+            time_modes(searcher, [" ".join(words) for words in queries[name]], f"{name:6s} ")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"search process peak RSS {rss:,.0f} MB (before opening: {rss0:,.0f} MB)")
     print("target: hybrid p95 <= 300 ms at 10M articles on this machine")
