@@ -71,7 +71,7 @@ def scifact_texts(limit: int | None) -> list[str]:
 def ingest(home: Path, scifact: int | None, pubmed: bool) -> float:
     """Store + lexical index for the real text; returns seconds."""
     from ingest.download import md5_of
-    from ingest.pipeline import Ingestor, IngestSummary, InputFile, discover
+    from ingest.pipeline import Ingestor, IngestSummary, InputFile
     from ingest.prepare import messages
     from medsearch.beir import PmidMap, beir_doc_to_article, load_corpus
     from medsearch.paths import Paths
@@ -79,8 +79,7 @@ def ingest(home: Path, scifact: int | None, pubmed: bool) -> float:
     start = time.perf_counter()
     with Ingestor(Paths(home), jobs=0) as ing:
         if pubmed:
-            files, _ = discover(sorted(p for p in (SHARED / "pubmed").iterdir() if p.is_dir()))
-            assert ing.run(files).ok
+            assert ing.run([SHARED / "pubmed"]).ok
         corpus = SHARED / "beir" / "scifact" / "corpus.jsonl"
         pmids = PmidMap()
         docs = list(load_corpus(corpus.parent))[:scifact]

@@ -346,8 +346,8 @@ def main() -> None:
         xml = root / "pubmed26n0001.xml"
         write_xml(xml, source, args.articles)
         from ingest.pipeline import Ingestor
-        from ingest.sentences import split_sentences
         from medsearch.paths import Paths
+        from medsearch.sentences import split_sentences
 
         with Ingestor(Paths(home), jobs=0) as ing:
             assert ing.run([xml]).ok

@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 
 from ingest.encoded import fetch, stale_pmids
-from ingest.sentences import article_sentences
 from medsearch.evaluate import build_collection
 from medsearch.models.encoders import load_encoder
 from medsearch.models.profiles import get_profile
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress
+from medsearch.sentences import article_sentences
 from medsearch.store import Store
 
 

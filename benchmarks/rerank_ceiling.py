@@ -44,10 +44,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--home", type=Path, default=None)
     args = parser.parse_args(argv)
 
-    from ingest.sentences import article_sentences
     from medsearch.evaluate import build_collection
     from medsearch.rerank.scorer import DeltaScorer, featurise
     from medsearch.retrieval.searcher import open_searcher
+    from medsearch.sentences import article_sentences
 
     paths = Paths.resolve(args.home).ensure()
     home, _, _ = build_collection(

@@ -1,7 +1,7 @@
 """Sentence vectors for benchmarks/sentence_index.py: real ones, and a synthetic generator.
 
 Real: every abstract sentence of the SciFact corpus and of the PubMed XML files under
-``../shared/data/pubmed``, split with our splitter (:func:`ingest.sentences.article_sentences`)
+``../shared/data/pubmed``, split with our splitter (:func:`medsearch.sentences.article_sentences`)
 and encoded with the query encoder of a real profile (minilm offline). Encoding ~55K
 sentences on two shared cores takes many minutes, so the vectors are cached as ``.npy``
 outside the repository and re-used.
@@ -50,7 +50,7 @@ def real_articles(shared: Path = SHARED) -> Iterator[Article]:
 
 def real_sentences(shared: Path = SHARED) -> tuple[np.ndarray, list[str]]:
     """(sentence ids, texts) of every abstract sentence, deduplicated by text."""
-    from ingest.sentences import article_sentences
+    from medsearch.sentences import article_sentences
 
     ids: list[int] = []
     texts: list[str] = []

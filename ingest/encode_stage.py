@@ -221,7 +221,7 @@ def encode_sentences(
     progress: Progress,
 ) -> Rate:
     """Encode the abstract sentences of stale articles (the reader splits them)."""
-    from ingest.sentences import article_sentences
+    from medsearch.sentences import article_sentences
 
     chosen = list(encoders)
     first = chosen[0]
@@ -317,6 +317,7 @@ def run_vectors_stage(
                 for c in existing.values():
                     c.close()
             return notes, encoded
+        by_default = profile is None and recorded_profile(paths) is None
         chosen = choose_profile(paths, profile)
         if embeddings:
             from medsearch.models.profiles import profile_availability
@@ -328,12 +329,11 @@ def run_vectors_stage(
                     f" {chosen.name}` and ingest again"
                 )
                 return notes, encoded
-        if chosen.name != "medcpt":
-            notes.append(
-                f"model profile {chosen.name!r} in use ({chosen.description}); MedCPT is not"
-                " available offline here (`medsearch models download medcpt` on a connected"
-                " machine)"
-            )
+        from medsearch.models.profiles import in_use_note
+
+        note = in_use_note(chosen, instead_of_medcpt=by_default)
+        if note is not None:
+            notes.append(note)
         from medsearch.index.sentence_migrate import needs_migration
 
         if needs_migration(paths.vector_dir(SENTENCES)):

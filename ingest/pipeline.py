@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ingest.download import md5_of
+from ingest.inputs import Ignored, Reason, describe, discover
 from medsearch.errors import DiskFullError, ParseError, StoreError, UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress
@@ -33,11 +34,11 @@ if TYPE_CHECKING:
     from ingest.workers import Message
     from medsearch.index.lexical import LexicalIndex
 
-SUFFIXES = (".xml", ".xml.gz")
-
 
 @dataclass(frozen=True, slots=True)
 class InputFile:
+    """One input and its content key: ``checksum`` is the MD5 the ledger knows it by."""
+
     path: Path
     size: int
     checksum: str
@@ -63,6 +64,8 @@ class IngestSummary:
     seconds: float = 0.0
     encoded: int = 0
     notes: list[str] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)
+    """Inputs set aside, each with its reason (not PubMed XML, a duplicate, ...)."""
 
     @property
     def ok(self) -> bool:
@@ -82,28 +85,10 @@ class IngestSummary:
             "encoded": self.encoded,
             "seconds": round(self.seconds, 3),
             "failures": [{"file": f, "error": e} for f, e in self.failures],
+            "ignored": len(self.ignored),
+            "ignored_files": [i.to_dict() for i in self.ignored],
             "notes": self.notes,
         }
-
-
-def is_pubmed_file(path: Path) -> bool:
-    return path.name.endswith(SUFFIXES)
-
-
-def discover(paths: Iterable[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
-    """Files to ingest in NCBI name order, plus the inputs that do not exist."""
-    found: dict[str, Path] = {}
-    missing: list[tuple[str, str]] = []
-    for given in paths:
-        if given.is_dir():
-            for child in given.iterdir():
-                if child.is_file() and is_pubmed_file(child):
-                    found.setdefault(child.name, child)
-        elif given.is_file():
-            found.setdefault(given.name, given)
-        else:
-            missing.append((str(given), "no such file or directory"))
-    return [found[name] for name in sorted(found)], missing
 
 
 class Ingestor:
@@ -213,15 +198,15 @@ class Ingestor:
     def run(self, inputs: Sequence[Path]) -> IngestSummary:
         started = time.monotonic()
         summary = IngestSummary()
-        files, missing = discover(inputs)
-        summary.failures.extend(missing)
-        if not files and not missing:
-            raise UsageError(
-                "no PubMed files (*.xml, *.xml.gz) in " + ", ".join(str(p) for p in inputs)
-            )
-        summary.files = len(files)
-        todo = self._plan(files, summary)
-        self.progress.start("files", "Files", total=len(files))
+        found = discover(inputs)
+        summary.failures.extend(found.missing)
+        summary.ignored.extend(found.ignored)
+        if not found.files and not found.missing:
+            where = ", ".join(str(p) for p in inputs)
+            also = f" (ignored {describe(found.ignored)})" if found.ignored else ""
+            raise UsageError(f"no PubMed files (*.xml, *.xml.gz) in {where}{also}")
+        todo = self._plan(found.files, summary)
+        self.progress.start("files", "Files", total=summary.files)
         self.progress.advance("files", summary.skipped)
         self.progress.start("articles", "Articles", total=None)
         from ingest.workers import ParserPool
@@ -240,20 +225,37 @@ class Ingestor:
             summary.seconds = time.monotonic() - started
         return summary
 
-    def _plan(self, files: list[Path], summary: IngestSummary) -> list[InputFile]:
+    def _plan(self, files: Sequence[Path], summary: IngestSummary) -> list[InputFile]:
+        """The files still to apply, in order; counts the rest in ``summary``.
+
+        Files are told apart by content (MD5), as the ledger keys them: a file whose
+        bytes were ingested before is done whatever its name or folder now (a re-download
+        of an update file), the second of two identical files is a duplicate, and two
+        different files that share a name (``a/pubmed.xml``, ``b/pubmed.xml``: efetch and
+        the PubMed web export name every file so) are both applied.
+        """
+        ledger = self.store.ledger()
+        done = {e.checksum for e in ledger if e.status == "done"}
+        done_at = {e.path: e.checksum for e in ledger if e.status == "done"}
+        first: dict[str, Path] = {}
         todo: list[InputFile] = []
         for path in files:
             try:
                 item = InputFile(path, path.stat().st_size, md5_of(path))
             except OSError as exc:
                 summary.failures.append((str(path), f"cannot read: {exc.strerror or exc}"))
+                summary.files += 1
                 continue
-            entry = self.store.ledger_entry(item.name)
-            if entry and entry.status == "done" and entry.checksum == item.checksum:
+            kept = first.setdefault(item.checksum, path)
+            if kept != path:
+                summary.ignored.append(Ignored(path, Reason.DUPLICATE, same_as=kept))
+                continue
+            summary.files += 1
+            if item.checksum in done:
                 summary.skipped += 1
                 continue
-            if entry and entry.status == "done":
-                self.progress.message(f"{item.name} changed since it was ingested; re-applying")
+            if done_at.get(str(path.absolute()), item.checksum) != item.checksum:
+                self.progress.message(f"{path} changed since it was ingested; re-applying")
             todo.append(item)
         return todo
 
@@ -298,7 +300,7 @@ class Ingestor:
                 self.lexical.commit(payload=item.name)
         except ParseError as exc:
             self.lexical.rollback()
-            summary.failures.append((item.name, str(exc)))
+            summary.failures.append((str(item.path), str(exc)))
             self.progress.message(f"failed: {exc}")
             self._record_failure(item, str(exc))
             return
@@ -324,7 +326,7 @@ class Ingestor:
         """The ledger row of ``item`` (inside the caller's transaction)."""
         return self.store.record_file(
             name=item.name,
-            path=str(item.path),
+            path=str(item.path.absolute()),
             size=item.size,
             checksum=item.checksum,
             status=status,

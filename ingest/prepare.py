@@ -47,8 +47,8 @@ class PreparedBatch:
         return len(self.rows)
 
     def articles(self) -> list[Article]:
-        """The articles back from their row JSON (in the writer, for plain rows)."""
-        return [Article.from_dict(codec.decode_raw(row[4])) for row in self.rows]
+        """The articles back from their rows (in the writer, for a lean batch)."""
+        return [Article.from_dict(codec.decode_raw(codec.plain(row[4]))) for row in self.rows]
 
 
 def prepare(articles: Sequence[Article], dict_id: int = 0, *, full: bool = True) -> PreparedBatch:

@@ -2,9 +2,10 @@
 
 Each input file is parsed by its own child process that streams batches through a
 bounded queue, so memory stays flat (at most ``QUEUE_BATCHES`` batches per file in
-flight) and the writer applies files strictly in name order, as NCBI's update semantics
-require. Up to ``jobs`` files are parsed ahead of the one being written, which keeps both
-cores busy: one parses while the other writes SQLite and tantivy.
+flight) and the writer applies files strictly in the order given (NCBI's order, see
+:mod:`ingest.inputs`), as update semantics require. Up to ``jobs`` files are parsed
+ahead of the one being written, which keeps both cores busy: one parses while the other
+writes SQLite and tantivy.
 
 Children come from a ``forkserver``: forking the writer itself would copy tantivy's and
 torch's threads, which is unsafe.

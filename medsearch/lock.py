@@ -84,7 +84,8 @@ def write_lock(paths: Paths, command: str) -> Iterator[None]:
     except OSError:
         os.close(fd)
         who = holder(paths) or {}
-        by = f" (`medsearch {who['command']}`, PID {who['pid']})" if "pid" in who else ""
+        since = f", started {who['since']}" if "since" in who else ""
+        by = f" (`medsearch {who['command']}`, PID {who['pid']}{since})" if "pid" in who else ""
         raise BusyError(
             f"another medsearch process{by} is writing the data home {paths.home}; wait"
             " for it to finish or stop it, then run this again (searching is fine meanwhile)"

@@ -9,9 +9,7 @@ recognise and its sentence must be flagged.
 from __future__ import annotations
 
 import re
-import sys
 import time
-import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from medsearch.retrieval.citances import Citance, find_markers, split_citances, strip_citations
+from medsearch.sentences import split_sentences
 
 
 def one(paragraph: str) -> Citance:
@@ -237,22 +236,18 @@ def test_sentence_splitting_respects_biomedical_abbreviations() -> None:
     ]
 
 
-def test_the_project_splitter_is_used_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    # ingest/sentences.py (split_sentences(text) -> list[str]) is being written; until it
-    # lands, stand in for it with a splitter that cuts at every "; " to see it is used.
-    module = types.ModuleType("ingest.sentences")
-    module.split_sentences = lambda text: [part for part in text.split("; ")]  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "ingest.sentences", module)
-    citances = split_citances("Aspirin helps [1]; statins help (Lee 2020); diet helps.")
-    assert [c.text for c in citances] == ["Aspirin helps", "statins help", "diet helps."]
-    assert [c.original for c in citances] == [
-        "Aspirin helps [1];",
-        "statins help (Lee 2020);",
-        "diet helps.",
+def test_citances_are_cut_where_the_sentence_index_cuts_abstracts() -> None:
+    """One splitter for abstracts and manuscripts: initials stay, "vitamin D." ends."""
+    paragraph = (
+        "Data from J. Smith were pooled [1]. Levels of vitamin D. These rose in winter (Lee, 2020)."
+    )
+    texts = [c.text for c in split_citances(paragraph)]
+    assert texts == split_sentences(strip_citations(paragraph))
+    assert texts == [
+        "Data from J. Smith were pooled.",
+        "Levels of vitamin D.",
+        "These rose in winter.",
     ]
-    # A splitter that rewrites the text cannot be mapped back: the fallback takes over.
-    module.split_sentences = lambda text: [text.upper()]  # type: ignore[attr-defined]
-    assert [c.text for c in split_citances("One [1]. Two.")] == ["One.", "Two."]
 
 
 def test_pathological_input_stays_fast() -> None:

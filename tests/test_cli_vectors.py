@@ -119,3 +119,72 @@ def test_a_different_profile_on_an_encoded_corpus_is_refused(
     assert cli(home, "ingest", str(xml_dir), "--models", "tiny", "--device", "cpu")[0] == 0
     code, _, err = cli(home, "ingest", str(xml_dir), "--models", "minilm")
     assert code == 1 and "'tiny'" in err and "'minilm'" in err
+
+
+def test_similar_articles_need_only_the_imported_vectors_not_a_model(
+    xml_dir: Path, tmp_path: Path
+) -> None:
+    """The CPU user's path: NCBI's MedCPT vectors imported, no MedCPT model on the machine
+    (HF_HOME is an empty folder here). Neighbours of a stored vector need no encoder;
+    anything that encodes text does, and says how to get it."""
+    home = tmp_path / "home"
+    assert cli(home, "ingest", str(xml_dir), "--no-encode")[0] == 0
+    ncbi_chunks(tmp_path / "ncbi", np.random.default_rng(5))
+    code, _, err = cli(home, "ingest", "--embeddings", str(tmp_path / "ncbi"))
+    assert code == 0, err
+    with VectorCollection.open(Paths(home).vector_dir("articles")) as coll:
+        stored = coll.get(np.array(PMIDS[:10]))  # float16 on disk, as the search sees them
+    scores = stored[1:] @ stored[0]  # the brute-force oracle: inner product, itself out
+    expected = [PMIDS[1 + i] for i in np.argsort(-scores)]
+
+    code, out, err = cli(home, "similar", str(PMIDS[0]), "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert [h["pmid"] for h in result["hits"]] == expected
+    assert result["hits"][0]["score"] == pytest.approx(float(scores.max()), rel=1e-3)
+    assert result["mode"] == "dense" and result["pmid"] == PMIDS[0]
+
+    for args in (("similar", "--text", "Sepsis\nLactate rose."), ("sentences", "Lactate rose.")):
+        code, _, err = cli(home, *args)
+        assert code == 1 and "Traceback" not in err
+        assert "ncbi/MedCPT-Query-Encoder is not available offline" in err
+        assert "`medsearch models download medcpt`" in err
+
+    # cite still suggests references: its searches fall back to lexical and say why.
+    paragraph = tmp_path / "paragraph.txt"
+    paragraph.write_text("Lactate rose in sepsis [1].", encoding="utf-8")
+    code, out, err = cli(home, "cite", "--file", str(paragraph), "--json")
+    assert code == 0, err
+    (citance,) = json.loads(out)["citances"]
+    assert citance["mode"] == "lexical" and citance["hits"]
+    assert "dense side unavailable" in " ".join(citance["notes"])
+
+
+def test_the_summary_names_a_custom_profiles_models_and_medcpt_only_when_missing(
+    xml_dir: Path, tmp_path: Path, tiny: TinyModels
+) -> None:
+    """A profile of the user's own is named by its models; "MedCPT is not available" is
+    said only when the offline default was picked because MedCPT is missing."""
+    custom = tmp_path / "custom"
+    write_tiny_config(Paths(custom), tiny)
+    code, out, err = cli(custom, "ingest", str(xml_dir), "--models", "tiny", "--json")
+    assert code == 0, err
+    notes = json.loads(out)["notes"]
+    assert (
+        f"model profile 'tiny' in use (tiny test BERT: queries {tiny.query_dir},"
+        f" articles {tiny.article_dir}, reranker {tiny.cross_dir})"
+    ) in notes
+    assert not any("MedCPT" in n for n in notes), notes
+    # The next run takes the profile the vectors were built with: still no MedCPT line.
+    code, out, err = cli(custom, "ingest", "--json")
+    assert code == 0 and not any("MedCPT" in n for n in json.loads(out)["notes"]), err
+
+    fallback = tmp_path / "fallback"  # no --models, and no MedCPT in any cache here
+    code, out, err = cli(fallback, "ingest", str(xml_dir), "--device", "cpu", "--json")
+    assert code == 0, err
+    (note,) = [n for n in json.loads(out)["notes"] if "in use" in n]
+    assert note.startswith("model profile 'minilm' in use (all-MiniLM-L6-v2, bundled offline")
+    assert note.endswith(
+        "; MedCPT is not available offline here"
+        " (`medsearch models download medcpt` on a connected machine)"
+    )

@@ -9,7 +9,8 @@ import pytest
 from conftest import shared_data
 from pubmed_builders import article_xml, pubmed_file, truncated_gzip
 
-from ingest.pipeline import Ingestor, discover
+from ingest.inputs import discover
+from ingest.pipeline import Ingestor
 from medsearch.errors import DiskFullError, NotFoundError
 from medsearch.index.lexical import LexicalIndex
 from medsearch.paths import Paths
@@ -128,7 +129,7 @@ def test_a_bad_file_fails_alone_with_a_message_naming_it(
     assert not summary.ok
     assert summary.ingested == 2
     [(failed, message)] = summary.failures
-    assert failed == name
+    assert failed == str(corpus / name)
     assert name in message and problem in message
     with Store(paths.store) as store:
         assert store.count() == 2
@@ -144,7 +145,7 @@ def test_truncated_gzip_is_rolled_back_and_retried_on_the_next_run(
     (corpus / "full.xml").unlink()
     broken = truncated_gzip(corpus / "pubmed26n0003.xml.gz", full)
     summary = run(paths, [corpus])
-    assert [f for f, _ in summary.failures] == ["pubmed26n0003.xml.gz"]
+    assert [f for f, _ in summary.failures] == [str(broken)]
     assert "truncated" in summary.failures[0][1] or "gzip" in summary.failures[0][1]
     with Store(paths.store) as store:
         assert not store.existing([200, 201])  # nothing half-applied
@@ -207,9 +208,10 @@ def test_full_disk_stops_cleanly_and_keeps_earlier_files(paths: Paths, corpus: P
 def test_discover_takes_pubmed_files_in_name_order(tmp_path: Path) -> None:
     for name in ("b.xml.gz", "a.xml", "notes.txt", "c.xml"):
         (tmp_path / name).write_text("")
-    files, missing = discover([tmp_path])
-    assert [f.name for f in files] == ["a.xml", "b.xml.gz", "c.xml"]
-    assert missing == []
+    found = discover([tmp_path])
+    assert [f.name for f in found.files] == ["a.xml", "b.xml.gz", "c.xml"]
+    assert [(i.path.name, i.reason) for i in found.ignored] == [("notes.txt", "not PubMed XML")]
+    assert found.missing == ()
 
 
 def test_store_opened_by_a_second_reader_sees_committed_files_only(

@@ -45,11 +45,11 @@ def hold_in_another_process(home: Path) -> subprocess.Popen[str]:
     return proc
 
 
-def test_a_second_writer_is_refused_with_the_first_ones_pid(tmp_path: Path) -> None:
+def test_a_second_writer_is_refused_with_the_first_ones_pid_and_start_time(tmp_path: Path) -> None:
     paths = Paths.resolve(tmp_path / "home")
     other = hold_in_another_process(paths.home)
     try:
-        busy = rf"`medsearch ingest`, PID {other.pid}"
+        busy = rf"`medsearch ingest`, PID {other.pid}, started 20\d\d-\d\d-\d\dT"
         with pytest.raises(BusyError, match=busy), write_lock(paths, "rerank train"):
             pass
         who = holder(paths) or {}

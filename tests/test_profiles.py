@@ -22,6 +22,7 @@ from medsearch.models.profiles import (
     ModelProfile,
     all_profiles,
     get_profile,
+    in_use_note,
     profile_availability,
     resolve_profile,
 )
@@ -111,6 +112,34 @@ def test_user_profiles_come_from_the_config_file(paths: Paths) -> None:
         symmetric=True,
     )
     assert list(all_profiles(paths)) == ["medcpt", "minilm", "pubmedbert"]
+
+
+def test_a_custom_profile_in_use_is_named_by_its_models(paths: Paths) -> None:
+    paths.config_file.write_text(
+        '[profiles.bare]\nquery_model = "/m/q"\narticle_model = "/m/a"\n'
+        '[profiles.pubmedbert]\nquery_model = "/m/pmb"\nsymmetric = true\n'
+        'cross_model = "org/reranker"\ndescription = "PubMedBERT embeddings"\n',
+        encoding="utf-8",
+    )
+    assert in_use_note(get_profile("bare", paths), instead_of_medcpt=False) == (
+        "model profile 'bare' in use (queries /m/q, articles /m/a, no reranker)"
+    )
+    assert in_use_note(get_profile("pubmedbert", paths), instead_of_medcpt=False) == (
+        "model profile 'pubmedbert' in use (PubMedBERT embeddings: queries and articles"
+        " /m/pmb, reranker org/reranker)"
+    )
+
+
+def test_medcpt_is_mentioned_only_where_it_is_the_one_missing() -> None:
+    assert in_use_note(MEDCPT, instead_of_medcpt=False) is None
+    assert in_use_note(MINILM, instead_of_medcpt=False) == (
+        f"model profile 'minilm' in use ({MINILM.description})"
+    )
+    fallback = in_use_note(MINILM, instead_of_medcpt=True)
+    assert fallback is not None and fallback.endswith(
+        "; MedCPT is not available offline here"
+        " (`medsearch models download medcpt` on a connected machine)"
+    )
 
 
 @pytest.mark.parametrize(

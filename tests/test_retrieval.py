@@ -134,6 +134,32 @@ def test_similar_articles_exclude_the_article_itself(searcher: Searcher) -> None
         searcher.similar(424242)
 
 
+def test_each_question_loads_only_the_models_it_needs(home: Paths) -> None:
+    """Stored vectors need no model; text needs the encoders; reranking the cross-encoder."""
+    with open_searcher(home, device="cpu") as searcher:
+        assert searcher.dense is None and searcher.cross is None  # opening loads nothing
+        similar = searcher.similar(1000, k=3)
+        assert similar.hits and searcher.dense is not None
+        assert searcher.device is None and searcher.cross is None  # vectors only
+        lexical = searcher.search("metformin", mode="lexical", k=3)
+        assert lexical.hits and searcher.device is None and searcher.cross is None
+        hybrid = searcher.search("metformin", k=3)
+        assert hybrid.mode == "hybrid" and searcher.device == "cpu" and searcher.cross is None
+        assert searcher.rerank(hybrid).reranked and searcher.cross is not None
+
+
+def test_a_profile_whose_models_changed_size_is_caught_when_they_load(home: Paths) -> None:
+    """The vectors open without a model, so their size is checked when the encoders load."""
+    home.config_file.write_text(
+        '[profiles.tiny]\nquery_model = "sentence-transformers/all-MiniLM-L6-v2"\n'
+        'symmetric = true\npooling = "mean"\nnormalize = true\n'
+    )
+    with open_searcher(home, device="cpu") as searcher:
+        assert searcher.similar(1000, k=3).hits  # stored vectors: still fine
+        with pytest.raises(IndexMismatchError, match=r"32 dimensions.*'tiny' gives 384"):
+            searcher.search("metformin", mode="dense")
+
+
 def test_similar_sentences_carry_the_sentence_and_its_context(searcher: Searcher) -> None:
     result = searcher.sentences("tocilizumab blocks signalling", k=3)
     assert result.hits

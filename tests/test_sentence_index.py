@@ -13,7 +13,6 @@ import pytest
 from pubmed_builders import article_xml, pubmed_file
 from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_tiny_config
 
-from ingest.sentences import article_sentences
 from medsearch.errors import VectorsMissingError
 from medsearch.index import ivf_parts as ip
 from medsearch.index.ivf_parts import Part
@@ -23,6 +22,7 @@ from medsearch.index.vector import VectorCollection
 from medsearch.index.vector_layout import read_committed, read_manifest
 from medsearch.paths import Paths
 from medsearch.retrieval.searcher import Searcher, open_searcher
+from medsearch.sentences import article_sentences
 from medsearch.store import Store
 
 DIM = 32

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.sentences import article_sentences, split_sentences
 from medsearch.records import AbstractSection, Article, Sentence, sentence_id
+from medsearch.sentences import article_sentences, split_sentences
 from tests.conftest import shared_data
 
 

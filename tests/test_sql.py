@@ -31,7 +31,7 @@ from medsearch.store import Store, codec
 from medsearch.store.backfill import fill
 from medsearch.store.columns import NAMES
 from medsearch.store.db import row_of
-from medsearch.store.schema import MIGRATIONS, statements
+from medsearch.store.schema import RECORDS_SCHEMA, migrate
 
 
 def cli(home: Path, *args: str) -> tuple[int, str, str]:
@@ -450,16 +450,11 @@ def test_the_store_opens_in_the_sqlite_utils_cli(home: Path) -> None:
 
 
 def old_store(home: Path, articles: list[Article]) -> Path:
-    """A data home as medsearch wrote it before `articles` had columns (schema 3)."""
+    """A data home as medsearch wrote it before `articles` was a table of columns."""
     path = Paths(home).ensure().store
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
-    for number, script in enumerate(MIGRATIONS[:3], start=1):
-        for statement in statements(script):
-            conn.execute(statement)
-        conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)", (str(number),)
-        )
+    migrate(conn, target=RECORDS_SCHEMA - 1)
     conn.executemany(
         "INSERT INTO articles(pmid, version, year, content_hash, data) VALUES (?,?,?,?,?)",
         [(*row_of(a)[:4], codec.compress(row_of(a)[4])) for a in articles],
@@ -480,7 +475,8 @@ def test_an_older_store_is_filled_by_ingest_and_refused_until_then(tmp_path: Pat
         assert reader.get(articles[0].pmid) == articles[0]
     code, _, err = cli(home, "sql", "SELECT COUNT(*) FROM articles")
     assert code == 1
-    assert "run `medsearch ingest --no-encode` once" in err and "schema 3" in err
+    assert "run `medsearch ingest --no-encode` once" in err
+    assert f"(schema {RECORDS_SCHEMA - 1})" in err
     code, _, err = cli(home, "ingest", "--no-encode")
     assert code == 0, err
     assert stored(home) == {a.pmid: expected(a) for a in articles}

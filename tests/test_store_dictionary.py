@@ -194,3 +194,52 @@ def test_a_record_whose_dictionary_is_missing_is_a_store_error() -> None:
         pytest.skip("dictionary id collided with one registered by another test")
     with pytest.raises(StoreError, match="dictionary"):
         codec.decode(blob)
+
+
+def test_rows_a_parser_compressed_with_the_stores_dictionary_are_stored_as_they_are(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        fill(store, TRAIN_RECORDS)
+        dictionary = store.dictionary()
+        assert dictionary is not None
+        dict_id = codec.register(dictionary)  # as a parser process does with it
+        assert dict_id == store.dictionary_id
+        rng = random.Random(7)
+        later = [article(TRAIN_RECORDS + 1 + i, rng) for i in range(20)]
+        sent = [(*row[:4], codec.compress(row[4], dict_id), row[5]) for row in map(row_of, later)]
+        with store.transaction():
+            store.upsert_rows(sent)
+        assert store.get_many([a.pmid for a in later]) == {a.pmid: a for a in later}
+    stored = blobs(path)
+    assert all(stored[row[0]] == row[4] for row in sent)  # byte for byte: no second pass
+
+
+def test_rows_compressed_with_another_dictionary_are_recompressed_with_the_stores(
+    tmp_path: Path,
+) -> None:
+    """A parser that started with a dictionary whose transaction was then rolled back
+    must not leave records only that lost dictionary could decode."""
+    rng = random.Random(11)
+    other = codec.train(
+        [codec.encode(article(10**6 + i, rng).to_dict()) for i in range(TRAIN_RECORDS)]
+    )
+    assert other is not None
+    other_id = codec.register(other)
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        fill(store, TRAIN_RECORDS)
+        assert store.dictionary_id not in (0, other_id)
+        later = [article(TRAIN_RECORDS + 1 + i, rng) for i in range(20)]
+        foreign = [
+            (*row[:4], codec.compress(row[4], other_id), row[5]) for row in map(row_of, later)
+        ]
+        plain_zstd = [(*row[:4], codec.compress(row[4]), row[5]) for row in map(row_of, later[:5])]
+        with store.transaction():
+            store.upsert_rows(foreign)
+            store.upsert_rows(plain_zstd)
+        assert store.get_many([a.pmid for a in later]) == {a.pmid: a for a in later}
+        dict_id = store.dictionary_id
+    stored = blobs(path)
+    assert {codec.dictionary_of(stored[a.pmid]) for a in later} == {dict_id}

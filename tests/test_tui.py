@@ -317,7 +317,6 @@ def test_history_moves_repeats_to_the_end_and_keeps_the_draft(tmp_path: Path) ->
 
 
 async def test_cite_mode_suggests_references_per_citing_sentence(paths: Paths) -> None:
-    pytest.importorskip("ingest.sentences")
     app = MedsearchApp(paths)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)

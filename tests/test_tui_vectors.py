@@ -31,6 +31,7 @@ from textual.widgets import Input, Label, OptionList, Select, TextArea
 from tiny_models import build_tiny_models, ingest_and_encode, write_tiny_config
 
 from ingest.pipeline import Ingestor
+from medsearch.index.vector import VectorCollection
 from medsearch.index.vector_layout import read_manifest
 from medsearch.models.cross import CrossEncoder
 from medsearch.paths import Paths
@@ -392,6 +393,40 @@ async def test_similar_to_an_article_not_encoded_yet_is_a_notification(paths: Pa
         errors = [n.message for n in app._notifications if n.severity == "error"]
         assert errors and str(LATE[0][0]) in errors[-1], errors
         assert app.is_running
+
+
+async def test_similar_articles_without_the_models_that_built_the_vectors(
+    paths: Paths, tmp_path: Path
+) -> None:
+    """Vectors whose models are not on this machine (the usual case: NCBI's imported
+    MedCPT vectors): the models fail to load, and similar articles still come from the
+    stored vectors, which need no model."""
+    encoded = np.arange(FIRST_PMID, FIRST_PMID + ENCODED)
+    with VectorCollection.open(paths.vector_dir("articles")) as coll:
+        stored = coll.get(encoded)
+    scores = stored[1:] @ stored[0]  # the brute-force oracle, the source itself left out
+    expected = [int(encoded[1 + i]) for i in np.argsort(-scores)]
+    gone = tmp_path / "no-models"
+    paths.config_file.write_text(
+        '[search]\ndevice = "cpu"\n[profiles.tiny]\n'
+        f'query_model = "{gone / "query"}"\narticle_model = "{gone / "article"}"\n'
+        f'cross_model = "{gone / "cross"}"\n'
+    )
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        status = app.screen.query_one(StatusBar)
+        assert status.models == "models unavailable: lexical search and similar articles"
+        errors = [n.message for n in app._notifications if n.severity == "error"]
+        assert errors and f"directory {gone / 'query'} does not exist" in errors[-1], errors
+        app.clear_notifications()
+        await pilot.press("f3")
+        await submit(app, pilot, f"PMID {FIRST_PMID}")
+        await settle(app, pilot)
+        hits = app.screen.query_one(ResultsList).hits
+        assert pmids(hits) == expected
+        assert hits[0].score == pytest.approx(float(scores.max()), rel=1e-3)
+        assert not [n for n in app._notifications if n.severity == "error"]
 
 
 async def test_similar_sentences_mode(paths: Paths, oracle: Searcher) -> None:

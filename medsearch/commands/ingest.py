@@ -176,11 +176,14 @@ def ingest(
     jobs: int | None,
     as_json: bool,
 ) -> None:
-    """Ingest PubMed XML files (*.xml, *.xml.gz, or directories of them).
+    """Ingest PubMed XML files (*.xml, *.xml.gz, or folders of them, at any depth).
 
-    Files are applied in name order (baseline, then update files); a later record for a
-    PMID replaces an earlier one and DeleteCitation removes it everywhere. Re-running skips
-    files already ingested and retries failed ones; an interrupted run resumes.
+    Files are applied in NCBI's order, by the number in their pubmedYYnNNNN names across
+    folders (baseline, then update files), then other files by path; a later record for a
+    PMID replaces an earlier one and DeleteCitation removes it everywhere. Other files
+    (.md5, README, partial downloads, hidden files in a folder) and second copies of a file
+    are set aside and listed. Re-running skips files already ingested (known by content, not
+    name) and retries failed ones; an interrupted run resumes.
     """
     from medsearch.commands.progress import RichProgress
     from medsearch.commands.render import print_summary

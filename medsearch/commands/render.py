@@ -42,6 +42,10 @@ def print_summary(summary: IngestSummary) -> None:
         f"{summary.files:,} ({summary.ingested:,} ingested, "
         f"{summary.skipped:,} already done, {len(summary.failures):,} failed)",
     )
+    if summary.ignored:
+        from ingest.inputs import describe
+
+        table.add_row("ignored", escape(describe(summary.ignored)))
     table.add_row(
         "articles",
         f"{summary.articles:,} read: {summary.added:,} added, "

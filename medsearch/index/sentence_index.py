@@ -17,7 +17,7 @@ Search returns candidates with approximate (PQ) scores; the dense side re-scores
 few hundred exactly by re-encoding their text with the query encoder, which is how the
 sentences were encoded (:mod:`medsearch.retrieval.dense`). The text comes from the
 store: a sentence id is ``pmid * 1000 + position`` and the position is the shared
-splitter's (:func:`ingest.sentences.article_sentences`), so nothing else is stored.
+splitter's (:func:`medsearch.sentences.article_sentences`), so nothing else is stored.
 
 Why parts: at ~350M sentences the codes are ~45 GB. Held in one index, a writer would
 load all of it to add a batch and write all of it at every commit. Instead new codes go
@@ -54,6 +54,7 @@ from medsearch.index.ivf_parts import (
     gather,
     search_parts,
 )
+from medsearch.index.pending_slots import PendingSlots
 from medsearch.index.vector_layout import (
     RETRAIN_GROWTH,
     SAMPLE_MAX,
@@ -222,7 +223,7 @@ class SentenceCollection(SlotStore):
         self._sample(half)
         self._rows += len(ids)
         self._live += int((~replaced).sum())
-        self._pending.update(zip(ids.tolist(), slots.tolist(), strict=True))
+        self._pending.set(ids, slots)
         index.add_with_ids(vectors, slots)
         self._dirty = True
 
@@ -369,7 +370,7 @@ class SentenceCollection(SlotStore):
             **changes,
         )
         write_manifest(self.path, self.manifest)
-        self._pending, self._dead, self._dirty = {}, [], False
+        self._pending, self._dead, self._dirty = PendingSlots(), [], False
         self._live = live
         self._lk_ids, self._lk_slots = self._load_lookup()
         if self._ivf is not None:

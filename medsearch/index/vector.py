@@ -28,6 +28,7 @@ from medsearch.errors import (
 )
 from medsearch.index import vector_faiss as vf
 from medsearch.index.ivf_parts import PART_BYTES, IvfParts, member, search_parts
+from medsearch.index.pending_slots import PendingSlots
 from medsearch.index.vector_layout import (
     FLAT_MAX,
     FORMAT_VERSION,
@@ -151,7 +152,7 @@ class VectorCollection(SlotStore):
         self._append(self.manifest.ids_file, ids.astype("<i8").tobytes())
         self._rows += len(ids)
         self._live += int((~replaced).sum())
-        self._pending.update(zip(ids.tolist(), slots.tolist(), strict=True))
+        self._pending.set(ids, slots)
         self._add_to_index(half.astype(np.float32), slots)
 
     def commit(self) -> None:
@@ -367,7 +368,7 @@ class VectorCollection(SlotStore):
             **self._meta,
         )
         write_manifest(self.path, self.manifest)
-        self._pending, self._dead, self._dirty = {}, [], False
+        self._pending, self._dead, self._dirty = PendingSlots(), [], False
         self._live = len(ids)
         self._lk_ids, self._lk_slots = self._load_lookup()
         if self._ivf is not None:

@@ -3,7 +3,7 @@
 :class:`SlotStore` knows nothing of Faiss. It appends float16 rows and their ids, reads
 rows back through memory maps, and answers "which slot holds id X" from the committed
 sorted lookup (``np.searchsorted`` over a memory-mapped file) overlaid with the
-uncommitted changes of this session (a small dict, emptied by every commit).
+uncommitted changes of this session (:class:`PendingSlots`, emptied by every commit).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any, BinaryIO, Self
 import numpy as np
 
 from medsearch.errors import MedsearchError
+from medsearch.index.pending_slots import ABSENT, PendingSlots
 from medsearch.index.vector_layout import VectorManifest, save_npy
 
 IdsLike = Sequence[int] | np.ndarray
@@ -31,7 +32,7 @@ class SlotStore:
         self.manifest = manifest
         self._rows = manifest.count
         self._live = manifest.live
-        self._pending: dict[int, int] = {}  # uncommitted id -> slot (-1 = removed)
+        self._pending = PendingSlots()  # uncommitted id -> slot (-1 = removed)
         self._dead: list[np.ndarray] = []  # slots tombstoned since the last commit
         self._fh: dict[str, BinaryIO] = {}
         self._views: dict[str, np.ndarray] = {}
@@ -71,7 +72,7 @@ class SlotStore:
         if not found.any():
             return 0
         self._bury(slots[found])
-        self._pending.update(dict.fromkeys(ids[found].tolist(), -1))
+        self._pending.set(ids[found], -1)
         self._live -= int(found.sum())
         return int(found.sum())
 
@@ -127,11 +128,9 @@ class SlotStore:
             hit = np.asarray(self._lk_ids[pos]) == ids
             slots[hit] = np.asarray(self._lk_slots[pos[hit]])
         if self._pending:
-            get = self._pending.get
-            for i, id_ in enumerate(ids.tolist()):
-                s = get(id_)
-                if s is not None:
-                    slots[i] = s
+            changed = self._pending.get(ids)
+            known = changed != ABSENT
+            slots[known] = changed[known]
         return slots
 
     def _bury(self, slots: np.ndarray) -> None:
@@ -152,8 +151,7 @@ class SlotStore:
         ids, slots = np.asarray(self._lk_ids), np.asarray(self._lk_slots)
         if not self._pending:
             return ids, slots
-        p_ids = np.fromiter(self._pending.keys(), np.int64, len(self._pending))
-        p_slots = np.fromiter(self._pending.values(), np.int64, len(self._pending))
+        p_ids, p_slots = self._pending.items()
         keep = ~np.isin(ids, p_ids)
         alive = p_slots >= 0
         ids = np.concatenate([ids[keep], p_ids[alive]])
@@ -173,10 +171,7 @@ class SlotStore:
 
         old_ids, old_slots = self._lk_ids, self._lk_slots
         n = len(old_ids)
-        p_ids = np.fromiter(self._pending.keys(), np.int64, len(self._pending))
-        p_slots = np.fromiter(self._pending.values(), np.int64, len(self._pending))
-        order = np.argsort(p_ids)
-        p_ids, p_slots = p_ids[order], p_slots[order]
+        p_ids, p_slots = self._pending.items()  # sorted
         pos = np.searchsorted(old_ids, p_ids) if n else np.zeros(len(p_ids), np.int64)
         hit = pos < n
         hit[hit] = np.asarray(old_ids[pos[hit]]) == p_ids[hit]

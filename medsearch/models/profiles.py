@@ -216,6 +216,39 @@ def get_profile(name: str, paths: Paths) -> ModelProfile:
         ) from None
 
 
+def describe_models(profile: ModelProfile) -> str:
+    """The models a profile runs, in words (its description first when it has one)."""
+    if profile.query_model == profile.article_model:
+        models = [f"queries and articles {profile.query_model}"]
+    else:
+        models = [f"queries {profile.query_model}", f"articles {profile.article_model}"]
+    models.append(f"reranker {profile.cross_model}" if profile.cross_model else "no reranker")
+    text = ", ".join(models)
+    return f"{profile.description}: {text}" if profile.description else text
+
+
+def in_use_note(profile: ModelProfile, *, instead_of_medcpt: bool) -> str | None:
+    """The line saying that a profile other than MedCPT encodes the corpus, and with what.
+
+    A built-in profile is known by its description; one from ``config.toml`` is named by
+    its models, since its description is optional and in the user's own words. MedCPT
+    is mentioned only where it is missing: ``instead_of_medcpt`` says the profile was
+    picked by default because MedCPT is not on this machine (:func:`resolve_profile`),
+    not asked for by name nor recorded with existing vectors.
+    """
+    if profile.name == MEDCPT.name:
+        return None
+    builtin = BUILTIN_PROFILES.get(profile.name) == profile
+    what = profile.description if builtin else describe_models(profile)
+    note = f"model profile {profile.name!r} in use ({what})"
+    if instead_of_medcpt:
+        note += (
+            "; MedCPT is not available offline here"
+            " (`medsearch models download medcpt` on a connected machine)"
+        )
+    return note
+
+
 @dataclass(frozen=True, slots=True)
 class Availability:
     """Whether a profile can load offline, from where, and how much disk it takes."""

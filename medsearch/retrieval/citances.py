@@ -37,10 +37,11 @@ and equation numbers.
 from __future__ import annotations
 
 import functools
-import importlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from medsearch.sentences import split_sentences
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,89 +286,16 @@ def _kept_after(text: str, removed: bytearray, index: int) -> int | None:
 
 
 def _sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Sentence spans in ``text``, from the project's splitter when it is there.
+    """Sentence spans in ``text``, cut by the splitter abstracts are indexed with.
 
-    The shared biomedical splitter (``ingest.sentences.split_sentences``) returns
-    strings; they are located in ``text`` in order. If it is missing, or returns text
-    that is not a substring in order, the private fallback splits instead.
-    """
-    splitter = _shared_splitter()
-    if splitter is not None:
-        spans: list[tuple[int, int]] = []
-        cursor = 0
-        for sentence in splitter(text):
-            piece = sentence.strip()
-            if not piece:
-                continue
-            at = text.find(piece, cursor)
-            if at < 0:
-                break
-            spans.append((at, at + len(piece)))
-            cursor = at + len(piece)
-        else:
-            return spans
-    return _fallback_sentence_spans(text)
-
-
-def _shared_splitter() -> Callable[[str], list[str]] | None:
-    # TODO(lead): ingest/sentences.py is being written; once it lands, drop this lookup
-    # and import split_sentences directly (and the fallback module if it agrees).
-    try:
-        module = importlib.import_module("ingest.sentences")
-    except ImportError:
-        return None
-    splitter = getattr(module, "split_sentences", None)
-    return splitter if callable(splitter) else None
-
-
-# ---------------------------------------------------------------- fallback splitter
-
-# Words that end in a full stop without ending the sentence. Single capitals (initials,
-# "E. coli") and dotted runs ("e.g.", "U.S.") are handled by pattern, not listed.
-_ABBREVIATIONS = frozenset(
-    {"al", "fig", "figs", "eq", "eqs", "ref", "refs", "vs", "cf", "ca", "approx", "no"}
-    | {"nos", "vol", "vols", "pp", "dr", "mr", "mrs", "ms", "prof", "st", "sp", "spp"}
-    | {"var", "subsp", "inc", "ltd", "co", "corp", "jr", "sr", "resp", "tab", "suppl"}
-    | {"chap", "sect", "sec", "viz", "dept", "univ", "ed", "eds", "est", "pt", "pts"}
-)
-_BOUNDARY = re.compile(rf"[.!?]+[\"”’)\]]*(?=\s+[\"“(\[{_UPPER}0-9])")
-_LAST_TOKEN = re.compile(r"(\S+)$")
-
-
-def _fallback_sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Split at ``. ! ?`` followed by a space and a capital, digit, quote or bracket.
-
-    A full stop after a known abbreviation (``Fig.``, ``et al.``) or a dotted run
-    (``e.g.``, ``U.S.``) does not end a sentence, and a lower-case next word never
-    starts one (``vs. placebo``, ``E. coli``). A single capital does end one
-    (``vitamin D. The``): initials are rare in manuscript prose, gene names are not.
-    Good enough for pasted prose; the project's ``ingest.sentences`` splitter takes
-    over when it is installed.
+    ``text`` is tidy (one space between words, no line breaks), so the sentences of
+    :func:`medsearch.sentences.split_sentences` are consecutive stretches of it, one
+    space apart: the splitter loses nothing (its property test says so).
     """
     spans: list[tuple[int, int]] = []
-    start = 0
-    for match in _BOUNDARY.finditer(text):
-        end = match.end()
-        if match.group(0)[0] == "." and _is_abbreviation(text[start : match.start() + 1]):
-            continue
-        if text[start:end].strip():
-            spans.append((start, end))
-        start = end
-        while start < len(text) and text[start].isspace():
-            start += 1
-    if text[start:].strip():
-        spans.append((start, len(text.rstrip())))
+    cursor = 0
+    for sentence in split_sentences(text):
+        start = text.index(sentence, cursor)
+        spans.append((start, start + len(sentence)))
+        cursor = start + len(sentence)
     return spans
-
-
-def _is_abbreviation(before_and_stop: str) -> bool:
-    token = _LAST_TOKEN.search(before_and_stop)
-    if token is None:
-        return False
-    word = token.group(1).lstrip('(["“')
-    bare = word.rstrip(".")
-    if not bare:
-        return False
-    if re.fullmatch(r"(?:[^\W\d_]\.){2,}", bare + "."):
-        return True
-    return bare.casefold() in _ABBREVIATIONS

@@ -96,17 +96,20 @@ def _overlap(words: set[str], sentence: str) -> int:
 
 def with_evidence(searcher: Searcher, text: str, hits: tuple[Hit, ...]) -> list[Hit]:
     """Each hit with the abstract sentence closest to ``text`` (dense when possible)."""
-    from ingest.sentences import article_sentences
+    from medsearch.sentences import article_sentences
 
     records = searcher.articles([h.pmid for h in hits])
+    # Dense evidence only where the search loaded the encoders; when they are missing
+    # the search went lexical (and said why), and word overlap picks the sentence.
+    dense = searcher.dense if searcher.device is not None else None
     vector = None
-    if searcher.dense is not None and searcher.dense.sentences is not None:
-        vector = searcher.dense.encode_query(text)
+    if dense is not None and dense.sentences is not None:
+        vector = dense.encode_query(text)
     words = {w.casefold().strip(".,;:()") for w in text.split() if len(w) > 3}
     per_hit = [article_sentences(records[h.pmid]) if h.pmid in records else [] for h in hits]
     dense_best = [-1] * len(hits)
-    if vector is not None and searcher.dense is not None:
-        dense_best = searcher.dense.best_sentences(vector, [[s.text for s in g] for g in per_hit])
+    if vector is not None and dense is not None:
+        dense_best = dense.best_sentences(vector, [[s.text for s in g] for g in per_hit])
     out: list[Hit] = []
     for hit, sents, best in zip(hits, per_hit, dense_best, strict=True):
         if not sents:

@@ -1,4 +1,7 @@
-"""The dense side: an encoder plus the article and sentence vector collections.
+"""The dense side: the article and sentence vector collections, plus an encoder.
+
+The encoder loads on first use, not with the vectors: neighbours of a stored article
+vector need no model at all (see :mod:`medsearch.retrieval.sources`).
 
 Filters must not empty the dense side. When filters are given we ask the lexical index
 (which holds year, journal, type and language as indexed fields) for the set of PMIDs
@@ -9,12 +12,12 @@ searched deeper and filtered afterwards, deepening until enough hits survive.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from medsearch.errors import UsageError, VectorsMissingError
+from medsearch.errors import IndexMismatchError, UsageError, VectorsMissingError
 from medsearch.records import split_sentence_id
 
 if TYPE_CHECKING:
@@ -39,11 +42,36 @@ SentenceTexts = Callable[[Sequence[int]], dict[int, str]]
 
 @dataclass
 class DenseSide:
-    encoder: Encoder
     articles: VectorCollection
+    load_encoder: Callable[[], Encoder]
+    """Loads the profile's encoders (seconds; a missing model raises its ModelError)."""
     sentences: SentenceCollection | None = None
     sentences_error: MedsearchError | None = None  # why sentence vectors cannot be used
-    sentence_candidates: int = SENTENCE_CANDIDATES
+    sentence_candidates: int | None = None
+    """``[search] sentence_candidates``; when None, set by the encoder's device as it loads."""
+    _encoder: Encoder | None = field(default=None, init=False, repr=False)
+
+    @property
+    def encoder(self) -> Encoder:
+        """The encoders, loaded on first use and checked against the stored vectors' size."""
+        if self._encoder is None:
+            encoder = self.load_encoder()
+            for collection in (self.articles, self.sentences):
+                if collection is not None and collection.dim != encoder.dim:
+                    raise IndexMismatchError(
+                        f"the vectors at {collection.path} have {collection.dim} dimensions,"
+                        f" the model {encoder.profile.name!r} gives {encoder.dim}"
+                    )
+            self._encoder = encoder
+            if self.sentence_candidates is None:
+                cpu = encoder.device == "cpu"
+                self.sentence_candidates = SENTENCE_CANDIDATES_CPU if cpu else SENTENCE_CANDIDATES
+        return self._encoder
+
+    @property
+    def device(self) -> str | None:
+        """Where the encoders run; None until they are loaded."""
+        return self._encoder.device if self._encoder is not None else None
 
     def close(self) -> None:
         self.articles.close()
@@ -107,7 +135,9 @@ class DenseSide:
         if self.sentences.exact:
             hits = self.sentences.search(query, k)[0]
         else:
-            found = self.sentences.search(query, max(k, self.sentence_candidates))[0]
+            found = self.sentences.search(
+                query, max(k, self.sentence_candidates or SENTENCE_CANDIDATES)
+            )[0]
             hits = self.rescore(query, [sid for sid, _ in found], sentence_texts, k)
         out = []
         for sid, score in hits:

@@ -86,7 +86,7 @@ def _neighbours(
 
 def sentences(searcher: Searcher, text: str, *, k: int = 10) -> SearchResult:
     """Nearest abstract sentences, each with its neighbours for context."""
-    from ingest.sentences import article_sentences
+    from medsearch.sentences import article_sentences
 
     dense = searcher.dense_side("sentence search")
     tokens, limit = dense.encoder.query_tokens(text), dense.encoder.query_max_length

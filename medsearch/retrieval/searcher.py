@@ -2,9 +2,12 @@
 
 It is assembled from parts passed in (store, lexical index, dense side, cross-encoder),
 never creating them itself; :func:`open_searcher` does the assembly for a data home and
-tests assemble their own. Each capability is a method returning a
-:class:`~medsearch.retrieval.results.SearchResult`; reranking is a separate step so the
-UI can show first-stage results at once and reranked ones when they are ready.
+tests assemble their own. The vectors and each model are opened on first need from the
+home's :class:`~medsearch.retrieval.sources.HomeSources`, so a question loads only what
+it uses: similar articles by PMID read stored vectors and load no model. Each capability
+is a method returning a :class:`~medsearch.retrieval.results.SearchResult`; reranking is
+a separate step so the UI can show first-stage results at once and reranked ones when
+they are ready.
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ from medsearch.store import Store
 if TYPE_CHECKING:
     from medsearch.index.lexical import LexicalIndex, LexicalResult
     from medsearch.models.cross import CrossEncoder
+    from medsearch.models.encoders import Encoder
     from medsearch.rerank.loading import DeltaStatus
     from medsearch.rerank.plan import RerankPlan
     from medsearch.retrieval.cite import CiteResult
     from medsearch.retrieval.dense import DenseSide
+    from medsearch.retrieval.sources import HomeSources
 
 MODES = ("lexical", "dense", "hybrid")
 MAX_K = 10_000
@@ -53,11 +58,14 @@ class Searcher:
     settings: Settings = field(default_factory=Settings)
     profile_name: str | None = None
     index_kind: str | None = None
-    loader: Callable[[Searcher], None] | None = None
+    sources: HomeSources | None = None
+    """Where the vectors and models not passed in come from, each on first need."""
     delta_dir: Path | None = None
     """Where this corpus's trained Delta reranker lives (None: no Delta reranking)."""
     _records: dict[int, Article] | None = field(default=None, init=False, repr=False)
     _delta: DeltaStatus | None = field(default=None, init=False, repr=False)
+    _cross_asked: bool = field(default=False, init=False, repr=False)
+    _cross_ready: bool | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.lexical.texts is None:  # snippets come from the store this searcher reads
@@ -78,9 +86,16 @@ class Searcher:
         self.close()
 
     def load_models(self) -> None:
-        """Load encoders and cross-encoder (seconds); the TUI calls this in a worker."""
-        if self.loader is not None and self.dense is None:
-            self.loader(self)
+        """Open the vectors and load the encoders and the cross-encoder (if it is on this
+        machine) now, rather than on first need: seconds the TUI spends in a worker so
+        that the first query does not wait. A missing encoder raises its ModelError,
+        with the vectors left open for what needs no model (similar articles).
+        """
+        if self.sources is None and self.dense is None:
+            return  # no vectors: nothing to load
+        self.encoder("dense search")
+        if self.has_cross:
+            self.cross_encoder()
 
     @property
     def has_vectors(self) -> bool:
@@ -88,7 +103,29 @@ class Searcher:
 
     @property
     def device(self) -> str | None:
-        return self.dense.encoder.device if self.dense is not None else None
+        """Where the encoders run; None until they are loaded."""
+        return self.dense.device if self.dense is not None else None
+
+    @property
+    def has_cross(self) -> bool:
+        """Whether a cross-encoder can rerank: loaded, or on this machine once the encoders
+        are. A lexical first stage (no encoder loaded, e.g. its models are missing) is
+        not offered it, as before models loaded lazily, and never looks for it on disk.
+        """
+        if self.cross is not None:
+            return True
+        if self.sources is None or self._cross_asked or self.device is None:
+            return False
+        if self._cross_ready is None:
+            self._cross_ready = self.sources.cross_available()
+        return self._cross_ready
+
+    def cross_encoder(self) -> CrossEncoder | None:
+        """The cross-encoder, loaded on first need; None when the profile has none."""
+        if self.cross is None and self.sources is not None and not self._cross_asked:
+            self.cross = self.sources.cross()
+            self._cross_asked = True
+        return self.cross
 
     @property
     def can_rerank(self) -> bool:
@@ -111,7 +148,7 @@ class Searcher:
             choice or self.settings.rerank,
             device=self.device,
             delta=self.delta_model(),
-            has_cross=self.cross is not None,
+            has_cross=self.has_cross,
         )
 
     @property
@@ -135,14 +172,19 @@ class Searcher:
         return {p: (a.title, a.abstract_text) for p, a in self.articles(pmids).items()}
 
     def dense_side(self, what: str) -> DenseSide:
-        if self.dense is None:
-            self.load_models()
+        """The vectors, opened on first need; their encoder loads only when text is encoded."""
+        if self.dense is None and self.sources is not None:
+            self.dense = self.sources.open_dense()
         if self.dense is None:
             raise VectorsMissingError(
                 f"{what} needs article vectors and this corpus has none yet; run"
                 " `medsearch ingest` without --no-encode (or import NCBI's embeddings)"
             )
         return self.dense
+
+    def encoder(self, what: str) -> Encoder:
+        """The encoders ``what`` needs to turn text into vectors, loaded on first need."""
+        return self.dense_side(what).encoder
 
     # -- search --------------------------------------------------------------------------
 
@@ -193,7 +235,7 @@ class Searcher:
         notes: list[str] = []
         if mode is None and self.default_mode != "lexical":
             try:
-                self.dense_side("hybrid search")
+                self.encoder("hybrid search")
             except ModelError as exc:
                 mode = "lexical"
                 notes.append(f"dense side unavailable, lexical results only: {exc}")
@@ -206,7 +248,7 @@ class Searcher:
             raise UsageError("the query is empty")
         filters = filters or Filters()
         if mode != "lexical":
-            self.dense_side(f"{mode} search")  # the plan depends on the device it loads on
+            self.encoder(f"{mode} search")  # the plan depends on its device
         plan = self.rerank_plan(rerank)
         notes.extend(plan.notes)
         final_k = k
@@ -255,7 +297,8 @@ class Searcher:
             timings.append(("delta", time.perf_counter() - t3))
         hits = make_hits(ranked[:final_k], records)
         if self.has_vectors and self.profile_name != "medcpt" and mode != "lexical":
-            notes.append(f"offline model profile {self.profile_name!r} in use (not MedCPT)")
+            offline = "offline " if self.profile_name == "minilm" else ""  # the bundled one
+            notes.append(f"{offline}model profile {self.profile_name!r} in use (not MedCPT)")
         return SearchResult(
             hits=tuple(hits),
             mode=mode,
@@ -376,7 +419,8 @@ class Searcher:
         Without a cross-encoder (the offline profile) the fused order stands and the
         result says so. A cancelled rerank returns the result unchanged.
         """
-        if self.cross is None:
+        cross = self.cross_encoder()
+        if cross is None:
             note = "no cross-encoder in this model profile: first-stage order kept"
             return replace(result, notes=(*result.notes, note))
         query = dict(result.context).get("query") or dict(result.context).get("citance", "")
@@ -393,7 +437,7 @@ class Searcher:
         ]
         t0 = time.perf_counter()
         try:
-            scores = self.cross.score_pairs(str(query), docs, is_cancelled=is_cancelled).tolist()
+            scores = cross.score_pairs(str(query), docs, is_cancelled=is_cancelled).tolist()
         except Cancelled:
             return result
         order = sorted(range(size), key=lambda i: -scores[i])
@@ -469,7 +513,8 @@ class Searcher:
 def open_searcher(
     paths: Paths, *, profile: str | None = None, device: str = "auto", load: bool = False
 ) -> Searcher:
-    """A searcher over one data home; models load on first need (or now with ``load``)."""
+    """A searcher over one data home; vectors and models open on first need (or now,
+    with ``load``)."""
     if not paths.store.exists():
         raise StoreError(
             f"no corpus in {paths.home} yet; run `medsearch ingest PATH` "
@@ -477,6 +522,7 @@ def open_searcher(
         )
     from medsearch.config import load_settings
     from medsearch.index.lexical_shards import open_lexical
+    from medsearch.retrieval.sources import HomeSources
     from medsearch.status import vector_manifests
 
     settings = load_settings(paths)
@@ -499,51 +545,17 @@ def open_searcher(
         settings=settings,
         profile_name=recorded,
         index_kind=manifest.get("kind") if manifest else None,
-        loader=(lambda s: _load_models(s, paths, device)) if recorded else None,
+        sources=HomeSources(
+            paths,
+            recorded,
+            device=device,
+            sentence_candidates=settings.sentence_candidates or None,  # 0: the default too
+            rerank_int8=settings.rerank_int8,
+        )
+        if recorded
+        else None,
         delta_dir=paths.rerank_dir / "delta",
     )
     if load:
         searcher.load_models()
     return searcher
-
-
-def _load_models(searcher: Searcher, paths: Paths, device: str) -> None:
-    from medsearch.index.sentence_index import OldLayoutError, SentenceCollection
-    from medsearch.index.vector import VectorCollection
-    from medsearch.models.cross import load_cross_encoder
-    from medsearch.models.encoders import load_encoder
-    from medsearch.models.profiles import get_profile
-    from medsearch.retrieval.dense import (
-        SENTENCE_CANDIDATES,
-        SENTENCE_CANDIDATES_CPU,
-        DenseSide,
-    )
-
-    assert searcher.profile_name is not None
-    profile = get_profile(searcher.profile_name, paths)
-    encoder = load_encoder(profile, device=device, paths=paths)
-    # read-only: an ingest may be appending to these files right now (see medsearch.lock)
-    articles = VectorCollection.open(
-        paths.vector_dir("articles"), dim=encoder.dim, profile=profile.name, readonly=True
-    )
-    sentences, why = None, None
-    if (paths.vector_dir("sentences") / "manifest.json").exists():
-        try:
-            sentences = SentenceCollection.open(
-                paths.vector_dir("sentences"), dim=encoder.dim, profile=profile.name, readonly=True
-            )
-        except OldLayoutError as exc:  # article search still works; sentences say why not
-            why = exc
-    candidates = searcher.settings.sentence_candidates or (
-        SENTENCE_CANDIDATES_CPU if encoder.device == "cpu" else SENTENCE_CANDIDATES
-    )
-    searcher.dense = DenseSide(
-        encoder=encoder,
-        articles=articles,
-        sentences=sentences,
-        sentences_error=why,
-        sentence_candidates=candidates,
-    )
-    searcher.cross = load_cross_encoder(
-        profile, device=device, paths=paths, quantize=searcher.settings.rerank_int8
-    )

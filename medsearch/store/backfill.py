@@ -1,6 +1,7 @@
 """Filling ``articles`` from the records of a store an older medsearch wrote.
 
-Migration 4 (:mod:`medsearch.store.schema`) only renames and creates tables, so it is
+Migration 5 (:data:`~medsearch.store.schema.RECORDS_SCHEMA`) only renames and creates
+tables, so it is
 instant at any size; the rows of ``articles`` for the records already there are then
 computed here, from the records themselves, with the very function ingest uses
 (:func:`~medsearch.store.columns.article_row`). At 40M records that is a long job (see
@@ -66,7 +67,7 @@ def last_pmid(conn: sqlite3.Connection) -> int:
 
 
 def fill(store: Store, progress: Progress | None = None) -> int:
-    """Give every record from before migration 4 its ``articles`` row; returns how many
+    """Give every record from before migration 5 its ``articles`` row; returns how many
     records were read (0 when there was nothing to do). Takes the store's writer role:
     call it where ingest would write (under the data home's writer lock)."""
     at = position(store.conn)

@@ -302,33 +302,56 @@ class Store:
         error: str | None = None,
         seconds: float = 0.0,
     ) -> int:
+        """Create or update the ledger row of the file whose content is ``checksum``.
+
+        The ledger tells files apart by content, not name: two different files may share
+        a name (``a/pubmed.xml``, ``b/pubmed.xml``), and the same bytes under a new name
+        or folder (an update file downloaded again) are the same file. A file recorded
+        done at ``path`` retires failed rows for earlier contents of that path (the user
+        replaced a broken download), so the ledger does not keep reporting them.
+        """
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        cur = self._execute(
-            "INSERT INTO files(name, path, size, checksum, status, articles, added, replaced,"
-            " deleted, books, error, finished_at, seconds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
-            " ON CONFLICT(name) DO UPDATE SET path=excluded.path, size=excluded.size,"
-            " checksum=excluded.checksum, status=excluded.status, articles=excluded.articles,"
-            " added=excluded.added, replaced=excluded.replaced, deleted=excluded.deleted,"
-            " books=excluded.books, error=excluded.error, finished_at=excluded.finished_at,"
-            " seconds=excluded.seconds RETURNING id",
-            (
-                name,
-                path,
-                size,
-                checksum,
-                status,
-                articles,
-                counts.added,
-                counts.replaced,
-                counts.deleted,
-                books,
-                error,
-                now,
-                seconds,
-            ),
+        values = (
+            name,
+            path,
+            size,
+            checksum,
+            status,
+            articles,
+            counts.added,
+            counts.replaced,
+            counts.deleted,
+            books,
+            error,
+            now,
+            seconds,
         )
-        row = cur.fetchone()
-        return int(row[0])
+        found = self._execute(
+            "SELECT id FROM files WHERE checksum = ? ORDER BY status = 'done' DESC, id DESC",
+            (checksum,),
+        ).fetchone()
+        if found is None:
+            cur = self._execute(
+                "INSERT INTO files(name, path, size, checksum, status, articles, added,"
+                " replaced, deleted, books, error, finished_at, seconds)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+                values,
+            )
+            file_id = int(cur.fetchone()[0])
+        else:
+            file_id = int(found[0])
+            self._execute(
+                "UPDATE files SET name=?, path=?, size=?, checksum=?, status=?, articles=?,"
+                " added=?, replaced=?, deleted=?, books=?, error=?, finished_at=?, seconds=?"
+                " WHERE id=?",
+                (*values, file_id),
+            )
+        if status == "done":
+            self._execute(
+                "DELETE FROM files WHERE path = ? AND status = 'failed' AND id != ?",
+                (path, file_id),
+            )
+        return file_id
 
     def _existing(self, pmids: Sequence[int]) -> set[int]:
         found: set[int] = set()
@@ -456,14 +479,16 @@ class Store:
     def ledger(self) -> list[LedgerEntry]:
         rows = self.conn.execute(
             "SELECT name, path, size, checksum, status, articles, added, replaced, deleted,"
-            " books, error, finished_at, seconds FROM files ORDER BY name"
+            " books, error, finished_at, seconds FROM files ORDER BY name, id"
         ).fetchall()
         return [LedgerEntry(*r) for r in rows]
 
     def ledger_entry(self, name: str) -> LedgerEntry | None:
+        """The latest ledger row of a file called ``name`` (several files may be)."""
         row = self.conn.execute(
             "SELECT name, path, size, checksum, status, articles, added, replaced, deleted,"
-            " books, error, finished_at, seconds FROM files WHERE name = ?",
+            " books, error, finished_at, seconds FROM files WHERE name = ?"
+            " ORDER BY finished_at DESC, id DESC",
             (name,),
         ).fetchone()
         return LedgerEntry(*row) if row else None

@@ -64,7 +64,37 @@ MIGRATIONS: tuple[str, ...] = (
         created_at TEXT NOT NULL
     );
     """,
-    # 4: the store you can query with SQL (medsearch.store.columns): the compressed
+    # 4: the file ledger keyed by content (checksum), not by name: two different files may
+    # share a name (efetch and the PubMed web export call every file pubmed.xml). Rows and
+    # their ids are kept (articles.file_id points at them); a store that ingested the same
+    # bytes under two names keeps both rows, and lookups prefer the 'done' one.
+    """
+    CREATE TABLE files_by_content (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        path TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        checksum TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+        articles INTEGER NOT NULL DEFAULT 0,
+        added INTEGER NOT NULL DEFAULT 0,
+        replaced INTEGER NOT NULL DEFAULT 0,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        books INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        finished_at TEXT NOT NULL,
+        seconds REAL NOT NULL DEFAULT 0
+    );
+    INSERT INTO files_by_content
+        SELECT id, name, path, size, checksum, status, articles, added, replaced, deleted,
+               books, error, finished_at, seconds
+        FROM files;
+    DROP TABLE files;
+    ALTER TABLE files_by_content RENAME TO files;
+    CREATE INDEX files_checksum ON files(checksum);
+    CREATE INDEX files_name ON files(name);
+    """,
+    # 5: the store you can query with SQL (medsearch.store.columns): the compressed
     # records move to ``records``; ``articles`` becomes a plain table of the columns people
     # filter and count on, with side tables for major MeSH headings and publication types.
     # The writer inserts side rows with the articles (sorted: half a trigger's cost at
@@ -127,7 +157,7 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
-RECORDS_SCHEMA = 4
+RECORDS_SCHEMA = 5
 """The migration that moved the records to ``records`` and made ``articles`` the SQL table."""
 BACKFILL_KEY = "articles_backfill"
 """``meta`` key present while older records still lack their ``articles`` row; its value
@@ -161,15 +191,16 @@ def statements(script: str) -> list[str]:
     return out
 
 
-def migrate(conn: sqlite3.Connection) -> int:
-    """Bring the database up to :data:`SCHEMA_VERSION`; returns the version found before."""
+def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
+    """Bring the database up to ``target`` (the newest, :data:`SCHEMA_VERSION`, unless a
+    test builds an older store); returns the version found before."""
     found = schema_version(conn)
     if found > SCHEMA_VERSION:
         raise StoreError(
             f"the store was written by a newer medsearch (schema {found}, this one knows "
             f"{SCHEMA_VERSION}); upgrade medsearch"
         )
-    for number in range(found + 1, SCHEMA_VERSION + 1):
+    for number in range(found + 1, target + 1):
         script = MIGRATIONS[number - 1]
         conn.execute("BEGIN")
         try:

@@ -147,7 +147,7 @@ class MedsearchApp(App[None]):
         self.main.search_mode = "lexical"
         status = self.main.status
         status.activity = ""
-        status.models = "models unavailable: lexical only"
+        status.models = "models unavailable: lexical search and similar articles"
         self.notify(message.error, title="models", severity="error", timeout=10)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -134,6 +134,6 @@ def cite(
 
 def abstract_sentences(article: Article) -> list[str]:
     """The abstract's sentences, split exactly as the sentence index splits them."""
-    from ingest.sentences import article_sentences
+    from medsearch.sentences import article_sentences
 
     return [s.text for s in article_sentences(article)]

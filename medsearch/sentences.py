@@ -1,4 +1,10 @@
-"""Biomedical-aware sentence splitting for abstract sentences (sentence search, citances).
+"""Biomedical-aware sentence splitting, shared by ingest and the query side.
+
+Ingest encodes each abstract sentence; sentence search, ``cite`` and the terminal UI
+split the same abstracts again at query time to find a sentence's text from its id
+(``pmid * 1000 + position``) and to split pasted paragraphs. Both sides must cut
+identically, so the one splitter lives here in the core, which ``ingest`` imports and
+never the other way round.
 
 A sentence ends at ``.``, ``?`` or ``!`` (plus any closing quotes or brackets) followed
 by a space and then something that can start a sentence: an upper-case letter, a digit,

@@ -1,0 +1,103 @@
+"""The hybrid first stage end to end at 10M articles: a real data home, the real Searcher.
+
+    nice -n 10 python -m benchmarks.hybrid_scale --docs 10000000 --dir /work/h10m
+    python -m benchmarks.hybrid_scale --dir /work/h10m --queries 100     # search only
+
+Builds (or reuses, stage by stage) a data home of ``--docs`` synthetic articles: the
+store and a lexical index of ``--shards`` shards (what ingest makes past ``SHARD_DOCS``)
+written straight from ``benchmarks.lexical.fast_articles`` (the corpus of the 10M
+lexical runs; no XML, which would take hours to write and parse here), then random unit
+vectors of minilm's 384 dimensions for every article under the minilm profile (IVF-PQ
+parts at this size; search cost does not depend on what the vectors mean). Then, in
+this process, the Searcher over that home with the real minilm query encoder times, for
+the common / mid / rare query classes of ``benchmarks.lexical``: lexical search and the
+hybrid first stage (query encoding + lexical and dense candidates + fusion + the hit
+records and snippets), top 10, no rerank; p50 / p95 / max. Issue 10's target: hybrid
+p95 <= 300 ms at 10M on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.lexical import BATCH, CLASSES, _queries, fast_articles
+from benchmarks.search import add_random_vectors, time_modes
+from medsearch.paths import Paths
+
+SEED = 0
+COMMIT_EVERY = 500_000
+
+
+def build_store_and_lexical(paths: Paths, docs: int, shards: int) -> None:
+    """Store rows and lexical documents for PMIDs 1..docs, committed every 500K
+    (a re-run continues after the last commit of both)."""
+    from medsearch.index.lexical_shards import ShardedLexicalIndex, open_lexical
+    from medsearch.store import Store
+
+    paths.ensure()
+    if not paths.lexical_index.exists() and shards > 1:
+        ShardedLexicalIndex.create(paths.lexical_index, shards).close()
+    store = Store(paths.store)
+    lexical = open_lexical(paths.lexical_index, writer=True)
+    done = store.count()
+    done -= done % COMMIT_EVERY  # the lexical index commits with the store's round counts
+    started = time.perf_counter()
+    batch = []
+    try:
+        for article in fast_articles(docs, SEED):
+            if article.pmid <= done:
+                continue
+            batch.append(article)
+            if len(batch) == BATCH or article.pmid == docs:
+                with store.transaction():
+                    store.upsert(batch)
+                lexical.upsert(batch)
+                batch = []
+                if article.pmid % COMMIT_EVERY == 0 or article.pmid == docs:
+                    lexical.commit(f"bench-{article.pmid}")
+                    rate = (article.pmid - done) / (time.perf_counter() - started)
+                    print(f"  {article.pmid:,} articles ({rate:,.0f}/s)", file=sys.stderr)
+    finally:
+        lexical.close()
+        store.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--dir", type=Path, required=True, help="the data home's parent (kept)")
+    ap.add_argument("--shards", type=int, default=2)
+    ap.add_argument("--queries", type=int, default=100, help="per query class")
+    args = ap.parse_args()
+    paths = Paths(args.dir / "home")
+    built = args.dir / "built"
+    if not built.exists():
+        t0 = time.perf_counter()
+        build_store_and_lexical(paths, args.docs, args.shards)
+        print(f"store + lexical: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        t0 = time.perf_counter()
+        add_random_vectors(paths, args.docs)
+        print(f"vectors: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        built.write_text(str(args.docs))
+    docs = int(built.read_text())
+
+    from medsearch.retrieval.searcher import open_searcher
+
+    queries = _queries(SEED, args.queries)
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with open_searcher(paths, device="cpu", load=True) as searcher:
+        searcher.search("warm up the model", mode="hybrid")
+        print(f"{docs:,} articles, {args.shards} lexical shards, minilm query encoder, top 10")
+        for name in CLASSES:
+            time_modes(searcher, [" ".join(words) for words in queries[name]], f"{name:6s} ")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"search process peak RSS {rss:,.0f} MB (before opening: {rss0:,.0f} MB)")
+    print("target: hybrid p95 <= 300 ms at 10M articles on this machine")
+
+
+if __name__ == "__main__":
+    main()

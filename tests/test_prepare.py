@@ -1,0 +1,121 @@
+"""What a parser process sends the writer: rows, and with several parsers the finished
+lexical documents and blobs compressed with the store's dictionary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pubmed_builders import article_xml, pubmed_file
+
+from ingest.prepare import PreparedBatch, messages, prepare
+from ingest.pubmed_xml import parse_file
+from medsearch.index.lexical_schema import article_fields
+from medsearch.records import Article, Deletion
+from medsearch.store import codec
+from medsearch.store.db import row_of
+
+
+@pytest.fixture
+def articles(tmp_path: Path) -> list[Article]:
+    path = tmp_path / "pubmed26n0001.xml"
+    pubmed_file(
+        path,
+        [article_xml(100 + i, f"Title {i} on β-blockers", f"Abstract {i}.") for i in range(6)],
+        deletions=[7],
+    )
+    return [a for a in parse_file(path) if isinstance(a, Article)]
+
+
+def dictionary_for(articles: list[Article]) -> bytes:
+    samples = [codec.encode(a.to_dict()) for a in articles] * 400
+    data = codec.train(samples)
+    assert data is not None
+    return data
+
+
+def test_a_lean_batch_carries_plain_rows_and_leaves_documents_to_the_writer(
+    articles: list[Article],
+) -> None:
+    batch = prepare(articles, full=False)
+    assert batch.rows == tuple(row_of(a) for a in articles)
+    assert batch.documents == ()
+    assert batch.articles() == articles
+
+
+def test_a_full_batch_carries_the_lexical_documents(articles: list[Article]) -> None:
+    batch = prepare(articles)  # no dictionary yet: plain rows
+    assert batch.documents == tuple(article_fields(a) for a in articles)
+    assert batch.rows == tuple(row_of(a) for a in articles)
+
+
+def test_a_full_batch_compresses_with_the_stores_dictionary(articles: list[Article]) -> None:
+    dict_id = codec.register(dictionary_for(articles))
+    batch = prepare(articles, dict_id)
+    for row, article in zip(batch.rows, articles, strict=True):
+        assert row[:4] == row_of(article)[:4]
+        assert codec.dictionary_of(row[4]) == dict_id
+        assert Article.from_dict(codec.decode(row[4])) == article
+    assert batch.articles() == articles  # plain() of either kind of row
+
+
+def test_messages_keep_stream_order_and_use_the_dictionary_only_when_full(
+    articles: list[Article],
+) -> None:
+    dictionary = dictionary_for(articles)
+    items: list[Article | Deletion] = [*articles[:4], Deletion((1, 2)), *articles[4:]]
+    full = list(messages(items, batch_size=3, dictionary=dictionary))
+    assert [kind for kind, _ in full] == ["articles", "articles", "delete", "articles", "done"]
+    batches: list[PreparedBatch] = [p for kind, p in full if kind == "articles"]
+    assert [len(b) for b in batches] == [3, 1, 2]
+    assert all(codec.dictionary_of(r[4]) != 0 for b in batches for r in b.rows)
+    lean = list(messages(items, batch_size=3, dictionary=dictionary, full=False))
+    assert all(r[4][:1] == b"{" for kind, b in lean if kind == "articles" for r in b.rows)
+    assert all(not b.documents for kind, b in lean if kind == "articles")
+
+
+def test_several_parsers_give_the_store_and_index_a_lone_parser_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files parsed before the store trained its dictionary arrive plain, later ones
+    compressed by the parsers with it, and both end up as one lone parser stores them."""
+    from benchmarks.synth import write_synthetic_pubmed
+    from ingest.pipeline import Ingestor
+    from medsearch.index.lexical import LexicalIndex
+    from medsearch.paths import Paths
+    from medsearch.store import Store
+
+    monkeypatch.setattr("medsearch.store.db.TRAIN_RECORDS", 300)
+    files = tmp_path / "pubmed"
+    files.mkdir()
+    for i, (start, n) in enumerate([(1, 400), (401, 150), (551, 150), (701, 150)]):
+        write_synthetic_pubmed(files / f"pubmed26n{i + 1:04d}.xml", n, start_pmid=start, seed=i)
+    pubmed_file(files / "pubmed26n0005.xml", [article_xml(5, "Replaced title")], deletions=[6])
+
+    homes = {jobs: Paths(tmp_path / f"home{jobs}") for jobs in (1, 2)}
+    for jobs, paths in homes.items():
+        with Ingestor(paths, jobs=jobs) as ing:
+            summary = ing.run([files])
+        assert summary.ok and summary.articles == 851
+
+    def contents(paths: Paths) -> tuple[object, ...]:
+        with Store(paths.store, readonly=True) as store:
+            rows = store.conn.execute("SELECT pmid, version, content_hash FROM records")
+            listed = sorted(rows.fetchall())
+            records = store.get_many([r[0] for r in listed])
+            blobs = store.conn.execute("SELECT data FROM records").fetchall()
+            columns = store.conn.execute("SELECT * FROM articles ORDER BY pmid").fetchall()
+            assert {codec.dictionary_of(b) for (b,) in blobs} == {store.dictionary_id} != {0}
+        index = LexicalIndex.open(paths.lexical_index, create=False)
+        try:
+            hits = [
+                [(h.pmid, round(h.score, 4)) for h in index.search(q, k=50).hits]
+                for q in ("replaced title", "patients", records[400].title)
+            ]
+        finally:
+            index.close()
+        return listed, records, columns, hits
+
+    lone, several = contents(homes[1]), contents(homes[2])
+    assert lone == several
+    assert lone[1][5].title == "Replaced title" and 6 not in lone[1]
