@@ -94,3 +94,58 @@ def test_a_sample_is_drawn_from_dense_and_sparse_pmid_ranges_alike(tmp_path: Pat
         # everything drawn once, whatever the gaps between PMIDs
         assert sorted(titles) == sorted(a.title for a in dense + sparse)
         assert len(store.sample(20)) == 20
+
+
+def test_the_article_count_is_kept_with_every_change_and_rolled_back_with_it(
+    tmp_path: Path,
+) -> None:
+    """count() reads a number the writer keeps, never a scan of 40M records; it must
+    always equal what a scan would say."""
+    path = tmp_path / "s.sqlite"
+
+    def scanned() -> int:
+        conn = sqlite3.connect(path)
+        try:
+            return int(conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+        finally:
+            conn.close()
+
+    with Store(path) as store:
+        assert store.count() == scanned() == 0
+        with store.transaction():
+            store.upsert([ARTICLE, Article(pmid=43), Article(pmid=43, title="twice")])
+        assert store.count() == scanned() == 2
+        with store.transaction():
+            store.upsert([Article(pmid=43, title="B2"), Article(pmid=44)])  # 1 new
+            store.delete([42, 999])  # 999 was never there
+        assert store.count() == scanned() == 2
+        with pytest.raises(RuntimeError), store.transaction():
+            store.upsert([Article(pmid=50), Article(pmid=51)])
+            store.delete([43])
+            raise RuntimeError("interrupted")
+        assert store.count() == scanned() == 2
+        with store.transaction():
+            store.upsert([ARTICLE])  # a deleted PMID comes back
+        assert store.count() == scanned() == 3
+    with Store(path, readonly=True) as reader:
+        assert reader.count() == 3
+
+
+def test_a_store_from_before_the_kept_count_is_counted_once_at_the_upgrade(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        with store.transaction():
+            store.upsert([ARTICLE, Article(pmid=43)])
+        store.conn.execute("DELETE FROM meta WHERE key = 'record_count'")
+        store.conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    with Store(path, readonly=True) as reader:  # not upgraded yet: counted by a scan
+        assert reader.count() == 2
+    with Store(path) as store:  # a writer upgrades it
+        assert store.conn.execute(
+            "SELECT value FROM meta WHERE key = 'record_count'"
+        ).fetchone() == ("2",)
+        with store.transaction():
+            store.upsert([Article(pmid=44)])
+        assert store.count() == 3

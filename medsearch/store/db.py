@@ -44,7 +44,7 @@ from medsearch.store.columns import (
     article_row,
     side_rows,
 )
-from medsearch.store.schema import RECORDS_SCHEMA, migrate, schema_version
+from medsearch.store.schema import COUNT_KEY, RECORDS_SCHEMA, migrate, schema_version
 
 WRITER_CACHE_KIB = 256 * 1024
 """The writer's SQLite page cache (allocated as used). At PubMed's ~30K journals and ~30K
@@ -262,7 +262,9 @@ class Store:
         self.write_articles([row[5] for row in prepared])
         self._write("DELETE FROM deleted WHERE pmid = ?", [(p,) for p in pmids])
         replaced = len(existing)
-        return ApplyCounts(added=len(set(pmids)) - replaced, replaced=replaced)
+        added = len(set(pmids)) - replaced
+        self._add_to_count(added)
+        return ApplyCounts(added=added, replaced=replaced)
 
     def write_articles(self, rows: Sequence[ArticleRow]) -> None:
         """Upsert ``articles`` rows and their side-table rows (inside a transaction)."""
@@ -279,6 +281,7 @@ class Store:
         """
         present = self._existing(pmids)
         gone = [(p,) for p in pmids]
+        self._add_to_count(-len(present))
         self._write("DELETE FROM records WHERE pmid = ?", gone)
         self._write("DELETE FROM articles WHERE pmid = ?", gone)
         self._write(
@@ -471,7 +474,20 @@ class Store:
         ]
 
     def count(self) -> int:
+        """How many articles the store holds: kept in ``meta`` by the writer, so asking
+        costs nothing at 40M (a store no ingest has upgraded yet is counted)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (COUNT_KEY,)).fetchone()
+        if row is not None:
+            return int(row[0])
         return int(self.conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+
+    def _add_to_count(self, change: int) -> None:
+        """Inside the transaction that adds or removes the records (rolled back with them)."""
+        if change:
+            self._execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?",
+                (change, COUNT_KEY),
+            )
 
     def count_deleted(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM deleted").fetchone()[0])
