@@ -7,6 +7,7 @@ search never cuts off rows an ingest has written but not yet committed.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -161,3 +162,50 @@ def test_a_writer_reopening_after_a_crash_still_recovers_to_the_commit(tmp_path:
         assert len(again) == 5
         vectors_file = path / again.manifest.vectors_file
         assert vectors_file.stat().st_size == 5 * 16 * 2
+
+
+HOLD_WRITING = """
+import sys, time
+from medsearch.lock import write_lock
+from medsearch.paths import Paths
+from medsearch.records import Article
+from medsearch.store import Store
+paths = Paths.resolve(sys.argv[1])
+with write_lock(paths, "ingest"), Store(paths.store) as store, store.transaction():
+    store.upsert([Article(pmid=999, title="Uncommitted sepsis article")])
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_search_and_sql_answer_from_committed_data_while_an_ingest_writes(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    pubmed_file(tmp_path / "a.xml", [article_xml(101, "Sepsis and lactate", "Lactate rose.")])
+    assert (
+        CliRunner()
+        .invoke(main, ["--home", str(home), "ingest", str(tmp_path / "a.xml"), "--no-encode"])
+        .exit_code
+        == 0
+    )
+    writer = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITING, str(home)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "held"
+        found = CliRunner().invoke(main, ["--home", str(home), "search", "sepsis", "--json"])
+        rows = CliRunner().invoke(
+            main, ["--home", str(home), "sql", "SELECT pmid FROM articles ORDER BY pmid"]
+        )
+        stats = CliRunner().invoke(main, ["--home", str(home), "stats", "--json"])
+    finally:
+        writer.kill()
+        writer.wait()
+    assert found.exit_code == 0, found.stderr
+    assert [h["pmid"] for h in json.loads(found.stdout)["hits"]] == [101]
+    assert rows.exit_code == 0, rows.stderr
+    assert rows.stdout.split() == ["pmid", "101"]
+    assert stats.exit_code == 0, stats.stderr
+    report = json.loads(stats.stdout)
+    assert report["writer"]["pid"] == writer.pid and report["articles"] == 1
