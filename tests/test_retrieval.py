@@ -14,6 +14,7 @@ from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_
 from ingest.pipeline import Ingestor
 from medsearch.cli import main
 from medsearch.errors import IndexMismatchError, NotFoundError, VectorsMissingError
+from medsearch.index.sentence_index import SentenceCollection
 from medsearch.index.vector import VectorCollection
 from medsearch.paths import Paths
 from medsearch.records import Filters
@@ -207,11 +208,18 @@ def test_reencoding_only_touches_changed_articles_and_drops_deleted(
         [article_xml(1001, "Metformin and ageing", "A new abstract.", version=2)],
         deletions=[1002],
     )
+    with SentenceCollection.open(home.vector_dir("sentences"), readonly=True) as sents:
+        assert sents.contains(np.arange(1002 * 1000, 1003 * 1000)).any()  # before
     encoded = ingest_and_encode(home, [update], profile=None)
     assert encoded == 1
     with VectorCollection.open(home.vector_dir("articles")) as coll:
         assert len(coll) == len(TOPICS) - 1
         assert not coll.contains(np.array([1002]))[0]
+    with SentenceCollection.open(home.vector_dir("sentences"), readonly=True) as sents:
+        # sentence id = pmid * 1000 + position: the deleted article's sentences are gone,
+        # the revised one's are there (re-encoded from its new abstract)
+        assert not sents.contains(np.arange(1002 * 1000, 1003 * 1000)).any()
+        assert sents.contains(np.arange(1001 * 1000, 1002 * 1000)).any()
     with Store(home.store) as store:
         n = store.conn.execute("SELECT COUNT(*) FROM encoded WHERE pmid = 1002").fetchone()[0]
         assert n == 0
