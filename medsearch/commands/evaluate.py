@@ -44,11 +44,11 @@ def evaluate(
     The corpus goes through the same ingest, encoders and searcher as PubMed; the built
     collection and its vectors are cached, so a second run only searches.
     """
-    from medsearch.commands.progress import RichProgress
+    from medsearch.commands.progress import cli_progress
     from medsearch.evaluate import evaluate as run_eval
 
     paths = paths_of(ctx).ensure()
-    with RichProgress(enabled=not as_json) as progress:
+    with cli_progress(enabled=not as_json) as progress:
         report = run_eval(
             beir_dir,
             paths,

@@ -185,7 +185,7 @@ def ingest(
     are set aside and listed. Re-running skips files already ingested (known by content, not
     name) and retries failed ones; an interrupted run resumes.
     """
-    from medsearch.commands.progress import RichProgress
+    from medsearch.commands.progress import cli_progress
     from medsearch.commands.render import print_summary
 
     paths = paths_of(ctx).ensure()
@@ -203,7 +203,7 @@ def ingest(
 
     delete_downloads = delete_downloads or load_ingest_settings(paths).delete_downloads
     fetched: list[Path] = []
-    with write_lock(paths, "ingest"), RichProgress(enabled=not as_json) as progress:
+    with write_lock(paths, "ingest"), cli_progress(enabled=not as_json) as progress:
         if download:
             fetched = fetch_files(
                 paths,

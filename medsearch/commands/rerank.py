@@ -49,12 +49,12 @@ def train(
     as negatives, plus the articles you opened, marked, exported or cited (see
     `medsearch mark`). An interrupted run resumes where it stopped.
     """
-    from medsearch.commands.progress import RichProgress
+    from medsearch.commands.progress import cli_progress
     from medsearch.rerank.train import train_corpus
 
     paths = paths_of(ctx).ensure()
     chosen = tuple(s.strip() for s in signals.split(",") if s.strip()) if signals else None
-    with RichProgress(enabled=not as_json) as progress:
+    with cli_progress(enabled=not as_json) as progress:
         report = train_corpus(
             paths, queries=queries, epochs=epochs, signals=chosen, device=device, progress=progress
         )
