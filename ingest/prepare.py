@@ -6,21 +6,20 @@ zstd compression with the store's dictionary, and the lexical index's fields (te
 normalised, keys folded: :func:`~medsearch.index.lexical_schema.article_fields`). The
 writer then inserts the blobs and the ``articles`` rows (the SQL columns,
 :mod:`medsearch.store.columns`: always computed here, whoever compresses) and hands
-tantivy its documents. Before this split the
-writer rebuilt every article from its JSON to index it (~47 us) and compressed it
-(~16 us): ~85 us of writer CPU per article capped ingest near 11,800 articles/s on any
-number of cores (BENCHMARKS.md, "Ingest that scales").
+tantivy its documents. Before this split the writer rebuilt every article from its JSON
+to index it (~47 us) and compressed it (~16 us): ~85 us of writer CPU per article capped
+ingest near 11,800 articles/s on any number of cores (BENCHMARKS.md, "Ingest that
+scales").
 
 A lone parser process is ingest's critical path on a small machine (one parser on 2
 cores: x0.81 with this work moved into it), so it sends plain rows and the writer does
 the rest, as before; with two or more parsers (:class:`~ingest.workers.ParserPool`
 decides) they do it all. A parser compresses only with a dictionary the store gave it
-when it started; before a
-store has one (its first :data:`~medsearch.store.db.TRAIN_RECORDS` records) rows travel
-as plain JSON and the writer trains and compresses as before. The writer checks every
-blob's dictionary (:meth:`~medsearch.store.db.Store.upsert_rows`), so a parser started
-with a dictionary that a rolled-back transaction discarded cannot store undecodable
-records.
+when it started; before a store has one (its first
+:data:`~medsearch.store.db.TRAIN_RECORDS` records) rows travel as plain JSON and the
+writer trains and compresses as before. The writer checks every blob's dictionary
+(:meth:`~medsearch.store.db.Store.upsert_rows`), so a parser started with a dictionary
+that a rolled-back transaction discarded cannot store undecodable records.
 """
 
 from __future__ import annotations
@@ -29,18 +28,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from medsearch.index.lexical_schema import article_fields
+from medsearch.index.lexical_schema import Fields, article_fields
 from medsearch.records import Article, Deletion
 from medsearch.store import codec
 from medsearch.store.db import Row, row_of
-
-Document = dict[str, list[Any]]
 
 
 @dataclass(frozen=True, slots=True)
 class PreparedBatch:
     rows: tuple[Row, ...]
-    documents: tuple[Document, ...]  # empty when the writer is to build them
+    documents: tuple[Fields, ...]  # empty when the writer is to build them
     books: int
 
     def __len__(self) -> int:

@@ -23,7 +23,7 @@ import sqlite3
 from medsearch.errors import DiskFullError
 from medsearch.progress import NullProgress, Progress
 from medsearch.store.columns import article_row
-from medsearch.store.db import Store, is_disk_full, unpack
+from medsearch.store.db import Store, is_disk_full
 from medsearch.store.schema import BACKFILL_KEY, RECORDS_SCHEMA, schema_version
 
 BATCH = 10_000
@@ -83,24 +83,18 @@ def fill(store: Store, progress: Progress | None = None) -> int:
     )
     done = 0
     try:
-        while True:
-            rows = store.conn.execute(
-                "SELECT pmid, data FROM records WHERE pmid > ? ORDER BY pmid LIMIT ?",
-                (at, BATCH),
-            ).fetchall()
+        for batch in store.iter_articles(batch=BATCH, after=at):
+            at = batch[-1].pmid
             with store.transaction():
-                if rows:
-                    at = rows[-1][0]
-                    store.write_articles([article_row(unpack(blob)) for _, blob in rows])
-                    store.conn.execute(
-                        "UPDATE meta SET value = ? WHERE key = ?", (str(at), BACKFILL_KEY)
-                    )
-                else:
-                    store.conn.execute("DELETE FROM meta WHERE key = ?", (BACKFILL_KEY,))
-            if not rows:
-                return done
-            done += len(rows)
+                store.write_articles([article_row(a) for a in batch])
+                store.conn.execute(
+                    "UPDATE meta SET value = ? WHERE key = ?", (str(at), BACKFILL_KEY)
+                )
+            done += len(batch)
             progress.update("backfill", completed=min(at, end) - start)
+        with store.transaction():
+            store.conn.execute("DELETE FROM meta WHERE key = ?", (BACKFILL_KEY,))
+        return done
     except (sqlite3.OperationalError, DiskFullError) as exc:
         if isinstance(exc, DiskFullError) or is_disk_full(exc):
             raise DiskFullError(
