@@ -149,3 +149,15 @@ def test_a_store_from_before_the_kept_count_is_counted_once_at_the_upgrade(
         with store.transaction():
             store.upsert([Article(pmid=44)])
         assert store.count() == 3
+
+
+def test_a_store_in_a_folder_named_with_hash_and_question_mark_opens_read_only(
+    tmp_path: Path,
+) -> None:
+    """A read-only store is opened by URI, where ``#`` and ``?`` would end the file name."""
+    folder = tmp_path / "trial #3? results"
+    folder.mkdir()
+    with Store(folder / "s.sqlite") as store, store.transaction():
+        store.upsert([ARTICLE])
+    with Store(folder / "s.sqlite", readonly=True) as reader:
+        assert reader.get(42) == ARTICLE

@@ -44,6 +44,7 @@ from medsearch.store.columns import (
     article_row,
     side_rows,
 )
+from medsearch.store.readonly import uri as readonly_uri
 from medsearch.store.schema import COUNT_KEY, RECORDS_SCHEMA, migrate, schema_version
 
 WRITER_CACHE_KIB = 256 * 1024
@@ -72,6 +73,12 @@ def unpack(blob: bytes) -> Article:
 # in the parser processes (see ingest.prepare for who compresses), so the writer inserts
 # both tables' rows as they come.
 Row = tuple[int, int, int | None, str, bytes, ArticleRow]
+
+LEDGER_SELECT = (
+    "SELECT name, path, size, checksum, status, articles, added, replaced, deleted,"
+    " books, error, finished_at, seconds FROM files"
+)
+"""A ledger row, in :class:`LedgerEntry`'s field order."""
 
 RECORDS_UPSERT = (
     "INSERT INTO records(pmid, version, year, content_hash, file_id, data)"
@@ -133,8 +140,7 @@ class Store:
             raise StoreError(f"no article store at {path}; run `medsearch ingest` first")
         try:
             if readonly:
-                uri = f"file:{path}?mode=ro"
-                self.conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+                self.conn = sqlite3.connect(readonly_uri(path), uri=True, isolation_level=None)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self.conn = sqlite3.connect(path, isolation_level=None)
@@ -493,19 +499,13 @@ class Store:
         return int(self.conn.execute("SELECT COUNT(*) FROM deleted").fetchone()[0])
 
     def ledger(self) -> list[LedgerEntry]:
-        rows = self.conn.execute(
-            "SELECT name, path, size, checksum, status, articles, added, replaced, deleted,"
-            " books, error, finished_at, seconds FROM files ORDER BY name, id"
-        ).fetchall()
+        rows = self.conn.execute(f"{LEDGER_SELECT} ORDER BY name, id").fetchall()
         return [LedgerEntry(*r) for r in rows]
 
     def ledger_entry(self, name: str) -> LedgerEntry | None:
         """The latest ledger row of a file called ``name`` (several files may be)."""
         row = self.conn.execute(
-            "SELECT name, path, size, checksum, status, articles, added, replaced, deleted,"
-            " books, error, finished_at, seconds FROM files WHERE name = ?"
-            " ORDER BY finished_at DESC, id DESC",
-            (name,),
+            f"{LEDGER_SELECT} WHERE name = ? ORDER BY finished_at DESC, id DESC", (name,)
         ).fetchone()
         return LedgerEntry(*row) if row else None
 
