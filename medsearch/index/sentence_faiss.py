@@ -15,6 +15,7 @@ import faiss
 import numpy as np
 
 from medsearch.errors import MedsearchError
+from medsearch.index import coarse as cq
 from medsearch.index.ivf_parts import ivfpq_with
 
 FLAT = "IDMap,SQfp16"
@@ -45,27 +46,30 @@ def nprobe_of(index: Any) -> int | None:
     return None if is_flat(index) else int(_ivf(index).nprobe)
 
 
-def convert(index: Any, dim: int, factory: str, sample: np.ndarray) -> Any:
+def convert(
+    index: Any, dim: int, factory: str, sample: np.ndarray, coarse: cq.Coarse = cq.CPU
+) -> Any:
     """A trained IVF-PQ ``factory`` index holding every entry of the exact ``index``.
 
-    The vectors are read back (they are float16 there) and encoded.
+    The vectors are read back (they are float16 there) and encoded; ``coarse`` trains
+    the lists and places the vectors in them.
     """
-    out = _trained(dim, factory, sample)
+    out = _trained(dim, factory, sample, coarse)
     inner = faiss.downcast_index(index.index)
     ids = faiss.vector_to_array(index.id_map)
     for lo in range(0, len(ids), ADD_BATCH):
         hi = min(len(ids), lo + ADD_BATCH)
-        out.add_with_ids(inner.reconstruct_n(lo, hi - lo), ids[lo:hi])
+        cq.add_with_ids(out, inner.reconstruct_n(lo, hi - lo), ids[lo:hi], coarse)
     return out
 
 
-def _trained(dim: int, factory: str, sample: np.ndarray) -> Any:
+def _trained(dim: int, factory: str, sample: np.ndarray, coarse: cq.Coarse) -> Any:
     out = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
     ivf = _ivf(out)
     ivf.by_residual = False
     ivf.do_polysemous_training = False
     try:
-        out.train(np.ascontiguousarray(sample, dtype=np.float32))
+        cq.train(out, sample, coarse)
     except RuntimeError as exc:
         reason = str(exc).strip().splitlines()[-1]
         raise MedsearchError(
@@ -86,7 +90,9 @@ def sentence_nprobe(nlist: int) -> int:
     return max(64, nlist // 32)
 
 
-def trained_like(part: Any, dim: int, factory: str, sample: np.ndarray) -> Any:
+def trained_like(
+    part: Any, dim: int, factory: str, sample: np.ndarray, coarse: cq.Coarse = cq.CPU
+) -> Any:
     """An empty ``factory`` index: a coarse quantizer trained on ``sample``, and
     ``part``'s PQ, so that :func:`gather` can move ``part``'s codes into it unchanged.
 
@@ -97,9 +103,6 @@ def trained_like(part: Any, dim: int, factory: str, sample: np.ndarray) -> Any:
     x = np.ascontiguousarray(sample, dtype=np.float32)
     if len(x) < nlist:
         raise MedsearchError(f"cannot train {nlist} lists on {len(x)} sample vectors")
-    kmeans = faiss.Kmeans(dim, nlist, niter=10, seed=1234)
-    kmeans.train(x)
     quantizer = faiss.IndexFlatIP(dim)
-    assert kmeans.centroids is not None
-    quantizer.add(kmeans.centroids)
+    quantizer.add(coarse.kmeans(x, nlist, niter=10, seed=1234, spherical=False))
     return ivfpq_with(quantizer, _ivf(part).pq, sentence_nprobe(nlist), by_residual=False)

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from medsearch.errors import MedsearchError, NotFoundError, UsageError, VectorsMissingError
+from medsearch.index import coarse
 from medsearch.index import sentence_faiss as sf
 from medsearch.index import vector_faiss as vf
 from medsearch.index.ivf_parts import (
@@ -224,7 +225,7 @@ class SentenceCollection(SlotStore):
         self._rows += len(ids)
         self._live += int((~replaced).sum())
         self._pending.set(ids, slots)
-        index.add_with_ids(vectors, slots)
+        coarse.add_with_ids(index, vectors, slots, self.coarse)
         self._dirty = True
 
     def commit(self) -> None:
@@ -388,7 +389,7 @@ class SentenceCollection(SlotStore):
             vf.write_index(index, self.path / index_file)
             return {"index_file": index_file, "kind": "flat", "factory": sf.FLAT}
         factory = ivfpq_factory(live, self.dim, self._sample_rows)
-        ivf = sf.convert(index, self.dim, factory, self._read_sample())
+        ivf = sf.convert(index, self.dim, factory, self._read_sample(), self.coarse)
         self._flat = None
         self._dead = []
         self._ivf = IvfParts(self.path, self.part_entries)
@@ -423,11 +424,11 @@ class SentenceCollection(SlotStore):
         sample = self._read_sample()
 
         def retrain(ivf: IvfParts, parts: list[Part], tomb: np.ndarray, gen: int) -> list[Part]:
-            trained = sf.trained_like(ivf.index(parts[0]), self.dim, factory, sample)
+            trained = sf.trained_like(ivf.index(parts[0]), self.dim, factory, sample, self.coarse)
             out: list[Part] = []
             for i, part in enumerate(parts):
                 target = empty_like(trained)
-                gather([ivf.index(part)], target, reassign=True, dead=tomb)
+                gather([ivf.index(part)], target, reassign=True, dead=tomb, coarse=self.coarse)
                 if target.ntotal or (i == len(parts) - 1 and not out):
                     out.append(ivf.write(target, gen, part.lo, part.hi, first=not out))
                 elif out:

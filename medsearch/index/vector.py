@@ -26,6 +26,7 @@ from medsearch.errors import (
     UsageError,
     VectorsMissingError,
 )
+from medsearch.index import coarse as cq
 from medsearch.index import vector_faiss as vf
 from medsearch.index.ivf_parts import PART_BYTES, IvfParts, member, search_parts
 from medsearch.index.pending_slots import PendingSlots
@@ -243,7 +244,7 @@ class VectorCollection(SlotStore):
         if self._stale:
             return
         if self._index is None and self._ivf is not None:
-            self._ivf.writable().add_with_ids(vectors, slots)
+            cq.add_with_ids(self._ivf.writable(), vectors, slots, self.coarse)
             self._dirty = True
             return
         total = self._index.ntotal + len(slots)
@@ -254,7 +255,7 @@ class VectorCollection(SlotStore):
         ):
             self._index, self._stale = None, True  # never grow a huge float32 flat index
             return
-        self._index.add_with_ids(vectors, slots)
+        cq.add_with_ids(self._index, vectors, slots, self.coarse)
         self._dirty = True
 
     def _target(self, n: int) -> tuple[str, str]:
@@ -288,8 +289,10 @@ class VectorCollection(SlotStore):
             self._index = self._ivf = None  # free the old index before building the new one
             start = time.perf_counter()
             ordered = np.sort(slots)
-            index, nprobe = vf.trained_index(self.dim, spec, ordered, self._read_rows)
-            vf.add_rows(index, ordered, self._read_rows)
+            index, nprobe = vf.trained_index(
+                self.dim, spec, ordered, self._read_rows, coarse=self.coarse
+            )
+            vf.add_rows(index, ordered, self._read_rows, self.coarse)
             self._index, self._stale, self._dirty = index, False, True
             self._meta = _built(kind, spec, nprobe, len(slots), start)
         return self._index
@@ -305,9 +308,11 @@ class VectorCollection(SlotStore):
         self._index = self._ivf = None
         start = time.perf_counter()
         ordered = np.sort(slots)
-        trained, nprobe = vf.trained_index(self.dim, spec, ordered, self._read_rows)
+        trained, nprobe = vf.trained_index(
+            self.dim, spec, ordered, self._read_rows, coarse=self.coarse
+        )
         ivf = IvfParts(self.path, self.part_entries)
-        ivf.fill(trained, ordered, self._read_rows, gen, self._rows)
+        ivf.fill(trained, ordered, self._read_rows, gen, self._rows, self.coarse)
         self._ivf, self._stale, self._dirty, self._dead = ivf, False, True, []
         self._meta = _built(kind, spec, nprobe, len(slots), start)
 

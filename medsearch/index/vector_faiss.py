@@ -17,6 +17,7 @@ import faiss
 import numpy as np
 
 from medsearch.errors import MedsearchError
+from medsearch.index import coarse as cq
 from medsearch.index.vector_layout import (
     TRAIN_POINTS_MAX,
     TRAIN_POINTS_PER_LIST,
@@ -56,6 +57,7 @@ def trained_index(
     read_rows: Callable[[np.ndarray], np.ndarray],
     *,
     seed: int = 0,
+    coarse: cq.Coarse = cq.CPU,
 ) -> tuple[Any, int | None]:
     """An empty ``factory`` index trained on the rows at ``slots``: (index, nprobe).
 
@@ -79,7 +81,7 @@ def trained_index(
         else:
             sample = slots
         try:
-            index.train(read_rows(sample))
+            cq.train(index, read_rows(sample), coarse)
         except RuntimeError as exc:  # too few points for nlist / PQ centroids
             reason = str(exc).strip().splitlines()[-1]
             raise MedsearchError(
@@ -92,11 +94,16 @@ def trained_index(
     return index, nprobe
 
 
-def add_rows(index: Any, slots: np.ndarray, read_rows: Callable[[np.ndarray], np.ndarray]) -> None:
+def add_rows(
+    index: Any,
+    slots: np.ndarray,
+    read_rows: Callable[[np.ndarray], np.ndarray],
+    coarse: cq.Coarse = cq.CPU,
+) -> None:
     """Add the rows at ``slots`` in batches: peak memory is one batch of float32."""
     for lo in range(0, len(slots), ADD_BATCH):
         batch = slots[lo : lo + ADD_BATCH]
-        index.add_with_ids(read_rows(batch), batch.astype(np.int64))
+        cq.add_with_ids(index, read_rows(batch), batch.astype(np.int64), coarse)
 
 
 def write_index(index: Any, path: Path) -> None:

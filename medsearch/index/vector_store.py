@@ -16,6 +16,7 @@ from typing import Any, BinaryIO, Self
 import numpy as np
 
 from medsearch.errors import MedsearchError
+from medsearch.index.coarse import CPU, Coarse
 from medsearch.index.pending_slots import ABSENT, PendingSlots
 from medsearch.index.vector_layout import VectorManifest, save_npy
 
@@ -38,6 +39,8 @@ class SlotStore:
         self._views: dict[str, np.ndarray] = {}
         self._lk_ids, self._lk_slots = self._load_lookup()
         self.readonly = False
+        self.coarse: Coarse = CPU
+        """Where IVF list placement and k-means run (the vector stage sets its GPU)."""
 
     def read_only(self) -> Self:
         """This collection as a reader: writing through it is refused (see ``open``)."""
