@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 import numpy as np
 
 if TYPE_CHECKING:
-    from medsearch.models.encoders import Encoder, Prepared
+    from medsearch.models.encoders import Encoder
+    from medsearch.models.host_text import Prepared
 
 AHEAD = 2  # prepared chunks waiting per device: enough to hide a slow chunk, little memory
 _POLL = 0.1  # seconds between checks of the stop flag (Ctrl-C stays prompt)

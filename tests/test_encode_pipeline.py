@@ -59,13 +59,20 @@ def ingested(root: Path, tiny: TinyModels) -> Paths:
     return paths
 
 
-def encode_with(paths: Paths, encoders: list[Encoder]) -> tuple[np.ndarray, int]:
+def encode_with(
+    paths: Paths, encoders: list[Encoder], processes: int | None = None
+) -> tuple[np.ndarray, int]:
     """Run both kinds through the pipeline; the article vectors and the sentence count."""
     with Ingestor(paths, jobs=0) as ing:
         article_vectors, sentence_vectors = stage.open_collections(paths, "tiny", encoders[0].dim)
         try:
-            stage.encode_articles(ing.store, encoders, article_vectors, progress=NullProgress())
-            stage.encode_sentences(ing.store, encoders, sentence_vectors, progress=NullProgress())
+            done = NullProgress()
+            stage.encode_articles(
+                ing.store, encoders, article_vectors, progress=done, processes=processes
+            )
+            stage.encode_sentences(
+                ing.store, encoders, sentence_vectors, progress=done, processes=processes
+            )
         finally:
             article_vectors.close()
             sentence_vectors.close()
@@ -164,6 +171,55 @@ def test_ctrl_c_in_the_writer_stops_the_pipeline(tiny: TinyModels, threaded: boo
     with pytest.raises(KeyboardInterrupt):
         run_pipeline(chunks, [encoder], write, threaded=threaded)
     assert not pipeline_threads()
+
+
+def test_reader_processes_prepare_what_the_reader_thread_would(
+    tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spawned readers (the GPU default) fetch, split and tokenise chunk by chunk; the
+    collections end up exactly as with the in-process reader."""
+    profile = tiny_profile_for(tiny)
+    encoder = load_encoder(profile, device="cpu")
+    in_thread = encode_with(ingested(tmp_path / "thread", tiny), [encoder], processes=0)
+    monkeypatch.setattr(stage, "CHUNK", 4)  # 8 chunks each: more than the window of 4
+    in_workers = encode_with(ingested(tmp_path / "workers", tiny), [encoder], processes=2)
+    np.testing.assert_allclose(in_workers[0], in_thread[0], atol=1e-6)
+    assert in_workers[1] == in_thread[1] > N_ARTICLES
+
+
+def test_a_host_tokenizer_prepares_exactly_what_the_encoder_prepares(tiny: TinyModels) -> None:
+    import pickle
+
+    encoder = load_encoder(tiny_profile_for(tiny), device="cpu")
+    rng = random.Random(3)
+    texts = [sentence(rng) for _ in range(50)]
+    pairs = [(sentence(rng), " ".join(sentence(rng) for _ in range(5))) for _ in range(20)]
+    query, article = encoder.host_tokenizer("query"), encoder.host_tokenizer("article")
+    assert query is not None and article is not None
+    query = pickle.loads(pickle.dumps(query))  # as a worker process receives it
+    cases = [
+        (query.prepare(texts), encoder.prepare_sentences(texts)),
+        (
+            article.prepare([t for t, _ in pairs], [a for _, a in pairs]),
+            encoder.prepare_articles(pairs),
+        ),
+    ]
+    for got, want in cases:
+        assert (got.role, got.count, got.tokens) == (want.role, want.count, want.tokens)
+        assert len(got.batches) == len(want.batches)
+        for a, b in zip(got.batches, want.batches, strict=True):
+            np.testing.assert_array_equal(a.rows, b.rows)
+            assert a.arrays.keys() == b.arrays.keys()
+            for name in a.arrays:
+                np.testing.assert_array_equal(a.arrays[name], b.arrays[name])
+    assert query.prepare([]).count == 0
+
+
+def test_reader_processes_only_where_gpus_leave_cores_free() -> None:
+    assert stage.reader_processes(["cpu"], cores=16) == 0  # torch has every core
+    assert stage.reader_processes(["cuda:0"], cores=16) == 8
+    assert stage.reader_processes(["cuda:0", "cuda:1"], cores=6) == 3
+    assert stage.reader_processes(["cuda:0"], cores=3) == 0  # too few: a reader thread
 
 
 def test_rates_read_at_a_glance() -> None:

@@ -26,14 +26,19 @@ from medsearch.models.batching import (
     Cancelled,
     TokenBudget,
     budget_for,
-    plan_with_budget,
     restore_order,
     run_with_backoff,
 )
 from medsearch.models.device import cpu_threads, usable_cores
+from medsearch.models.host_text import (
+    Features,
+    PaddedBatch,
+    pad_rows,
+    plan_and_pad,
+    tokenize_fast,
+)
 
 Kind = Literal["encoder", "cross"]
-Features = dict[str, list[list[int]]]
 # A forward pass over one padded batch, returning one float32 row per text.
 ForwardFn = Callable[[torch.nn.Module, dict[str, torch.Tensor]], torch.Tensor]
 
@@ -183,7 +188,7 @@ def tokenize(
     names = input_names(backbone.tokenizer)
     with backbone.lock:
         if backbone.fast is not None:
-            return _tokenize_fast(backbone.fast, first, second, max_length, names)
+            return tokenize_fast(backbone.fast, first, second, max_length, names)
         encoded = backbone.tokenizer(
             list(first),
             list(second) if second is not None else None,
@@ -194,73 +199,18 @@ def tokenize(
     return {n: encoded[n] for n in names if n in encoded and n != "attention_mask"}
 
 
-def _tokenize_fast(
-    fast: Any,
-    first: Sequence[str],
-    second: Sequence[str] | None,
-    max_length: int,
-    names: tuple[str, ...],
-) -> Features:
-    fast.enable_truncation(max_length, strategy="longest_first")
-    inputs: list[Any] = list(first) if second is None else list(zip(first, second, strict=True))
-    encodings = fast.encode_batch_fast(inputs, add_special_tokens=True)
-    features: Features = {"input_ids": [e.ids for e in encodings]}
-    if "token_type_ids" in names:
-        features["token_type_ids"] = [e.type_ids for e in encodings]
-    return features
-
-
-@dataclass(frozen=True, slots=True)
-class PaddedBatch:
-    """One planned batch, padded on the host: ``rows`` says which inputs it holds."""
-
-    rows: np.ndarray
-    arrays: dict[str, np.ndarray]
-    tokens: int
-
-
-def pad_rows(
-    features: Features, indices: Sequence[int], pad_id: int, *, multiple: int = 1
-) -> PaddedBatch:
-    """Right-pad the chosen rows to their longest (rounded up to ``multiple``).
-
-    One slice copy per row: on SciFact this beat scattering a flat array through the
-    mask (benchmarks/tokenizer_speed.py). In the vector stage it runs in the reader
-    thread, off the device's critical path.
-    """
-    ids = features["input_ids"]
-    lengths = np.fromiter((len(ids[i]) for i in indices), dtype=np.int64, count=len(indices))
-    longest = int(lengths.max()) if len(indices) else 1
-    width = -(-max(1, longest) // multiple) * multiple
-    mask = np.arange(width)[None, :] < lengths[:, None]
-    total = int(lengths.sum())
-    arrays: dict[str, np.ndarray] = {}
-    for name, rows in features.items():
-        block = np.full((len(indices), width), pad_id if name == "input_ids" else 0, np.int64)
-        for row, index in enumerate(indices):
-            values = rows[index]
-            block[row, : len(values)] = values
-        arrays[name] = block
-    arrays["attention_mask"] = mask.astype(np.int64)
-    return PaddedBatch(np.asarray(indices, dtype=np.int64), arrays, total)
-
-
 def prepare_batches(
     backbone: Backbone, features: Features, budget: TokenBudget
 ) -> list[PaddedBatch]:
     """Plan batches under ``budget`` and pad each on the host (no torch, thread-safe)."""
-    lengths = [len(ids) for ids in features["input_ids"]]
-    pad_id = backbone.tokenizer.pad_token_id or 0
-    return [
-        pad_rows(features, batch, pad_id, multiple=budget.multiple)
-        for batch in plan_with_budget(lengths, budget)
-    ]
+    return plan_and_pad(features, backbone.tokenizer.pad_token_id or 0, budget)
 
 
 def to_device(
     arrays: dict[str, np.ndarray], device: str, names: Sequence[str]
 ) -> dict[str, torch.Tensor]:
-    """Host arrays to ``device``; on CUDA through pinned memory, without blocking the host."""
+    """Host arrays to ``device``; on CUDA through pinned memory, without blocking the host
+    (torch's caching host allocator reuses the pinned blocks from batch to batch)."""
     out: dict[str, torch.Tensor] = {}
     for name in names:
         tensor = torch.from_numpy(np.ascontiguousarray(arrays[name]))
@@ -270,6 +220,13 @@ def to_device(
             tensor = tensor.to(device)
         out[name] = tensor
     return out
+
+
+def _concat(parts: Sequence[Any]) -> Any:
+    """Rows of sub-batches, on the host (numpy) or still on the device (torch)."""
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts, axis=0)
+    return parts[0] if len(parts) == 1 else torch.cat(list(parts), dim=0)
 
 
 def pad_batch(
@@ -302,25 +259,35 @@ def run_prepared(
         if backbone.device.startswith("cuda"):
             torch.cuda.empty_cache()
 
-    outputs: list[np.ndarray] = []
+    on_gpu = backbone.device.startswith("cuda")
+    outputs: list[Any] = []
     for batch in batches:
         if is_cancelled is not None and is_cancelled():
             raise Cancelled
 
-        def run(chunk: Sequence[int], batch: PaddedBatch = batch) -> np.ndarray:
+        def run(chunk: Sequence[int], batch: PaddedBatch = batch) -> Any:
+            whole = len(chunk) == len(batch.rows)
             rows = np.asarray(chunk, dtype=np.int64)
-            sliced = {n: batch.arrays[n][rows] for n in names}
+            sliced = batch.arrays if whole else {n: batch.arrays[n][rows] for n in names}
             inputs = to_device(sliced, backbone.device, names)
             with torch.inference_mode():
-                out = forward(backbone.model, inputs)
-            return out.float().cpu().numpy()
+                out = forward(backbone.model, inputs).float()
+            # On a GPU the rows stay there until the last batch is queued: one wait per
+            # call instead of one per batch, so the host prepares batch i+1 while the
+            # device still runs batch i (an out-of-memory error is still raised here,
+            # at allocation).
+            return out if on_gpu else out.cpu().numpy()
 
         positions = list(range(len(batch.rows)))
         limit = backbone.oom_limit or len(positions)
-        result = run_with_backoff(run, positions, min(limit, len(positions)), on_oom=after_oom)
+        result = run_with_backoff(
+            run, positions, min(limit, len(positions)), on_oom=after_oom, concat=_concat
+        )
         outputs.append(result.output)
         if progress is not None:
             progress(len(positions))
+    if on_gpu:
+        outputs = [o.cpu().numpy() for o in outputs]
     return restore_order([b.rows.tolist() for b in batches], outputs)
 
 

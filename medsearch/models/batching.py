@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -135,17 +136,19 @@ def is_out_of_memory(error: BaseException) -> bool:
 class BackoffResult:
     """The rows for a batch, and the sub-batch size that finally fit in memory."""
 
-    output: np.ndarray
+    output: Any
+    """The rows: a NumPy array, or whatever ``concat`` made of the chunks' results."""
     batch_size: int
 
 
 def run_with_backoff(
-    fn: Callable[[Sequence[int]], np.ndarray],
+    fn: Callable[[Sequence[int]], Any],
     batch: Sequence[int],
     initial_size: int,
     *,
     is_oom: Callable[[BaseException], bool] = is_out_of_memory,
     on_oom: Callable[[int], None] | None = None,
+    concat: Callable[[Sequence[Any]], Any] | None = None,
 ) -> BackoffResult:
     """Run ``fn`` over ``batch`` in chunks, halving the chunk size on out-of-memory.
 
@@ -153,6 +156,8 @@ def run_with_backoff(
     Chunks that already succeeded are kept; only the failing chunk is retried smaller.
     ``on_oom(new_size)`` runs after each failure (the encoder frees the CUDA cache
     there). Only when a single item does not fit is it a :class:`ModelError`.
+    ``concat`` joins the chunks' rows (default: ``np.concatenate``; the GPU path keeps
+    device tensors).
     """
     if not batch:
         raise ValueError("run_with_backoff needs a non-empty batch")
@@ -177,7 +182,8 @@ def run_with_backoff(
             continue
         outputs.append(rows)
         start += len(chunk)
-    return BackoffResult(output=np.concatenate(outputs, axis=0), batch_size=size)
+    joined = concat(outputs) if concat is not None else np.concatenate(outputs, axis=0)
+    return BackoffResult(output=joined, batch_size=size)
 
 
 def plan_with_budget(lengths: Sequence[int], budget: TokenBudget) -> list[list[int]]:

@@ -18,7 +18,6 @@ from medsearch.models.backbone import (
     Backbone,
     default_batch_size,
     load_backbone,
-    pad_rows,
     quantize_int8,
     run_batched,
     run_prepared,
@@ -26,6 +25,7 @@ from medsearch.models.backbone import (
 )
 from medsearch.models.cache import require_model
 from medsearch.models.encoders import load_runtime
+from medsearch.models.host_text import pad_rows
 from medsearch.models.profiles import ModelProfile
 from medsearch.paths import Paths
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import torch
@@ -21,9 +19,9 @@ import torch
 from medsearch.errors import ModelError
 from medsearch.models.backbone import (
     Backbone,
-    PaddedBatch,
     configure_cpu_threads,
     default_batch_size,
+    input_names,
     load_backbone,
     maybe_compile,
     prepare_batches,
@@ -33,21 +31,9 @@ from medsearch.models.backbone import (
 from medsearch.models.batching import TokenBudget, budget_for
 from medsearch.models.cache import require_model
 from medsearch.models.device import detect, dtype_for, resolve_device, threads_for
+from medsearch.models.host_text import HostTokenizer, Prepared, Role
 from medsearch.models.profiles import ModelProfile, Pooling
 from medsearch.paths import Paths
-
-Role = Literal["query", "article"]
-
-
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """Texts tokenised and padded into batches on the host, ready for :meth:`Encoder.run`."""
-
-    role: Role
-    batches: tuple[PaddedBatch, ...]
-    count: int
-    tokens: int
-    """Real (unpadded) tokens: what a tokens/s rate counts."""
 
 
 def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: Pooling) -> torch.Tensor:
@@ -154,6 +140,24 @@ class Encoder:
 
     def _backbone(self, role: Role) -> Backbone:
         return self._query if role == "query" else self._article
+
+    def host_tokenizer(self, role: Role) -> HostTokenizer | None:
+        """What a worker process needs to prepare this role's texts exactly as
+        :meth:`prepare_sentences` / :meth:`prepare_articles` do (None: a slow tokenizer,
+        which stays in this process)."""
+        backbone = self._backbone(role)
+        if backbone.fast is None:
+            return None
+        length = self.sentence_max_length if role == "query" else self.article_max_length
+        return HostTokenizer(
+            role=role,
+            tokenizer_json=backbone.fast.to_str(),
+            names=input_names(backbone.tokenizer),
+            pad_id=backbone.tokenizer.pad_token_id or 0,
+            max_length=length,
+            budget=self.budget(length),
+            joined_pairs=self.profile.symmetric,
+        )
 
     def prepare_sentences(self, texts: Sequence[str], *, batch_size: int | None = None) -> Prepared:
         """Tokenise and pad sentences on the host (no device work; any thread)."""
