@@ -5,8 +5,10 @@ Three kinds of thread, joined by bounded queues::
     reader ──(prepared chunks)──> one encoder per device ──(vectors)──> writer (caller)
 
 - The *reader* fetches stale articles with its own read-only store connection, splits
-  sentences, tokenises with the ``tokenizers`` batch API (Rust, releases the GIL) and
-  pads batches on the host: everything that used to run serially between GPU calls.
+  sentences, tokenises with the ``tokenizers`` batch API and pads batches on the host:
+  everything that used to run serially between GPU calls. With GPUs it hands each
+  chunk to worker processes (``encode_stage._chunks_in_processes``), so that Python
+  work does not hold the GIL against the threads launching kernels.
 - Each *device* thread takes the next prepared chunk when it is free (work stealing: a
   faster GPU simply takes more chunks, so shares balance without a plan) and runs the
   forward passes, copying host batches through pinned memory.
