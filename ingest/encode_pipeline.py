@@ -120,12 +120,8 @@ def run_pipeline(
     def spent(key: str, since: float) -> None:
         clock[key] = clock.get(key, 0.0) + time.perf_counter() - since
 
-    if not encoders:
-        raise ValueError("run_pipeline needs at least one encoder")
-    if threaded is None:
-        threaded = not (len(encoders) == 1 and encoders[0].device == "cpu")
-    if not threaded:
-        device = encoders[0].device
+    def read_timed() -> Iterator[Chunk[M]]:
+        """``chunks()``, with the time spent making each one counted as ``read``."""
         produced = iter(chunks())
         while True:
             t0 = time.perf_counter()
@@ -133,25 +129,29 @@ def run_pipeline(
             spent("read", t0)
             if chunk is None:
                 return
+            yield chunk
+
+    if not encoders:
+        raise ValueError("run_pipeline needs at least one encoder")
+    if threaded is None:
+        threaded = not (len(encoders) == 1 and encoders[0].device == "cpu")
+    if not threaded:
+        device = encoders[0].device
+        for chunk in read_timed():
             t0 = time.perf_counter()
             vectors = encoders[0].run(chunk.prepared)
             spent(device, t0)
             t1 = time.perf_counter()
             write(Encoded(chunk, vectors, device, t1 - t0))
             spent("write", t1)
+        return
     stop = threading.Event()
     todo: queue.Queue[object] = queue.Queue(maxsize=AHEAD * len(encoders))
     done: queue.Queue[object] = queue.Queue(maxsize=AHEAD * len(encoders))
 
     def read() -> None:
         try:
-            produced = iter(chunks())
-            while True:
-                t0 = time.perf_counter()
-                chunk = next(produced, None)
-                spent("read", t0)
-                if chunk is None:
-                    break
+            for chunk in read_timed():
                 if not _put(todo, chunk, stop):
                     return
         except BaseException as error:  # carried to the caller, re-raised there

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -220,6 +221,26 @@ def test_reader_processes_only_where_gpus_leave_cores_free() -> None:
     assert stage.reader_processes(["cuda:0"], cores=16) == 8
     assert stage.reader_processes(["cuda:0", "cuda:1"], cores=6) == 3
     assert stage.reader_processes(["cuda:0"], cores=3) == 0  # too few: a reader thread
+
+
+@pytest.mark.parametrize("threaded", [True, False])
+def test_the_summary_says_which_part_of_the_pipeline_was_busy(
+    tiny: TinyModels, threaded: bool
+) -> None:
+    encoder = load_encoder(tiny_profile_for(tiny), device="cpu")
+
+    def chunks() -> Iterator[Chunk[int]]:
+        for seq in range(3):
+            time.sleep(0.05)  # a slow reader
+            yield Chunk(seq, seq, encoder.prepare_sentences([f"kras {seq}"]))
+
+    rate = Rate.start()
+    run_pipeline(chunks, [encoder], lambda done: None, threaded=threaded, busy=rate.busy)
+    assert set(rate.busy) == {"read", "cpu", "write"}
+    assert rate.busy["read"] >= 0.15 and all(v >= 0 for v in rate.busy.values())
+    rate.busy["commit"] = 1.25
+    assert rate.bottleneck().startswith("read 0.")
+    assert rate.bottleneck().endswith("(commits 1.2 s)")
 
 
 def test_rates_read_at_a_glance() -> None:
