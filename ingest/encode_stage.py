@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from medsearch.index.sentence_index import SentenceCollection
     from medsearch.index.vector import VectorCollection
     from medsearch.models.encoders import Encoder
-    from medsearch.models.host_text import HostTokenizer, Prepared
+    from medsearch.models.host_text import HostTokenizer, Prepared, Role
 
     Collection = VectorCollection | SentenceCollection
     from medsearch.models.profiles import ModelProfile
@@ -244,8 +244,9 @@ def _encode_stale(
     size = chunk_size(encoders[0].device)
     if processes is None:
         processes = reader_processes([e.device for e in encoders])
-    host = encoders[0].host_tokenizer("article" if kind == ARTICLES else "query")
-    if processes and host is not None:
+    role: Role = "article" if kind == ARTICLES else "query"
+    # The tokenizer's JSON is made only for workers; a slow tokenizer stays in-process.
+    if processes and (host := encoders[0].host_tokenizer(role)) is not None:
         chunks = _chunks_in_processes(store.path, kind, profile, size, host, processes)
     else:
         chunks = _chunks(store.path, kind, profile, size, prepare)
@@ -325,7 +326,7 @@ def encode_sentences(
     first = chosen[0]
 
     def prepare(reader: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
-        return sentence_chunk(reader, articles, lambda texts: first.prepare_sentences(texts))
+        return sentence_chunk(reader, articles, first.prepare_sentences)
 
     description = "Encoding abstract sentences (articles)"
     return _encode_stale(

@@ -90,8 +90,6 @@ class TorchCoarse(Coarse):
     def kmeans(self, x: np.ndarray, k: int, *, niter: int, seed: int, spherical: bool) -> Any:
         """Lloyd's k-means from ``k`` distinct random rows; an emptied cluster restarts at
         a random row (Faiss splits a big one instead: either keeps every list in use)."""
-        if len(x) < k:
-            raise ValueError(f"k-means needs at least {k} points, got {len(x)}")
         rows = np.ascontiguousarray(x, dtype=np.float32)[None]
         return self._lloyd(rows, k, niter=niter, seed=seed, spherical=spherical)[0]
 
@@ -99,8 +97,6 @@ class TorchCoarse(Coarse):
         """Each sub-quantizer's 256 centroids, all sub-spaces in one batched k-means
         (L2, as Faiss trains a PQ); Faiss took 22 s for PQ96 on 2 cores."""
         m, k, dsub = int(pq.M), int(pq.ksub), int(pq.dsub)
-        if len(x) < k:
-            raise ValueError(f"k-means needs at least {k} points, got {len(x)}")
         rows = np.ascontiguousarray(x, dtype=np.float32).reshape(len(x), m, dsub)
         centroids = self._lloyd(rows.transpose(1, 0, 2), k, niter=niter, seed=seed)
         _faiss.copy_array_to_vector(np.ascontiguousarray(centroids).ravel(), pq.centroids)
@@ -113,6 +109,8 @@ class TorchCoarse(Coarse):
         import torch
 
         m, n, d = x.shape
+        if n < k:
+            raise ValueError(f"k-means needs at least {k} points, got {n}")
         gen = torch.Generator().manual_seed(seed)
         with torch.inference_mode():
             rows = torch.from_numpy(np.ascontiguousarray(x)).to(self.device)

@@ -266,9 +266,11 @@ def run_prepared(
             raise Cancelled
 
         def run(chunk: Sequence[int], batch: PaddedBatch = batch) -> Any:
-            whole = len(chunk) == len(batch.rows)
-            rows = np.asarray(chunk, dtype=np.int64)
-            sliced = batch.arrays if whole else {n: batch.arrays[n][rows] for n in names}
+            if len(chunk) == len(batch.rows):
+                sliced = batch.arrays  # the usual case: no copy
+            else:  # a sub-batch after an out-of-memory back-off
+                rows = np.asarray(chunk, dtype=np.int64)
+                sliced = {n: batch.arrays[n][rows] for n in names}
             inputs = to_device(sliced, backbone.device, names)
             with torch.inference_mode():
                 out = forward(backbone.model, inputs).float()
