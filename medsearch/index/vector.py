@@ -30,6 +30,7 @@ from medsearch.index import coarse as cq
 from medsearch.index import vector_faiss as vf
 from medsearch.index.ivf_parts import PART_BYTES, IvfParts, member, search_parts
 from medsearch.index.pending_slots import PendingSlots
+from medsearch.index.rows import fits_float16, to_float16, to_float32
 from medsearch.index.vector_layout import (
     FLAT_MAX,
     FORMAT_VERSION,
@@ -141,9 +142,9 @@ class VectorCollection(SlotStore):
             _, first_from_end = np.unique(ids[::-1], return_index=True)
             keep = np.sort(len(ids) - 1 - first_from_end)
             ids, vectors = ids[keep], vectors[keep]
-        half = vectors.astype(np.float16)
-        if not np.isfinite(half).all():
+        if not fits_float16(vectors):
             raise MedsearchError("vectors contain NaN/inf or values beyond float16 range")
+        half = to_float16(vectors)
         old = self._slots_of(ids)
         replaced = old >= 0
         if replaced.any():
@@ -154,7 +155,7 @@ class VectorCollection(SlotStore):
         self._rows += len(ids)
         self._live += int((~replaced).sum())
         self._pending.set(ids, slots)
-        self._add_to_index(half.astype(np.float32), slots)
+        self._add_to_index(to_float32(half), slots)
 
     def commit(self) -> None:
         """Make every change durable at once (see the module docstring of vector_layout)."""

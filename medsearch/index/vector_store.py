@@ -18,6 +18,7 @@ import numpy as np
 from medsearch.errors import MedsearchError
 from medsearch.index.coarse import CPU, Coarse
 from medsearch.index.pending_slots import ABSENT, PendingSlots
+from medsearch.index.rows import gather, to_float32
 from medsearch.index.vector_layout import VectorManifest, save_npy
 
 IdsLike = Sequence[int] | np.ndarray
@@ -108,11 +109,14 @@ class SlotStore:
         return view
 
     def _read_rows(self, slots: np.ndarray) -> np.ndarray:
-        view = self._view(self.manifest.vectors_file, np.float16, self.dim)
-        return np.asarray(view[slots], dtype=np.float32)
+        """float32 rows at ``slots``; scattered ones are prefetched (:mod:`.rows`)."""
+        name = self.manifest.vectors_file
+        view = self._view(name, np.float16, self.dim)
+        return to_float32(gather(view, slots, self.path / name))
 
     def _ids_at(self, slots: np.ndarray) -> np.ndarray:
-        return np.asarray(self._view(self.manifest.ids_file, "<i8", 1)[slots])
+        name = self.manifest.ids_file
+        return gather(self._view(name, "<i8", 1), slots, self.path / name)
 
     def _load_lookup(self) -> tuple[np.ndarray, np.ndarray]:
         name = self.manifest.lookup_file
@@ -228,7 +232,8 @@ class SlotStore:
         ):
             for lo in range(0, len(live_slots), READ_BATCH):
                 batch = live_slots[lo : lo + READ_BATCH]
-                vfh.write(self._read_rows(batch).astype(np.float16).tobytes())
+                view = self._view(self.manifest.vectors_file, np.float16, self.dim)
+                vfh.write(np.asarray(view[batch]).tobytes())
                 ifh.write(self._ids_at(batch).astype("<i8").tobytes())
             for fh in (vfh, ifh):
                 fh.flush()
