@@ -2,6 +2,7 @@
 
     python -m benchmarks.cold_vectors --home /work/h10m/home --queries 20
     python -m benchmarks.cold_vectors --synthetic 2000000       # no home: a 3 GB file
+    python -m benchmarks.cold_vectors --home /work/h10m/home --searcher --queries 4
 
 At 40.9M articles the article vectors' float16 copy is 61 GB at 768-d, more than most
 workstations cache, so the ~4,000 PQ candidates a dense query re-scores (top 1000 x
@@ -16,6 +17,11 @@ delivered, which is what an SSD would have to serve.
 (one built by ``benchmarks.hybrid_scale``: 10M articles as IVF-PQ parts); random unit
 queries. ``--synthetic N``: N random float16 rows of 768 dimensions in a file under
 ``--dir``, 4,000 scattered rows gathered the way ``SlotStore._read_rows`` does.
+``--searcher``: the first search after a reboot, as a ``medsearch search`` command
+would meet it: every file of the home evicted, then a fresh process opens the real
+Searcher (minilm query encoder, loaded before the clock starts) and runs one hybrid
+query of the common class of ``benchmarks.lexical``; its search time and the bytes it
+read.
 
 Caveat for VMs: the host may cache the guest's disk, so cold *times* can be far below an
 SSD's; the bytes are what a real disk would read.
@@ -142,6 +148,57 @@ def on_file(n: int, work: Path, queries: int) -> None:
     report(measure(run, reset, [path], queries))
 
 
+def one_search(home: Path, query: str) -> None:
+    """In a fresh process: open the Searcher, then time one hybrid search (cold)."""
+    import json
+
+    from medsearch.paths import Paths
+    from medsearch.retrieval.searcher import open_searcher
+
+    with open_searcher(Paths(home), device="cpu") as searcher:
+        # The model is not part of the data home: loaded and run once before the clock.
+        searcher.encoder("hybrid search").encode_queries(["warm up the model"])
+        b0, t0 = read_bytes(), time.perf_counter()
+        searcher.search(query, mode="hybrid", k=10)
+        seconds, read = time.perf_counter() - t0, read_bytes() - b0
+        t1 = time.perf_counter()
+        searcher.search(query, mode="hybrid", k=10)
+        warm = time.perf_counter() - t1
+    print(json.dumps({"ms": 1e3 * seconds, "mb": read / 1e6, "warm_ms": 1e3 * warm}))
+
+
+def searcher_runs(home: Path, queries: int) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from benchmarks.lexical import _queries
+
+    files = [p for p in home.rglob("*") if p.is_file() and p.stat().st_size > 0]
+    print(f"{home}: {len(files)} files, {sum(p.stat().st_size for p in files) / 1e9:.1f} GB")
+    out: dict[str, dict[str, list[float]]] = {
+        mode: {"cold_ms": [], "cold_mb": [], "warm_ms": []} for mode in ("memmap", "prefetch")
+    }
+    for i, words in enumerate(_queries(0, queries)["common"]):
+        for mode in ("memmap", "prefetch") if i % 2 else ("prefetch", "memmap"):
+            evict(*files)
+            args = ["--home", str(home), "--one-search", " ".join(words)]
+            env = {**os.environ, "MEDSEARCH_BENCH_PREFETCH": str(int(mode == "prefetch"))}
+            run = subprocess.run(
+                [sys.executable, "-m", "benchmarks.cold_vectors", *args],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            got = json.loads(run.stdout.strip().splitlines()[-1])
+            out[mode]["cold_ms"].append(got["ms"])
+            out[mode]["cold_mb"].append(got["mb"])
+            out[mode]["warm_ms"].append(got["warm_ms"])
+            print(f"  {mode:9s} {' '.join(words)!r}: {got['ms']:.0f} ms, {got['mb']:.0f} MB")
+    report(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--home", type=Path, help="a data home with an article collection")
@@ -149,10 +206,18 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp"), help="where the file goes")
     ap.add_argument("--queries", type=int, default=20)
     ap.add_argument("--k", type=int, default=1000)
+    ap.add_argument("--searcher", action="store_true", help="first hybrid search, cold")
+    ap.add_argument("--one-search", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    rows.PREFETCH = os.environ.get("MEDSEARCH_BENCH_PREFETCH", "1") == "1" and rows.PREFETCH
+    if args.one_search:
+        one_search(args.home, args.one_search)
+        return
     if not hasattr(os, "posix_fadvise"):
         raise SystemExit("needs Linux (posix_fadvise, /proc/self/io)")
-    if args.home:
+    if args.home and args.searcher:
+        searcher_runs(args.home, args.queries)
+    elif args.home:
         on_home(args.home, args.queries, args.k)
     elif args.synthetic:
         on_file(args.synthetic, args.dir, args.queries)
