@@ -96,6 +96,30 @@ def test_a_sample_is_drawn_from_dense_and_sparse_pmid_ranges_alike(tmp_path: Pat
         assert len(store.sample(20)) == 20
 
 
+def test_sampling_a_dense_store_does_not_read_the_whole_table(tmp_path: Path) -> None:
+    """`stats` samples records to project the store's size: at 40M articles a scan of
+    the table (as `SELECT MIN(pmid), MAX(pmid)` does) would read the whole store."""
+
+    def steps_to_sample(n: int) -> int:
+        with Store(tmp_path / f"s{n}.sqlite") as store:
+            with store.transaction():
+                store.upsert([Article(pmid=p, title=f"t {p}") for p in range(1, n + 1)])
+            steps = 0
+
+            def count() -> int:
+                nonlocal steps
+                steps += 1
+                return 0
+
+            store.conn.set_progress_handler(count, 100)  # every 100 SQLite VM steps
+            assert len(store.sample(20)) == 20
+            store.conn.set_progress_handler(None, 0)
+            return steps
+
+    small, large = steps_to_sample(500), steps_to_sample(20_000)
+    assert large < 2 * small + 5, (small, large)
+
+
 def test_the_article_count_is_kept_with_every_change_and_rolled_back_with_it(
     tmp_path: Path,
 ) -> None:

@@ -460,7 +460,12 @@ class Store:
         """
         import random
 
-        low, high = self.conn.execute("SELECT MIN(pmid), MAX(pmid) FROM records").fetchone()
+        # Two subqueries: SQLite reads a lone MIN or MAX from the primary key's ends, but
+        # `SELECT MIN(pmid), MAX(pmid)` scans the table (1.6 s warm at 10M, the whole
+        # file cold: `stats` took 14.7 s).
+        low, high = self.conn.execute(
+            "SELECT (SELECT MIN(pmid) FROM records), (SELECT MAX(pmid) FROM records)"
+        ).fetchone()
         if low is None:
             return []
         rng = random.Random(seed)
