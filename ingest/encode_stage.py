@@ -23,6 +23,7 @@ from ingest.encode_pipeline import Chunk, Encoded, Rate, human_rate, run_pipelin
 from ingest.encoded import (
     count_stale,
     fetch,
+    finish_pass,
     previous_items,
     record_hashes,
     remove_deleted,
@@ -253,6 +254,7 @@ def _encode_stale(
     run_pipeline(chunks, encoders, write, busy=rate.busy)
     t0 = time.perf_counter()
     commit()
+    finish_pass(store, kind, profile)
     rate.busy["write"] = rate.busy.get("write", 0.0) + time.perf_counter() - t0
     rate.stop()
     progress.describe(task, f"{description} on {devices} ({rate.describe()})")

@@ -120,6 +120,36 @@ def test_sampling_a_dense_store_does_not_read_the_whole_table(tmp_path: Path) ->
     assert large < 2 * small + 5, (small, large)
 
 
+def test_every_nth_pmid_is_sampled_alike_in_dense_and_sparse_stores(tmp_path: Path) -> None:
+    """The rerank trainer's sample: the multiples of ``every``, in PMID order, looked up
+    one by one where PMIDs are dense (no pass over the whole store)."""
+    dense = list(range(1, 3001))
+    sparse = [p * 9973 for p in range(1, 300)]
+    for name, pmids in (("dense", dense), ("sparse", sparse)):
+        with Store(tmp_path / f"{name}.sqlite") as store:
+            with store.transaction():
+                store.upsert([Article(pmid=p, title=f"t {p}") for p in pmids])
+                store.delete([30, 60 * 9973])  # gaps where a multiple would be
+            kept = [p for p in pmids if p not in (30, 60 * 9973)]
+            for every in (1, 7, 30, 1000):
+                got = [a.pmid for b in store.iter_sample(every, batch=16) for a in b]
+                assert got == [p for p in kept if p % every == 0], (name, every)
+                assert all(a.title == f"t {a.pmid}" for b in store.iter_sample(every) for a in b)
+
+    steps = 0
+
+    def tick() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    with Store(tmp_path / "dense.sqlite") as store:
+        store.conn.set_progress_handler(tick, 100)
+        assert len([a for b in store.iter_sample(300) for a in b]) == 10
+        store.conn.set_progress_handler(None, 0)
+    assert steps < 30, steps  # a pass over the 3,000 rows takes hundreds
+
+
 def test_the_article_count_is_kept_with_every_change_and_rolled_back_with_it(
     tmp_path: Path,
 ) -> None:
@@ -163,6 +193,7 @@ def test_a_store_from_before_the_kept_count_is_counted_once_at_the_upgrade(
         with store.transaction():
             store.upsert([ARTICLE, Article(pmid=43)])
         store.conn.execute("DELETE FROM meta WHERE key = 'record_count'")
+        store.conn.execute("DROP TABLE stale_queue")  # what migrations 6 and 7 added
         store.conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     with Store(path, readonly=True) as reader:  # not upgraded yet: counted by a scan
         assert reader.count() == 2

@@ -161,6 +161,18 @@ MIGRATIONS: tuple[str, ...] = (
     """
     INSERT OR REPLACE INTO meta(key, value) SELECT 'record_count', COUNT(*) FROM records;
     """,
+    # 7: PMIDs written or deleted since the vector stage last finished a pass of a kind
+    # of vectors, so that the next pass reads those instead of joining every record
+    # with ``encoded`` (13 s per kind at 10M articles here, a read of the whole store
+    # cold: minutes per daily update file at 40.9M). Kept per kind only once a pass of
+    # that kind has finished (``meta`` key ``queue:<kind>``, see ingest/encoded.py).
+    """
+    CREATE TABLE stale_queue (
+        kind TEXT NOT NULL,
+        pmid INTEGER NOT NULL,
+        PRIMARY KEY (kind, pmid)
+    ) WITHOUT ROWID;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -168,6 +180,10 @@ RECORDS_SCHEMA = 5
 """The migration that moved the records to ``records`` and made ``articles`` the SQL table."""
 COUNT_KEY = "record_count"
 """``meta`` key holding the number of records (see migration 6)."""
+QUEUE_KEY = "queue:"
+"""``meta`` key prefix: ``queue:<kind>`` holds the profile whose pass of that kind of
+vectors last finished; the store then queues every PMID it writes or deletes for that
+kind in ``stale_queue`` (see migration 7)."""
 BACKFILL_KEY = "articles_backfill"
 """``meta`` key present while older records still lack their ``articles`` row; its value
 is the PMID the fill has reached (see :mod:`medsearch.store.backfill`)."""
