@@ -300,6 +300,16 @@ def test_index_filters_agree_with_filters_accepts(
     assert pmids(corpus_index, "common", filters=filters) == expected
     if not filters.empty:
         assert pmids(corpus_index, "", filters=filters) == expected  # filters alone
+        # What dense search restricted to a filter asks: the whole set when small ...
+        listed, total = corpus_index.matching_pmids(filters, len(CORPUS))
+        assert listed is not None and set(listed.tolist()) == expected
+        assert total == len(expected) == len(listed)
+        if expected:
+            over, counted = corpus_index.matching_pmids(filters, len(expected) - 1)
+            assert over is None and counted == len(expected)
+        # ... and which of some candidates pass, when it is large.
+        some = [a.pmid for a in CORPUS[::3]] + [999_999]
+        assert corpus_index.accepted(some, filters) == expected.intersection(some)
 
 
 def test_filters_do_not_change_scores(corpus_index: LexicalIndex) -> None:

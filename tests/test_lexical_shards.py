@@ -19,7 +19,7 @@ from medsearch.errors import QuerySyntaxError
 from medsearch.index import lexical_shards as lsh
 from medsearch.index.lexical import LexicalIndex
 from medsearch.paths import Paths
-from medsearch.records import AbstractSection, Article, PubDate
+from medsearch.records import AbstractSection, Article, Filters, PubDate
 from medsearch.retrieval.searcher import open_searcher
 
 TOPICS = ("aspirin stroke", "statin myopathy", "metformin ageing", "sepsis lactate")
@@ -66,6 +66,29 @@ def test_shards_find_every_match_the_whole_index_finds(
     assert "<b>aspirin</b>" in top.hits[0].snippet.lower()
     assert sharded.count() == whole.count() == 120
     assert sharded.last_commit_payload() == "pubmed26n0001.xml"
+
+
+def test_shards_list_and_check_filtered_articles_as_the_whole_index(
+    pair: tuple[LexicalIndex, LexicalIndex],
+) -> None:
+    """What dense search restricted to a filter asks of the lexical side."""
+    whole, sharded = pair
+    for filters in (Filters(year_from=2005, year_to=2009), Filters(year_from=2018), Filters()):
+        expected = {p for p in range(1, 121) if filters.accepts(article(p))}
+        for index in (whole, sharded):
+            listed, total = index.matching_pmids(filters, 120)
+            assert listed is not None and sorted(listed.tolist()) == sorted(expected)
+            assert total == len(expected)
+            assert index.matching_pmids(filters, len(expected) - 1) == (None, len(expected))
+            assert index.accepted([1, 6, 7, 55, 500], filters) == expected & {1, 6, 7, 55, 500}
+    whole.delete([6])  # a deleted article is no longer listed, counted or accepted
+    whole.commit("pubmed26n0002.xml")
+    listed, total = whole.matching_pmids(Filters(year_from=2006, year_to=2006), 120)
+    assert (
+        listed is not None
+        and 6 not in listed.tolist()
+        and 6 not in whole.accepted([6], Filters(year_from=2006, year_to=2006))
+    )
 
 
 def test_filter_only_listings_stay_newest_pmid_first(

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
+import numpy as np
+
 from medsearch.errors import StoreError
 from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical import (
@@ -132,6 +134,28 @@ class ShardedLexicalIndex(LexicalIndex):
 
     def count(self) -> int:
         return sum(s.count() for s in self.shards)
+
+    def matching_pmids(self, filters: Filters, limit: int) -> tuple[np.ndarray | None, int]:
+        """:meth:`LexicalIndex.matching_pmids` over every shard: counted first in all of
+        them at once, then read from each only when the whole count is within ``limit``."""
+        counts = list(
+            self._pool.map(lambda shard: shard.matching_pmids(filters, 0)[1], self.shards)
+        )
+        total = sum(counts)
+        if total > limit:
+            return None, total
+        pairs = zip(self.shards, counts, strict=True)
+        found = [
+            p for s, n in pairs if n and (p := s.matching_pmids(filters, limit)[0]) is not None
+        ]
+        return (np.concatenate(found) if found else np.zeros(0, dtype=np.int64)), total
+
+    def accepted(self, pmids: Sequence[int], filters: Filters) -> set[int]:
+        """:meth:`LexicalIndex.accepted`, every shard at once."""
+        found: set[int] = set()
+        for part in self._pool.map(lambda s: s.accepted(pmids, filters), self.shards):
+            found |= part
+        return found
 
     def search(
         self,

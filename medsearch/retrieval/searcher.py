@@ -30,7 +30,7 @@ from medsearch.retrieval.results import Candidate, SearchResult, make_hits
 from medsearch.store import Store
 
 if TYPE_CHECKING:
-    from medsearch.index.lexical import LexicalIndex, LexicalResult
+    from medsearch.index.lexical import LexicalIndex
     from medsearch.models.cross import CrossEncoder
     from medsearch.models.encoders import Encoder
     from medsearch.rerank.loading import DeltaStatus
@@ -361,14 +361,12 @@ class Searcher:
             return None, None
         from medsearch.retrieval.dense import ALLOWED_MAX
 
-        probe: LexicalResult = self.lexical.search(
-            "", k=ALLOWED_MAX, filters=filters, snippets=0, count=True
-        )
-        if probe.total <= ALLOWED_MAX:
-            return np.array([h.pmid for h in probe.hits], dtype=np.int64), None
+        allowed, _ = self.lexical.matching_pmids(filters, ALLOWED_MAX)
+        if allowed is not None:
+            return allowed, None
 
         def accept(pmids: Sequence[int]) -> set[int]:
-            return {p for p, a in self.store.get_many(pmids).items() if filters.accepts(a)}
+            return self.lexical.accepted(pmids, filters)
 
         return None, accept
 
