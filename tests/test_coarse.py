@@ -97,6 +97,29 @@ def test_adding_through_torch_stores_the_same_lists_and_codes(by_residual: bool)
     assert lists_of(ours) == lists_of(theirs)
 
 
+def test_pq_codes_made_on_the_device_are_faiss_codes_at_sentence_width() -> None:
+    """768-d vectors, PQ96 (8-dimensional sub-vectors), as the sentence collection."""
+    rng = np.random.default_rng(17)
+    x = rng.normal(size=(4_000, 768)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    index = faiss.index_factory(768, "IVF16,PQ96", faiss.METRIC_INNER_PRODUCT)
+    ivf = faiss.downcast_index(faiss.extract_index_ivf(index))
+    ivf.by_residual, ivf.do_polysemous_training = False, False
+    ivf.cp.niter = ivf.pq.cp.niter = 4
+    index.train(x)
+    encoded = TORCH.encode(ivf, x[:1000])
+    assert encoded is not None
+    lists, codes = encoded
+    assert codes.shape == (1000, 96) and codes.dtype == np.uint8
+    assert lists.tolist() == cq.CPU.assign(ivf.quantizer, x[:1000]).tolist()
+    # Float rounding may flip a near-tie between two centroids of a sub-space, nothing more.
+    assert (codes == ivf.pq.compute_codes(x[:1000])).mean() >= 0.999
+    assert cq.CPU.encode(ivf, x) is None  # Faiss encodes for itself on the CPU
+    flat = faiss.index_factory(768, "IVF16,Flat", faiss.METRIC_INNER_PRODUCT)
+    flat.train(x)
+    assert TORCH.encode(faiss.extract_index_ivf(flat), x) is None  # not a PQ: Faiss's job
+
+
 def test_training_through_torch_leaves_faiss_only_the_pq() -> None:
     x = clustered(3_000, seed=8)
     index = faiss.index_factory(DIM, "IVF32,PQ8", faiss.METRIC_INNER_PRODUCT)
