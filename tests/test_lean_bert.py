@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from tiny_models import TinyModels, build_tiny_models, tiny_profile_for
 
+from medsearch.errors import ModelError
 from medsearch.models import backbone as bb
 from medsearch.models import lean_bert
 from medsearch.models.encoders import load_encoder
@@ -120,3 +121,21 @@ def test_anything_but_a_plain_bert_encoder_loads_through_transformers(
     shutil.copytree(tiny.query_dir, folder)
     (folder / "tokenizer.json").unlink()
     assert lean_bert.supported(folder) is None
+
+
+def test_weights_saved_under_other_names_load_through_transformers(
+    tiny: TinyModels, tmp_path: Path
+) -> None:
+    """A BERT whose weights do not map onto the lean module is not an error: transformers
+    loads it, as before (it knows every historical naming)."""
+    from safetensors.torch import load_file, save_file
+
+    folder = tmp_path / "renamed"
+    shutil.copytree(tiny.query_dir, folder)
+    state = load_file(str(folder / "model.safetensors"))
+    save_file({f"model.{k}": v for k, v in state.items()}, str(folder / "model.safetensors"))
+    assert lean_bert.supported(folder) is not None  # the config alone looks plain
+    with pytest.raises(ModelError):
+        lean_bert.load_model(folder, lean_bert.supported(folder))  # type: ignore[arg-type]
+    loaded = bb.load_backbone("r", folder, kind="encoder", device="cpu", dtype="float32")
+    assert not isinstance(loaded.model, lean_bert.LeanBert)

@@ -93,8 +93,9 @@ def load_backbone(ref: str, path: Path, *, kind: Kind, device: str, dtype: str) 
         from medsearch.models import lean_bert
 
         shape = lean_bert.supported(path)
-        if shape is not None:
-            return _lean_backbone(ref, path, shape, dtype)
+        lean = _lean_backbone(ref, path, shape, dtype) if shape is not None else None
+        if lean is not None:
+            return lean
     import transformers
     from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
@@ -130,14 +131,16 @@ def load_backbone(ref: str, path: Path, *, kind: Kind, device: str, dtype: str) 
     )
 
 
-def _lean_backbone(ref: str, path: Path, shape: Any, dtype: str) -> Backbone:
+def _lean_backbone(ref: str, path: Path, shape: Any, dtype: str) -> Backbone | None:
+    """The lean backbone, or None when its weights are not laid out as expected (then
+    transformers loads the folder, and reports any real damage)."""
     from medsearch.models import lean_bert
 
-    tokenizer = lean_bert.LeanTokenizer(path)
     try:
+        tokenizer = lean_bert.LeanTokenizer(path)
         model = lean_bert.load_model(path, shape)
-    except (OSError, RuntimeError, ValueError) as error:
-        raise ModelError(f"cannot load model {ref} from {path}: {error}") from error
+    except (OSError, RuntimeError, ValueError, ModelError):
+        return None
     model.to(dtype=getattr(torch, dtype))
     return Backbone(
         ref,
