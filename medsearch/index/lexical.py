@@ -278,7 +278,8 @@ class LexicalIndex:
 
     def matching_pmids(self, filters: Filters, limit: int) -> tuple[np.ndarray | None, int]:
         """The PMIDs of every article ``filters`` accept, when there are at most ``limit``
-        (else None), and how many there are.
+        (else None), and how many there are (exact when listed; for a years-only filter
+        over ``limit``, deleted documents awaiting a merge may still be counted).
 
         Counted first: a wide filter (a decade of PubMed, millions of articles) costs a
         count, not ``limit`` hits; a narrow one is read as PMIDs straight from the fast
@@ -296,7 +297,7 @@ class LexicalIndex:
             return np.zeros(0, dtype=np.int64), 0
         found = searcher.search(query, total, count=False, order_by_field=ls.PMID)
         values = searcher.fast_field_values(ls.PMID, [a for _, a in found.hits])
-        return np.asarray(values, dtype=np.int64), total
+        return np.asarray(values, dtype=np.int64), len(values)
 
     def _filter_query(self, filters: Filters) -> Any | None:
         """The query matching what ``filters`` accept (every article when empty)."""

@@ -148,7 +148,8 @@ class ShardedLexicalIndex(LexicalIndex):
         found = [
             p for s, n in pairs if n and (p := s.matching_pmids(filters, limit)[0]) is not None
         ]
-        return (np.concatenate(found) if found else np.zeros(0, dtype=np.int64)), total
+        listed = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        return listed, len(listed)
 
     def accepted(self, pmids: Sequence[int], filters: Filters) -> set[int]:
         """:meth:`LexicalIndex.accepted`, every shard at once."""
