@@ -10,6 +10,7 @@ between only means those rows are encoded again, which replaces them idempotentl
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -383,10 +384,11 @@ def existing_collections(paths: Paths) -> dict[str, Collection]:
 
 @contextmanager
 def _disk_full_is_clear(paths: Paths) -> Iterator[None]:
-    """A full disk while writing vectors becomes one clear :class:`DiskFullError`."""
+    """A full disk while writing vectors (their files, or their ``encoded`` rows and
+    queue in the store) becomes one clear :class:`DiskFullError`."""
     try:
         yield
-    except OSError as exc:
+    except (OSError, sqlite3.OperationalError) as exc:
         if is_disk_full(exc):
             raise DiskFullError(
                 f"disk full while writing vectors under {paths.vectors}; the vectors"

@@ -376,3 +376,37 @@ def test_a_full_disk_while_writing_vectors_is_one_clear_error(
         patch.setattr(VectorCollection, "add", no_space)  # the disk fills up here
         ingest_and_encode(paths, [])
     assert ingest_and_encode(paths, []) == len(TOPICS)  # space freed: the next run completes
+
+
+def test_a_store_that_cannot_grow_while_recording_vectors_is_the_same_clear_error(
+    tmp_path: Path, tiny: TinyModels
+) -> None:
+    """The vectors are committed, then their ``encoded`` rows do not fit in the store."""
+    from ingest.encode_stage import run_vectors_stage
+    from medsearch.errors import DiskFullError
+    from medsearch.progress import NullProgress
+
+    paths = Paths(tmp_path / "home")
+    write_tiny_config(paths, tiny)
+    with Ingestor(paths, jobs=0) as ing:
+        assert ing.run([build_corpus(tmp_path)]).ok
+        conn = ing.store.conn  # fill the table's pages, pack them: any new row needs a page
+        conn.executemany(
+            "INSERT INTO encoded(pmid, kind, profile, content_hash, items) VALUES (?,?,?,?,1)",
+            [(p, "zz-filler", "x" * 100, "0" * 32) for p in range(500)],
+        )
+        conn.execute("VACUUM")
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own "disk is full"
+        with pytest.raises(DiskFullError, match="while writing vectors"):
+            run_vectors_stage(
+                paths,
+                ing.store,
+                profile="tiny",
+                device="cpu",
+                index_factory=None,
+                embeddings=None,
+                encode=True,
+                progress=NullProgress(),
+            )
+    assert ingest_and_encode(paths, []) == len(TOPICS)  # a fresh connection: room again
