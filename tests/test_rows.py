@@ -139,3 +139,39 @@ def test_the_index_package_does_not_import_torch_for_the_conversions() -> None:
         "assert 'torch' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_search_of_memory_mapped_parts_announces_exactly_the_probed_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import faiss
+
+    from medsearch.index import ivf_parts
+    from medsearch.index import vector_faiss as vf
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(4000, 16)).astype(np.float32)
+    index = faiss.index_factory(16, "IVF32,PQ4", faiss.METRIC_INNER_PRODUCT)
+    index.train(x)
+    index.add_with_ids(x, np.arange(4000, dtype=np.int64))
+    vf.write_index(index, tmp_path / "part.faiss")
+    part = ivf_parts.read_part(tmp_path / "part.faiss")
+    announced: list[list[tuple[int, int]]] = []
+    monkeypatch.setattr(ivf_parts, "will_need", lambda ranges: announced.append(list(ranges)))
+    before = ivf_parts.search_parts([part], x[:3], 5, None, 4)
+    lists = faiss.downcast_InvertedLists(faiss.extract_index_ivf(part).invlists)
+    assert isinstance(lists, faiss.OnDiskInvertedLists)
+    _, probed = faiss.extract_index_ivf(part).quantizer.search(x[:3], 4)
+    wanted = sorted(
+        rng
+        for lst in np.unique(probed).tolist()
+        if (n := lists.list_size(lst))
+        for rng in (
+            (int(lists.get_codes(lst)), n * lists.code_size),
+            (int(lists.get_ids(lst)), n * 8),
+        )
+    )
+    assert len(announced) == 1 and sorted(announced[0]) == wanted
+    monkeypatch.undo()  # the real announcement changes nothing in the results
+    after = ivf_parts.search_parts([part], x[:3], 5, None, 4)
+    assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))

@@ -23,6 +23,8 @@ query; any other process keeps numpy's, with identical results.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import mmap
 import os
 import sys
@@ -79,6 +81,32 @@ def gather(view: np.ndarray, slots: np.ndarray, path: Path | None) -> np.ndarray
         row_bytes = view.itemsize * (view.shape[1] if view.ndim == 2 else 1)
         prefetch(path, slots, row_bytes, offset=int(getattr(view, "offset", 0)))
     return np.asarray(view[slots])
+
+
+def will_need(ranges: list[tuple[int, int]]) -> None:
+    """Start reading the ``(address, length)`` ranges of memory maps another library made
+    (Faiss's inverted lists), all at once and exactly, before that library touches them
+    page by page (a no-op where ``madvise`` is missing)."""
+    if not PREFETCH or not ranges:
+        return
+    libc = _libc()
+    if libc is None:
+        return
+    for address, length in ranges:
+        start = address & ~(mmap.PAGESIZE - 1)
+        libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(address + length - start), WILLNEED)
+
+
+WILLNEED = getattr(mmap, "MADV_WILLNEED", 3)
+
+
+@functools.cache
+def _libc() -> Any:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    return libc if hasattr(libc, "madvise") else None
 
 
 def _torch() -> Any:
