@@ -9,10 +9,11 @@ took 1.8-2.7 s (``benchmarks/cold_vectors.py``). Telling the kernel first which 
 ranges are needed (``posix_fadvise(WILLNEED)``, one call per run of nearby rows) queues
 all of those reads at once, page-sized, so an SSD serves them in parallel and the
 memory-map reads that follow find the pages present: 20 MB read and 47 ms on the same
-file, and no change when the file is already cached (the calls cost ~0.25 us per row).
+file; when the file is already cached the calls cost ~0.35 us per row.
 
 Dense reads (a rebuild walking every row in slot order) are left to the kernel's own
-read-ahead, which is what it is good at.
+read-ahead, which is what it is good at. Maps another library made (Faiss's inverted
+lists) get the same announcement by address (:func:`will_need`).
 
 float16 <-> float32: numpy converts float16 without SIMD (2.6 ms for 4,000 x 768 here;
 ``astype(float16)`` cost the sentence writer 2.5 s per 517K vectors); torch's
