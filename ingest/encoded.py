@@ -39,6 +39,23 @@ def queued(store: Store, kind: str) -> str | None:
     return None if found is None else str(found[0])
 
 
+def _stale_scope(store: Store, kind: str, profile: str) -> tuple[str, str]:
+    """``FROM ... WHERE ...`` of the stale articles (parameters: kind, profile) and the
+    PMID column to page on: the store's queue once a pass of ``kind`` under ``profile``
+    has finished, else every record joined with ``encoded``."""
+    if queued(store, kind) == profile:
+        return (
+            "FROM stale_queue q JOIN records a ON a.pmid = q.pmid"
+            " LEFT JOIN encoded e ON e.kind = q.kind AND e.pmid = q.pmid"
+            f" WHERE q.kind = ? AND {_STALE}",
+            "q.pmid",
+        )
+    return (
+        f"FROM records a LEFT JOIN encoded e ON e.kind = ? AND e.pmid = a.pmid WHERE {_STALE}",
+        "a.pmid",
+    )
+
+
 def stale_pmids(
     store: Store, kind: str, profile: str, *, batch: int | None = None
 ) -> Iterator[list[int]]:
@@ -48,21 +65,11 @@ def stale_pmids(
     the PMIDs the store queued since are candidates: a daily update file's 30K changes
     instead of a join of all 40.9M records with ``encoded``.
     """
-    if queued(store, kind) == profile:
-        sql = (
-            "SELECT q.pmid FROM stale_queue q JOIN records a ON a.pmid = q.pmid"
-            " LEFT JOIN encoded e ON e.kind = q.kind AND e.pmid = q.pmid"
-            f" WHERE q.kind = ? AND q.pmid > ? AND {_STALE} ORDER BY q.pmid LIMIT ?"
-        )
-    else:
-        sql = (
-            "SELECT a.pmid FROM records a LEFT JOIN encoded e"
-            " ON e.kind = ? AND e.pmid = a.pmid"
-            f" WHERE a.pmid > ? AND {_STALE} ORDER BY a.pmid LIMIT ?"
-        )
+    scope, column = _stale_scope(store, kind, profile)
+    sql = f"SELECT {column} {scope} AND {column} > ? ORDER BY {column} LIMIT ?"
     last = 0
     while True:
-        rows = store.conn.execute(sql, (kind, last, profile, batch or CHUNK)).fetchall()
+        rows = store.conn.execute(sql, (kind, profile, last, batch or CHUNK)).fetchall()
         if not rows:
             return
         last = rows[-1][0]
@@ -70,18 +77,8 @@ def stale_pmids(
 
 
 def count_stale(store: Store, kind: str, profile: str) -> int:
-    if queued(store, kind) == profile:
-        sql = (
-            "SELECT COUNT(*) FROM stale_queue q JOIN records a ON a.pmid = q.pmid"
-            " LEFT JOIN encoded e ON e.kind = q.kind AND e.pmid = q.pmid"
-            f" WHERE q.kind = ? AND {_STALE}"
-        )
-    else:
-        sql = (
-            "SELECT COUNT(*) FROM records a LEFT JOIN encoded e ON e.kind = ?"
-            f" AND e.pmid = a.pmid WHERE {_STALE}"
-        )
-    return int(store.conn.execute(sql, (kind, profile)).fetchone()[0])
+    scope, _ = _stale_scope(store, kind, profile)
+    return int(store.conn.execute(f"SELECT COUNT(*) {scope}", (kind, profile)).fetchone()[0])
 
 
 def finish_pass(store: Store, kind: str, profile: str) -> None:

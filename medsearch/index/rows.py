@@ -75,10 +75,10 @@ def prefetch(path: Path, slots: np.ndarray, row_bytes: int, *, offset: int = 0) 
         os.close(fd)
 
 
-def gather(view: np.ndarray, slots: np.ndarray, path: Path | None) -> np.ndarray:
+def gather(view: np.ndarray, slots: np.ndarray, path: Path) -> np.ndarray:
     """``view[slots]`` (rows of a memory map of ``path``), prefetched when scattered."""
     slots = np.asarray(slots, dtype=np.int64)
-    if path is not None and view.ndim >= 1 and scattered(slots):
+    if scattered(slots):
         row_bytes = view.itemsize * (view.shape[1] if view.ndim == 2 else 1)
         prefetch(path, slots, row_bytes, offset=int(getattr(view, "offset", 0)))
     return np.asarray(view[slots])

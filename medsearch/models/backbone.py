@@ -114,10 +114,26 @@ def load_backbone(ref: str, path: Path, *, kind: Kind, device: str, dtype: str) 
         )
     model.eval()
     model.to(device=torch.device(device), dtype=getattr(torch, dtype))
-    limits = [getattr(model.config, "max_position_embeddings", _NO_LIMIT)]
+    positions = getattr(model.config, "max_position_embeddings", _NO_LIMIT)
+    hidden = int(getattr(model.config, "hidden_size", 0))
+    return _assemble(ref, path, tokenizer, model, device, dtype, positions, hidden)
+
+
+def _assemble(
+    ref: str,
+    path: Path,
+    tokenizer: Any,
+    model: torch.nn.Module,
+    device: str,
+    dtype: str,
+    positions: int,
+    hidden: int,
+) -> Backbone:
+    """The backbone of a loaded model: it reads no further than its positions and its
+    tokenizer's own limit allow."""
+    limits = [positions]
     if isinstance(tokenizer.model_max_length, int) and tokenizer.model_max_length < _NO_LIMIT:
         limits.append(tokenizer.model_max_length)
-    hidden = int(getattr(model.config, "hidden_size", 0))
     return Backbone(
         ref,
         path,
@@ -142,17 +158,8 @@ def _lean_backbone(ref: str, path: Path, shape: Any, dtype: str) -> Backbone | N
     except (OSError, RuntimeError, ValueError, ModelError):
         return None
     model.to(dtype=getattr(torch, dtype))
-    return Backbone(
-        ref,
-        path,
-        tokenizer,
-        model,
-        "cpu",
-        dtype,
-        max_positions=min(shape.max_position_embeddings, tokenizer.model_max_length),
-        hidden_size=shape.hidden_size,
-        fast=fast_tokenizer(tokenizer),
-    )
+    positions, hidden = shape.max_position_embeddings, shape.hidden_size
+    return _assemble(ref, path, tokenizer, model, "cpu", dtype, positions, hidden)
 
 
 COMPILE_ENV = "MEDSEARCH_TORCH_COMPILE"
