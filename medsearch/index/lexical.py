@@ -25,7 +25,7 @@ import tantivy
 
 from medsearch.errors import StoreError, UsageError
 from medsearch.index import lexical_schema as ls
-from medsearch.index.lexical_query import QueryBuilder, Ranking
+from medsearch.index.lexical_query import LEGACY_RANKING, QueryBuilder, Ranking
 from medsearch.index.lexical_snippets import (
     highlight_spans,
     make_snippet,
@@ -91,9 +91,19 @@ class LexicalResult:
 class LexicalIndex:
     """The tantivy index in one directory; see the module docstring for the life cycle."""
 
-    def __init__(self, path: Path, index: Any, texts: TextSource | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        index: Any,
+        texts: TextSource | None = None,
+        version: int = ls.SCHEMA_VERSION,
+    ) -> None:
         self.path = path
         self.texts = texts
+        self.version = version
+        # how plain words rank unless a caller says otherwise: a format-2 index has no
+        # TITLE_ALONE field, so it keeps the dis_max it was built for
+        self.ranking = Ranking() if version >= 3 else LEGACY_RANKING
         self._index = index
         self._schema = index.schema
         self._analyzers = ls.analyzers()
@@ -104,9 +114,18 @@ class LexicalIndex:
 
     @classmethod
     def open(
-        cls, path: Path, *, create: bool = True, texts: TextSource | None = None
+        cls,
+        path: Path,
+        *,
+        create: bool = True,
+        texts: TextSource | None = None,
+        write: bool = False,
     ) -> LexicalIndex:
         """Open the index at ``path``, creating it (when ``create``) if missing.
+
+        A search reads any of :data:`ls.READABLE_VERSIONS`; an index opened to ``write``
+        must be the current format, or documents would carry fields its schema lacks (the
+        pipeline rebuilds an older one from the store).
 
         ``texts`` gives the (title, abstract) of PMIDs for snippets and highlighted
         titles: the article store already holds every text, so the index does not keep a
@@ -125,8 +144,8 @@ class LexicalIndex:
                 index = tantivy.Index(ls.build_schema(), path=str(path), reuse=False)
                 (path / VERSION_FILE).write_text(json.dumps({"schema": ls.SCHEMA_VERSION}))
                 return cls(path, index, texts)
-            _check_version(path)
-            return cls(path, tantivy.Index.open(str(path)), texts)
+            version = _check_version(path, write=write)
+            return cls(path, tantivy.Index.open(str(path)), texts, version)
         except (ValueError, OSError) as exc:
             raise StoreError(
                 f"the lexical index at {path} cannot be opened ({exc}); run"
@@ -247,7 +266,7 @@ class LexicalIndex:
             raise UsageError(f"k must be at least 1, not {k}")
         caller = filters or Filters()
         parsed = parse_query(query) if syntax else parse_plain(query)
-        builder = QueryBuilder(self._schema, self._analyzers, ranking or Ranking())
+        builder = QueryBuilder(self._schema, self._analyzers, ranking or self.ranking)
         effective = caller.merge(parsed.filters)
         # applied separately: --journal X with Y[ta] needs both, merge() would allow either
         tantivy_query = builder.build(parsed.node, caller, parsed.filters)
@@ -346,14 +365,18 @@ def _count(searcher: Any, query: Any, filters: Filters) -> int:
     return sum(int(searcher.doc_freq(ls.YEAR, year)) for year in range(low, high + 1))
 
 
-def _check_version(path: Path) -> None:
+def _check_version(path: Path, *, write: bool) -> int:
+    """The index's format; one this process cannot use (write: only the current one)
+    is a StoreError that names the fix."""
     marker = path / VERSION_FILE
     try:
         version = json.loads(marker.read_text()).get("schema")
     except (OSError, ValueError, AttributeError):
         version = None
-    if version != ls.SCHEMA_VERSION:
+    usable = (ls.SCHEMA_VERSION,) if write else ls.READABLE_VERSIONS
+    if version not in usable:
         raise StoreError(
             f"the lexical index at {path} has schema version {version}, this medsearch"
             f" needs {ls.SCHEMA_VERSION}; run `medsearch ingest` to rebuild it from the store"
         )
+    return int(version)

@@ -23,22 +23,29 @@ from medsearch.records import Filters
 
 # Field boosts and how fields combine, measured on BEIR SciFact test (300 claims, title +
 # abstract, nDCG@10; `python -m benchmarks.lexical_weights`). Summing per-field BM25:
-# title 2.0 -> 0.634, 1.0 -> 0.677, 0.5 -> 0.704 (a term in the title is nearly always in
+# title 2.0 -> 0.631, 1.0 -> 0.677, 0.5 -> 0.703 (a term in the title is nearly always in
 # the abstract too, so a sum already counts the title twice). Lucene's dis_max (best
-# field + tie_breaker x the rest): tie 0.3 with title 1.0 -> 0.704, title 1.5 -> 0.670,
-# tie 0.5 -> 0.701, tie 0.7 -> 0.690, tie 0.0 -> 0.696. Chosen: dis_max, tie 0.3, title
-# and abstract 1.0: the best measured (0.705 with the stop-word rule below; 0.696 keeping
-# stop words), and a title match is never worth less than an abstract one (BEIR's BM25
-# baseline is 0.665). MeSH and keywords are absent from
-# SciFact; they get half weight so controlled vocabulary lifts but does not dominate.
-TITLE_BOOST = 1.0
+# field + 0.3 x the rest) -> 0.705. With the abstracts of 28% of the documents dropped,
+# as 11.6M of PubMed's 40.9M citations have none (`--no-abstract 0.28`), the plain sum
+# falls to 0.564 against dis_max's 0.607: it halves a title-only record's only evidence.
+# TITLE_ALONE (the title again, for those records only) at 1.0 gives it back: 0.606, and
+# the same top-10 overlap with dis_max (0.88) as on the full corpus.
+#
+# Chosen: the sum (title 0.5, abstract 1.0, title-alone 1.0), because it is one flat
+# union of term queries and dis_max is a union of unions: on a 5M-document shard a
+# common-word top-1000 costs 42 vs 77 ms p50 (BENCHMARKS.md, "Ranking as one flat sum").
+# MeSH and keywords are absent from SciFact; they get half weight so controlled
+# vocabulary lifts but does not dominate.
+TITLE_BOOST = 0.5
 ABSTRACT_BOOST = 1.0
+TITLE_ALONE_BOOST = 1.0
 MESH_BOOST = 0.5
 KEYWORDS_BOOST = 0.5
-TIE_BREAKER: float | None = 0.3
+TIE_BREAKER: float | None = None
 RANKED_FIELDS: tuple[tuple[str, float], ...] = (
     (ls.TITLE, TITLE_BOOST),
     (ls.ABSTRACT, ABSTRACT_BOOST),
+    (ls.TITLE_ALONE, TITLE_ALONE_BOOST),
     (ls.MESH, MESH_BOOST),
     (ls.KEYWORDS, KEYWORDS_BOOST),
 )
@@ -87,7 +94,7 @@ _TAG_FIELDS: dict[str, tuple[tuple[str, float], ...]] = {
     "all": RANKED_FIELDS,
     "ti": ((ls.TITLE, 1.0),),
     "ab": ((ls.ABSTRACT, 1.0),),
-    "tiab": ((ls.TITLE, TITLE_BOOST), (ls.ABSTRACT, ABSTRACT_BOOST)),
+    "tiab": ((ls.TITLE, 1.0), (ls.ABSTRACT, 1.0)),
     "mh": ((ls.MESH, 1.0),),
     "majr": ((ls.MESH_MAJOR, 1.0),),
     "kw": ((ls.KEYWORDS, 1.0),),
@@ -106,6 +113,13 @@ class Ranking:
     # None: a word's score is the sum of its fields' scores. A number: the best field's
     # score plus tie_breaker times the others (Lucene's dis_max, BEIR's best_fields).
     tie_breaker: float | None = TIE_BREAKER
+
+
+LEGACY_RANKING = Ranking(
+    fields=((ls.TITLE, 1.0), (ls.ABSTRACT, 1.0), (ls.MESH, 0.5), (ls.KEYWORDS, 0.5)),
+    tie_breaker=0.3,
+)
+"""How a format-2 index (no TITLE_ALONE field) ranks: dis_max, as it was built for."""
 
 
 @dataclass
@@ -148,12 +162,15 @@ class QueryBuilder:
             children = node.children
             if tag is None and self.ranking.drop_stop_words:
                 children = _drop_stop_words(children)
-            built = [q for c in children if (q := self.node(c, tag, negated=negated)) is not None]
-            if not built:
-                return None
-            if len(built) == 1:
-                return built[0]
-            return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in built])
+            # one flat union: a sum's per-field clauses are not nested under their word,
+            # since tantivy unions of unions cost ~2x (scores are the same sums)
+            built: list[Any] = []
+            for c in children:
+                if isinstance(c, Term | Phrase | Prefix):
+                    built.extend(self.leaf_clauses(c, tag, negated=negated))
+                elif (q := self.node(c, tag, negated=negated)) is not None:
+                    built.append(q)
+            return _any(built)
         if isinstance(node, YearRange):
             return year_range(self.schema, node.start, node.end)
         return self.leaf(node, tag, negated=negated)
@@ -176,16 +193,22 @@ class QueryBuilder:
         return tantivy.Query.boolean_query(clauses)
 
     def leaf(self, node: Term | Phrase | Prefix, tag: str | None, *, negated: bool) -> Any | None:
+        return _any(self.leaf_clauses(node, tag, negated=negated))
+
+    def leaf_clauses(
+        self, node: Term | Phrase | Prefix, tag: str | None, *, negated: bool
+    ) -> list[Any]:
+        """The SHOULD clauses whose summed scores rank ``node`` (one, for dis_max)."""
         if tag == "pmid":
-            return tantivy.Query.term_query(self.schema, ls.PMID, int(node.text.strip()))
+            return [tantivy.Query.term_query(self.schema, ls.PMID, int(node.text.strip()))]
         if tag in _EXACT_FIELDS:
             key = ls.exact_key(node.text.strip())
-            return tantivy.Query.term_query(self.schema, _EXACT_FIELDS[tag], key)
+            return [tantivy.Query.term_query(self.schema, _EXACT_FIELDS[tag], key)]
         fields = self.ranking.fields if tag is None else _TAG_FIELDS[tag]
         stem = tag not in ("au", "1au")
         tokens = self.analyzers.tokens(node.text, stem=stem)
         if not tokens:
-            return None
+            return []
         if isinstance(node, Prefix):
             tokens = self.prefix_tokens(node.text, tokens, stem=stem)
         if not negated and tag not in ("au", "1au"):  # names are not highlighted in text
@@ -194,11 +217,9 @@ class QueryBuilder:
         per_field = [
             _boosted(self.field_query(name, tokens, node, tag), boost) for name, boost in fields
         ]
-        if len(per_field) == 1:
-            return per_field[0]
-        if tag is None and self.ranking.tie_breaker is not None:
-            return tantivy.Query.disjunction_max_query(per_field, self.ranking.tie_breaker)
-        return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in per_field])
+        if len(per_field) > 1 and tag is None and self.ranking.tie_breaker is not None:
+            return [tantivy.Query.disjunction_max_query(per_field, self.ranking.tie_breaker)]
+        return per_field
 
     def prefix_tokens(
         self, text: str, tokens: list[tuple[int, str]], *, stem: bool
@@ -233,6 +254,15 @@ def _common_prefix(a: str, b: str) -> str:
     while n < min(len(a), len(b)) and a[n] == b[n]:
         n += 1
     return a[:n]
+
+
+def _any(clauses: list[Any]) -> Any | None:
+    """The sum of ``clauses`` (None for none)."""
+    if not clauses:
+        return None
+    if len(clauses) == 1:
+        return clauses[0]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in clauses])
 
 
 def _boosted(query: Any, boost: float) -> Any:

@@ -57,7 +57,12 @@ class ShardedLexicalIndex(LexicalIndex):
 
     def __init__(self, path: Path, shards: list[LexicalIndex], texts: TextSource | None) -> None:
         first = shards[0]
-        super().__init__(path, first._index, texts)
+        if len({shard.version for shard in shards}) > 1:  # their scores would not compare
+            raise StoreError(
+                f"the shards of the lexical index at {path} have different formats; run"
+                " `medsearch ingest` to rebuild it from the store"
+            )
+        super().__init__(path, first._index, texts, first.version)
         self.shards = shards
         self._pool = ThreadPoolExecutor(len(shards), thread_name_prefix="lexical-shard")
         # the shards share what one whole index's writer would have (tantivy needs at
@@ -68,7 +73,9 @@ class ShardedLexicalIndex(LexicalIndex):
             shard.writer_heap = max(self.writer_heap // len(shards), 40_000_000 * threads)
 
     @classmethod
-    def open_shards(cls, path: Path, *, texts: TextSource | None = None) -> ShardedLexicalIndex:
+    def open_shards(
+        cls, path: Path, *, texts: TextSource | None = None, write: bool = False
+    ) -> ShardedLexicalIndex:
         try:
             n = int(json.loads((path / SHARDS_FILE).read_text())["shards"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -76,7 +83,9 @@ class ShardedLexicalIndex(LexicalIndex):
                 f"the lexical index at {path} names no readable shard count ({exc}); run"
                 " `medsearch ingest` to rebuild it from the store"
             ) from exc
-        shards = [LexicalIndex.open(path / f"shard-{i}", create=False) for i in range(n)]
+        shards = [
+            LexicalIndex.open(path / f"shard-{i}", create=False, write=write) for i in range(n)
+        ]
         return cls(path, shards, texts)
 
     @classmethod
@@ -220,8 +229,8 @@ def open_lexical(
     if writer:
         _finish_split(path)
     if is_sharded(path):
-        return ShardedLexicalIndex.open_shards(path, texts=texts)
-    return LexicalIndex.open(path, create=create, texts=texts)
+        return ShardedLexicalIndex.open_shards(path, texts=texts, write=writer)
+    return LexicalIndex.open(path, create=create, texts=texts, write=writer)
 
 
 def staging(path: Path) -> Path:
