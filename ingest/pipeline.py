@@ -115,13 +115,15 @@ class Ingestor:
         an older medsearch, a damaged one or a deleted one is rebuilt, not refused: after
         an upgrade, ``medsearch ingest`` brings it back.
         """
+        from medsearch.index.lexical import REBUILD_HINT
         from medsearch.index.lexical_shards import open_lexical
 
         path = self.paths.lexical_index
         try:
             index = open_lexical(path, writer=True)
         except StoreError as exc:
-            self.progress.message(f"rebuilding the lexical index: {exc}")
+            reason = str(exc).removesuffix(REBUILD_HINT)
+            self.progress.message(f"rebuilding the lexical index from the store: {reason}")
             shutil.rmtree(path, ignore_errors=True)
             index = open_lexical(path, writer=True)
         if index.count() == 0 and self.store.count() > 0:

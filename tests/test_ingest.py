@@ -262,7 +262,7 @@ def test_real_baseline_chunks_ingest_with_parallel_parsers(paths: Paths) -> None
         assert store.count() == summary.added
 
 
-@pytest.mark.parametrize("damage", ["deleted", "older schema"])
+@pytest.mark.parametrize("damage", ["deleted", "older schema", "searchable format 2"])
 def test_a_missing_or_outdated_lexical_index_is_rebuilt_from_the_store(
     paths: Paths, corpus: Path, damage: str
 ) -> None:
@@ -271,12 +271,16 @@ def test_a_missing_or_outdated_lexical_index_is_rebuilt_from_the_store(
     run(paths, [corpus])
     if damage == "deleted":
         shutil.rmtree(paths.lexical_index)
-    else:
+    elif damage == "older schema":
         (paths.lexical_index / "medsearch-lexical.json").write_text('{"schema": 1}')
+    else:  # a search reads format 2 with its old ranking; the writer needs format 3
+        (paths.lexical_index / "medsearch-lexical.json").write_text('{"schema": 2}')
     progress = NullProgress()
     with Ingestor(paths, jobs=0, progress=progress):
         pass
     assert lexical_pmids(paths, "metformin") == {102}
     assert lexical_pmids(paths, "BRCA1") == set()  # the deletion stays applied
-    if damage == "older schema":
-        assert any("schema version 1" in m for m in progress.messages)
+    if damage != "deleted":
+        said = [m for m in progress.messages if "rebuilding the lexical index" in m]
+        assert said and "schema version" in said[0]
+        assert "run `medsearch ingest`" not in said[0]  # the user is running it

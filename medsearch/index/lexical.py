@@ -54,6 +54,8 @@ TextSource = Callable[[Sequence[int]], Mapping[int, tuple[str, str]]]
 
 DEFAULT_SNIPPETS = 50  # hits beyond this many come back without snippets (top-1000 stays fast)
 VERSION_FILE = "medsearch-lexical.json"
+REBUILD_HINT = "; run `medsearch ingest` to rebuild it from the store"
+"""How every unusable-index error ends (ingest itself says it is rebuilding instead)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,8 +150,7 @@ class LexicalIndex:
             return cls(path, tantivy.Index.open(str(path)), texts, version)
         except (ValueError, OSError) as exc:
             raise StoreError(
-                f"the lexical index at {path} cannot be opened ({exc}); run"
-                " `medsearch ingest` to rebuild it from the store"
+                f"the lexical index at {path} cannot be opened ({exc}){REBUILD_HINT}"
             ) from exc
 
     # -- writing -----------------------------------------------------------------------
@@ -377,6 +378,6 @@ def _check_version(path: Path, *, write: bool) -> int:
     if version not in usable:
         raise StoreError(
             f"the lexical index at {path} has schema version {version}, this medsearch"
-            f" needs {ls.SCHEMA_VERSION}; run `medsearch ingest` to rebuild it from the store"
+            f" needs {ls.SCHEMA_VERSION}{REBUILD_HINT}"
         )
     return int(version)

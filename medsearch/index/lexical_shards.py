@@ -29,6 +29,7 @@ from medsearch.errors import StoreError
 from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical import (
     DEFAULT_SNIPPETS,
+    REBUILD_HINT,
     LexicalHit,
     LexicalIndex,
     LexicalResult,
@@ -59,8 +60,7 @@ class ShardedLexicalIndex(LexicalIndex):
         first = shards[0]
         if len({shard.version for shard in shards}) > 1:  # their scores would not compare
             raise StoreError(
-                f"the shards of the lexical index at {path} have different formats; run"
-                " `medsearch ingest` to rebuild it from the store"
+                f"the shards of the lexical index at {path} have different formats{REBUILD_HINT}"
             )
         super().__init__(path, first._index, texts, first.version)
         self.shards = shards
@@ -80,8 +80,7 @@ class ShardedLexicalIndex(LexicalIndex):
             n = int(json.loads((path / SHARDS_FILE).read_text())["shards"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise StoreError(
-                f"the lexical index at {path} names no readable shard count ({exc}); run"
-                " `medsearch ingest` to rebuild it from the store"
+                f"the lexical index at {path} names no readable shard count ({exc}){REBUILD_HINT}"
             ) from exc
         shards = [
             LexicalIndex.open(path / f"shard-{i}", create=False, write=write) for i in range(n)
