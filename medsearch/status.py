@@ -57,6 +57,17 @@ def corpus_status(paths: Paths) -> dict[str, Any]:
             info["store_bytes"] = store.size_bytes()
             share, ratio = abstract_mix(store.sample(SAMPLE))
     info["lexical_index_bytes"] = dir_size(paths.lexical_index)
+    from medsearch.index.lexical_schema import SCHEMA_VERSION
+    from medsearch.index.lexical_shards import index_format
+
+    found = index_format(paths.lexical_index)
+    if found is not None:
+        info["lexical_format"] = found
+        if found < SCHEMA_VERSION:  # still searchable, ranked the old way
+            info["lexical_upgrade"] = (
+                f"format {found} ranks common words ~2x slower at scale; the next"
+                " `medsearch ingest` rebuilds it from the store"
+            )
     vectors = vector_manifests(paths)
     for kind, manifest in vectors.items():
         info[f"{kind}_vectors"] = {

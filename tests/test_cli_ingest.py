@@ -124,6 +124,23 @@ def test_stats_on_an_empty_home_reports_zeros(tmp_path: Path) -> None:
     assert (stats["articles"], stats["deleted"], stats["files"]) == (0, 0, 0)
 
 
+def test_stats_names_the_lexical_format_and_when_the_next_ingest_rebuilds_it(
+    tmp_path: Path,
+) -> None:
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    pubmed_file(inputs / "pubmed26n0001.xml", [article_xml(7, "A title", "An abstract.")])
+    home = tmp_path / "home"
+    cli(home, "ingest", str(inputs), "--no-encode")
+    stats = json.loads(cli(home, "stats", "--json")[1])
+    assert stats["lexical_format"] == 3 and "lexical_upgrade" not in stats
+    (home / "lexical" / "medsearch-lexical.json").write_text('{"schema": 2}')
+    code, out, _ = cli(home, "stats")
+    assert code == 0 and "next `medsearch ingest` rebuilds it" in " ".join(out.split())
+    code, out, _ = cli(home, "search", "title", "--json")
+    assert code == 0 and [h["pmid"] for h in json.loads(out)["hits"]] == [7]
+
+
 def test_show_prints_the_full_record_as_json(tmp_path: Path) -> None:
     inputs = tmp_path / "in"
     inputs.mkdir()

@@ -30,6 +30,7 @@ from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical import (
     DEFAULT_SNIPPETS,
     REBUILD_HINT,
+    VERSION_FILE,
     LexicalHit,
     LexicalIndex,
     LexicalResult,
@@ -230,6 +231,16 @@ def open_lexical(
     if is_sharded(path):
         return ShardedLexicalIndex.open_shards(path, texts=texts, write=writer)
     return LexicalIndex.open(path, create=create, texts=texts, write=writer)
+
+
+def index_format(path: Path) -> int | None:
+    """The format of the lexical index at ``path`` (its first shard's), None if unknown."""
+    folder = path / "shard-0" if is_sharded(path) else path
+    try:
+        version = json.loads((folder / VERSION_FILE).read_text()).get("schema")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return version if isinstance(version, int) else None
 
 
 def staging(path: Path) -> Path:
