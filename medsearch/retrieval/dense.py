@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from medsearch import heap
 from medsearch.errors import IndexMismatchError, UsageError, VectorsMissingError
 from medsearch.records import split_sentence_id
 
@@ -63,6 +64,7 @@ class DenseSide:
                         f" the model {encoder.profile.name!r} gives {encoder.dim}"
                     )
             self._encoder = encoder
+            heap.settle()  # the model's objects live as long as the process
             if self.sentence_candidates is None:
                 cpu = encoder.device == "cpu"
                 self.sentence_candidates = SENTENCE_CANDIDATES_CPU if cpu else SENTENCE_CANDIDATES

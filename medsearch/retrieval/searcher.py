@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from medsearch import heap
 from medsearch.config import Settings
 from medsearch.errors import ModelError, StoreError, UsageError, VectorsMissingError
 from medsearch.models.batching import Cancelled
@@ -78,6 +79,7 @@ class Searcher:
         if self.dense is not None:
             self.dense.close()
         self.store.close()
+        heap.release()
 
     def __enter__(self) -> Searcher:
         return self
@@ -96,6 +98,7 @@ class Searcher:
         self.encoder("dense search")
         if self.has_cross:
             self.cross_encoder()
+            heap.settle()
 
     @property
     def has_vectors(self) -> bool:
