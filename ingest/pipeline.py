@@ -178,7 +178,7 @@ class Ingestor:
         self.progress.start("reindex", "Rebuilding lexical index", total=self.store.count())
         try:
             for batch in self.store.iter_articles(batch=2000):
-                index.upsert(batch)
+                index.add(batch)  # the index is empty (see LexicalIndex.add)
                 self.progress.advance("reindex", len(batch))
             index.commit(payload=self._ledger_payload())
         except BaseException:

@@ -106,13 +106,21 @@ class ShardedLexicalIndex(LexicalIndex):
             parts[int(pmid) % len(self.shards)].append(int(pmid))
         return parts
 
-    def upsert_documents(self, documents: Sequence[ls.Fields]) -> None:
+    def _by_shard(
+        self, documents: Sequence[ls.Fields]
+    ) -> list[tuple[LexicalIndex, list[ls.Fields]]]:
         parts: list[list[ls.Fields]] = [[] for _ in self.shards]
         for fields in documents:
             parts[fields[ls.PMID][0] % len(self.shards)].append(fields)
-        for shard, part in zip(self.shards, parts, strict=True):
-            if part:
-                shard.upsert_documents(part)
+        return [(shard, part) for shard, part in zip(self.shards, parts, strict=True) if part]
+
+    def upsert_documents(self, documents: Sequence[ls.Fields]) -> None:
+        for shard, part in self._by_shard(documents):
+            shard.upsert_documents(part)
+
+    def add_documents(self, documents: Sequence[ls.Fields]) -> None:
+        for shard, part in self._by_shard(documents):
+            shard.add_documents(part)
 
     def delete(self, pmids: Sequence[int]) -> None:
         for shard, part in zip(self.shards, self._split(pmids), strict=True):
@@ -274,7 +282,7 @@ def split_from(
     index = ShardedLexicalIndex.create(target, n)
     try:
         for batch in batches:
-            index.upsert(batch)
+            index.add(batch)  # a new index: no PMID is there yet (see LexicalIndex.add)
             advance(len(batch))
         index.commit(payload)
     finally:
