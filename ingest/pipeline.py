@@ -261,11 +261,20 @@ class Ingestor:
             todo.append(item)
         return todo
 
-    def apply(self, item: InputFile, messages: Iterable[Message], summary: IngestSummary) -> None:
+    def apply(
+        self,
+        item: InputFile,
+        messages: Iterable[Message],
+        summary: IngestSummary,
+        *,
+        fresh: bool = False,
+    ) -> None:
         """Apply one source's messages as one all-or-nothing unit, recorded in the ledger.
 
         Also the entry point for non-XML sources (BEIR corpora for ``medsearch eval``),
-        so they go through the same store and index code as PubMed.
+        so they go through the same store and index code as PubMed. ``fresh``: the
+        lexical index holds none of the source's PMIDs, so documents are added, not
+        upserted (tantivy keeps each staged delete, ~1.3 KB, until the unit's commit).
         """
         t0 = time.monotonic()
         articles = books = 0
@@ -276,10 +285,12 @@ class Ingestor:
                 for kind, payload in messages:
                     if kind == "articles":
                         counts = self.store.upsert_rows(payload.rows, file_id=file_id)
+                        lexical = self.lexical
                         if payload.documents:  # built by the parsers
-                            self.lexical.upsert_documents(payload.documents)
+                            put = lexical.add_documents if fresh else lexical.upsert_documents
+                            put(payload.documents)
                         else:
-                            self.lexical.upsert(payload.articles())
+                            (lexical.add if fresh else lexical.upsert)(payload.articles())
                         articles += len(payload)
                         books += payload.books
                         added += counts.added

@@ -84,7 +84,11 @@ def build_collection(
             notes.append(f"reused the cached collection in {home.home}")
         else:
             summary = IngestSummary()
-            ing.apply(item, _messages(directory, pmids), summary)
+            # a new collection: add, not upsert (a multi-million-document corpus would
+            # hold ~1.3 KB of staged deletes per document until its one commit); an index
+            # a crash left ahead of the store keeps the upserts
+            fresh = ing.lexical.count() == 0
+            ing.apply(item, _messages(directory, pmids), summary, fresh=fresh)
             if summary.failures:
                 raise UsageError(f"cannot ingest {corpus_file}: {summary.failures[0][1]}")
         if encode:
