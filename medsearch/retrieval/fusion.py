@@ -18,6 +18,7 @@ the order the caller's mapping gives them, so the output never depends on set or
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -173,16 +174,24 @@ def _ordered(
     seen_in: Mapping[int, list[tuple[str, int]]],
     limit: int | None,
 ) -> list[FusedHit]:
+    """The hits best first; only the kept ones are built (hybrid search fuses ~2,000
+    candidates for a head of 10: building and sorting them all was ~3 ms a query)."""
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
-    hits = [
-        FusedHit(
-            pmid=pmid,
-            score=score,
-            sources=tuple(name for name, _ in seen_in.get(pmid, ())),
-            ranks=tuple(seen_in.get(pmid, ())),
-        )
+    keys = [
+        (-score, min((rank for _, rank in seen_in.get(pmid, ())), default=0), pmid)
         for pmid, score in scores.items()
     ]
-    hits.sort(key=lambda hit: (-hit.score, hit.best_rank, hit.pmid))
-    return hits if limit is None else hits[:limit]
+    if limit is None or limit >= len(keys):
+        keys.sort()
+    else:
+        keys = heapq.nsmallest(limit, keys)
+    hits = []
+    for negative, _, pmid in keys:
+        ranks = tuple(seen_in.get(pmid, ()))
+        hits.append(
+            FusedHit(
+                pmid=pmid, score=-negative, sources=tuple(name for name, _ in ranks), ranks=ranks
+            )
+        )
+    return hits
