@@ -63,6 +63,23 @@ def test_a_new_collection_is_added_to_its_index_without_staging_deletes(
     assert report.metrics["ndcg@10"] == 1.0
 
 
+def test_an_index_a_crash_left_ahead_of_the_store_is_not_doubled(
+    beir: Path, tmp_path: Path
+) -> None:
+    from medsearch.index.lexical_shards import open_lexical
+
+    paths = Paths(tmp_path / "home")
+    evaluate(beir, paths, mode="lexical")
+    (collection,) = paths.eval_cache.iterdir()
+    for file in collection.glob("store.sqlite*"):  # the index committed, the store did not
+        file.unlink()
+    report = evaluate(beir, paths, mode="lexical")
+    assert report.metrics["ndcg@10"] == 1.0
+    index = open_lexical(Paths(collection).lexical_index, create=False)
+    assert index.count() == len(DOCS)  # upserted again, not added twice
+    index.close()
+
+
 def test_a_second_run_reuses_the_cached_collection(beir: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     result = CliRunner().invoke(main, ["--home", str(home), "eval", str(beir), "--json"])
