@@ -381,14 +381,19 @@ def _count(searcher: Any, query: Any, filters: Filters) -> int:
     return sum(int(searcher.doc_freq(ls.YEAR, year)) for year in range(low, high + 1))
 
 
+def recorded_version(path: Path) -> Any:
+    """The schema version the index at ``path`` recorded as it was created (None if its
+    marker is missing or unreadable)."""
+    try:
+        return json.loads((path / VERSION_FILE).read_text()).get("schema")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def _check_version(path: Path, *, write: bool) -> int:
     """The index's format; one this process cannot use (write: only the current one)
     is a StoreError that names the fix."""
-    marker = path / VERSION_FILE
-    try:
-        version = json.loads(marker.read_text()).get("schema")
-    except (OSError, ValueError, AttributeError):
-        version = None
+    version = recorded_version(path)
     usable = (ls.SCHEMA_VERSION,) if write else ls.READABLE_VERSIONS
     if version not in usable:
         raise StoreError(

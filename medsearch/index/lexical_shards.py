@@ -30,12 +30,12 @@ from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical import (
     DEFAULT_SNIPPETS,
     REBUILD_HINT,
-    VERSION_FILE,
     LexicalHit,
     LexicalIndex,
     LexicalResult,
     Ranking,
     TextSource,
+    recorded_version,
 )
 from medsearch.records import Article, Filters
 
@@ -243,11 +243,7 @@ def open_lexical(
 
 def index_format(path: Path) -> int | None:
     """The format of the lexical index at ``path`` (its first shard's), None if unknown."""
-    folder = path / "shard-0" if is_sharded(path) else path
-    try:
-        version = json.loads((folder / VERSION_FILE).read_text()).get("schema")
-    except (OSError, ValueError, AttributeError):
-        return None
+    version = recorded_version(path / "shard-0" if is_sharded(path) else path)
     return version if isinstance(version, int) else None
 
 
