@@ -195,20 +195,24 @@ def bare_forward(
     *,
     dtype: str,
     compile_model: bool,
+    tokens: int | None = None,
 ) -> dict[str, Any]:
-    """(b): the encoder alone over pre-tokenised, padded, budgeted batches."""
+    """(b): the encoder alone over pre-tokenised, padded, budgeted batches.
+
+    ``tokens``: a GPU token budget other than the default (rows scale with it)."""
     import torch
 
     from medsearch.models.backbone import load_backbone, prepare_batches, to_device, tokenize
-    from medsearch.models.batching import budget_for
+    from medsearch.models.batching import GPU_BATCH_TOKENS, GPU_MAX_ROWS, TokenBudget, budget_for
 
     path = Path(profile.article_model)
     backbone = load_backbone(str(path), path, kind="encoder", device=device, dtype=dtype)
     model: Any = backbone.model
     if compile_model:
         model = torch.compile(model, dynamic=True)
-    result: dict[str, Any] = {"dtype": dtype, "compiled": compile_model}
-    result["attention"] = getattr(backbone.model.config, "_attn_implementation", "?")
+    result: dict[str, Any] = {"dtype": dtype, "compiled": compile_model, "budget": tokens}
+    config = getattr(backbone.model, "config", None)  # the CPU's LeanBert has none
+    result["attention"] = getattr(config, "_attn_implementation", type(backbone.model).__name__)
     cases = {
         "articles": ([t for t, _ in texts], [a for _, a in texts], 512),
         "sentences": (sentences, None, 64),
@@ -216,6 +220,9 @@ def bare_forward(
     for kind, (first, second, max_length) in cases.items():
         features = tokenize(backbone, first, second, max_length)
         budget = budget_for(device, batch_size=64 if device != "cpu" else 16, max_length=max_length)
+        if tokens is not None:
+            rows = max(1, GPU_MAX_ROWS * tokens // GPU_BATCH_TOKENS)
+            budget = TokenBudget(tokens=tokens, rows=rows, multiple=budget.multiple)
         batches = prepare_batches(backbone, features, budget)
         tokens = sum(b.tokens for b in batches)
         names = ["input_ids", "token_type_ids", "attention_mask"]
@@ -399,6 +406,14 @@ def placement(device: str, n: int = 200_000, nlist: int = 16_384) -> dict[str, f
     return out
 
 
+def with_rates(stage: dict[str, Any], tokens: int, texts: list[tuple[str, str]]) -> dict[str, Any]:
+    """A stage's result with its tokens (the bare forward's count) and rates."""
+    stage["tokens"] = tokens
+    stage["articles_per_s"] = len(texts) / stage["seconds"]
+    stage["tokens_per_s"] = tokens / stage["seconds"]
+    return stage
+
+
 def machine(device: str) -> str:
     import torch
 
@@ -417,6 +432,16 @@ def main() -> None:
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N,M")
     parser.add_argument("--compile", action="store_true", help="also torch.compile(dynamic=True)")
     parser.add_argument("--fp16", action="store_true", help="also a float16 bare forward")
+    parser.add_argument(
+        "--budget-sweep",
+        action="store_true",
+        help="also the eager bare forward at 64K-256K-token budgets (a third of the articles)",
+    )
+    parser.add_argument(
+        "--compile-stage",
+        action="store_true",
+        help="also (a) again with MEDSEARCH_TORCH_COMPILE=1, compilation included",
+    )
     parser.add_argument("--rerank-pairs", type=int, default=None, help="default 100 GPU, 8 CPU")
     parser.add_argument("--skip-st", action="store_true", help="skip sentence-transformers")
     parser.add_argument(
@@ -482,15 +507,26 @@ def main() -> None:
                     profile, first_device, texts, sentences, dtype="float16", compile_model=False
                 )
             )
-        if args.compile:
-            report["bare"].append(
+        if args.budget_sweep and gpu:
+            # A third of the articles is plenty to compare budgets on the same batches.
+            few = texts[: max(1, len(texts) // 3)]
+            few_sentences = [s for _, a in few for s in split_sentences(a)]
+            report["sweep"] = [
                 bare_forward(
-                    profile, first_device, texts, sentences, dtype=dtype, compile_model=True
+                    profile,
+                    first_device,
+                    few,
+                    few_sentences,
+                    dtype=dtype,
+                    compile_model=False,
+                    tokens=budget_tokens,
                 )
-            )
+                for budget_tokens in (65_536, 131_072, 262_144)
+            ]
         if args.memory_fraction and gpu:
             import torch
 
+            torch.cuda.empty_cache()  # else the bare forward's cached blocks serve the stage
             for i in range(torch.cuda.device_count()):
                 torch.cuda.set_per_process_memory_fraction(args.memory_fraction, i)
         if args.placement:
@@ -499,12 +535,24 @@ def main() -> None:
         if args.host_costs:
             report["host"] = host_costs(home, profile, first_device)
             print("(e) host-side parts, one thread each (s):", json.dumps(report["host"]))
-        stage = stage_end_to_end(home, args.device)
         stage_tokens = bare["articles"]["tokens"] + bare["sentences"]["tokens"]
-        stage["tokens"] = stage_tokens
-        stage["articles_per_s"] = len(texts) / stage["seconds"]
-        stage["tokens_per_s"] = stage_tokens / stage["seconds"]
-        report["stage"] = stage
+        if args.compile_stage:  # the same stored articles, for a second, compiled stage
+            shutil.copytree(home, root / "home-compiled")
+        report["stage"] = with_rates(stage_end_to_end(home, args.device), stage_tokens, texts)
+        if args.compile_stage:
+            # Before the compiled bare forward, so this stage pays its own compilation.
+            from medsearch.models.backbone import COMPILE_ENV
+
+            os.environ[COMPILE_ENV] = "1"
+            compiled = stage_end_to_end(root / "home-compiled", args.device)
+            os.environ.pop(COMPILE_ENV)
+            report["stage_compiled"] = with_rates(compiled, stage_tokens, texts)
+        if args.compile:
+            report["bare"].append(
+                bare_forward(
+                    profile, first_device, texts, sentences, dtype=dtype, compile_model=True
+                )
+            )
         report["sentence_transformers"] = (
             None if args.skip_st else sentence_transformers_articles(profile, first_device, texts)
         )
@@ -536,6 +584,14 @@ def print_report(report: dict[str, Any], n_articles: int) -> None:
     )
     for note in stage["notes"]:
         print(f"      {note}")
+    if (compiled := report.get("stage_compiled")) is not None:
+        print(
+            f"(a') the same stage, MEDSEARCH_TORCH_COMPILE=1 (compilation included):"
+            f" {compiled['seconds']:.1f} s, {compiled['articles_per_s']:,.0f} articles/s,"
+            f" {compiled['tokens_per_s'] / 1e6:.3f}M tokens/s"
+        )
+        for note in compiled["notes"]:
+            print(f"      {note}")
     if stage["gpu"]:
         g = stage["gpu"]
         print(
@@ -559,6 +615,13 @@ def print_report(report: dict[str, Any], n_articles: int) -> None:
         f"    stage / bare forward: x{bare_seconds / stage['seconds']:.2f} of the eager"
         f" ceiling ({bare_tokens / bare_seconds / 1e6:.3f}M tokens/s)"
     )
+    for b in report.get("sweep") or []:
+        arts, sents = b["articles"], b["sentences"]
+        print(
+            f"(b') budget {b['budget']:,} tokens: articles {arts['tokens_per_s'] / 1e6:.3f}M"
+            f" tok/s ({arts['batches']} batches), sentences {sents['tokens_per_s'] / 1e6:.3f}M"
+            f" tok/s ({sents['batches']} batches)"
+        )
     st = report["sentence_transformers"]
     if st is None:
         print("(c) sentence-transformers: skipped (not installed, or --skip-st)")

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Issue 9's GPU figures in one call of the lent device machine (~7 minutes):
+#
+#   run(command="bash benchmarks/device_encode.sh", carry=[".whl", ".gpu"], timeout_s=560)
+#
+# `.whl/` (git-ignored) holds the wheels that machine lacks (tantivy, faiss-cpu, orjson,
+# zstandard, platformdirs, built for its Python); `.gpu/` (git-ignored) a saved
+# bert-base-uncased tokenizer (`vocab/`) and a BEIR corpus (`scifact.jsonl`, copied from
+# ../shared for the call and deleted after it). Results land in $OUT:
+#   encode.txt / encode.json  benchmarks/gpu_encode.py at ARTICLES (default 60,000): the
+#                             stage eager and compiled, the bare forward eager and compiled,
+#                             the token-budget sweep, the rerank head
+#   tests.txt                 the `gpu`-marked tests
+#   oom.txt                   a small stage under a memory cap: the back-off at work
+set -uo pipefail
+PY=${PY:-python3}
+OUT=${OUT:-/tmp/out}
+ARTICLES=${ARTICLES:-60000}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+if ! "$PY" -c "import tantivy, faiss, orjson, zstandard, platformdirs" 2> /dev/null; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH="/tmp/site:$PYTHONPATH"
+fi
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/machine.txt"
+echo "cores: $(nproc)" | tee -a "$OUT/machine.txt"
+DATA=(--tokenizer .gpu/vocab --corpus .gpu/scifact.jsonl)
+timeout 380 "$PY" benchmarks/gpu_encode.py --articles "$ARTICLES" --skip-st --compile \
+  --compile-stage --budget-sweep "${DATA[@]}" --json "$OUT/encode.json" 2>&1 \
+  | grep -v "^W[0-9]" | tee "$OUT/encode.txt"
+timeout 90 "$PY" -m pytest -q -p no:cacheprovider -m gpu -o addopts="" \
+  tests/test_coarse.py tests/test_encode_pipeline.py tests/test_batching.py 2>&1 \
+  | tail -15 | tee "$OUT/tests.txt"
+timeout 60 "$PY" benchmarks/gpu_encode.py --articles 3000 --skip-st --skip-rerank \
+  --memory-fraction 0.012 "${DATA[@]}" --json "$OUT/oom.json" 2>&1 | tail -12 | tee "$OUT/oom.txt"
