@@ -195,11 +195,11 @@ def bare_forward(
     *,
     dtype: str,
     compile_model: bool,
-    tokens: int | None = None,
+    budget_tokens: int | None = None,
 ) -> dict[str, Any]:
     """(b): the encoder alone over pre-tokenised, padded, budgeted batches.
 
-    ``tokens``: a GPU token budget other than the default (rows scale with it)."""
+    ``budget_tokens``: a GPU token budget other than the default (rows scale with it)."""
     import torch
 
     from medsearch.models.backbone import load_backbone, prepare_batches, to_device, tokenize
@@ -210,7 +210,7 @@ def bare_forward(
     model: Any = backbone.model
     if compile_model:
         model = torch.compile(model, dynamic=True)
-    result: dict[str, Any] = {"dtype": dtype, "compiled": compile_model, "budget": tokens}
+    result: dict[str, Any] = {"dtype": dtype, "compiled": compile_model, "budget": budget_tokens}
     config = getattr(backbone.model, "config", None)  # the CPU's LeanBert has none
     result["attention"] = getattr(config, "_attn_implementation", type(backbone.model).__name__)
     cases = {
@@ -220,9 +220,9 @@ def bare_forward(
     for kind, (first, second, max_length) in cases.items():
         features = tokenize(backbone, first, second, max_length)
         budget = budget_for(device, batch_size=64 if device != "cpu" else 16, max_length=max_length)
-        if tokens is not None:
-            rows = max(1, GPU_MAX_ROWS * tokens // GPU_BATCH_TOKENS)
-            budget = TokenBudget(tokens=tokens, rows=rows, multiple=budget.multiple)
+        if budget_tokens is not None:
+            rows = max(1, GPU_MAX_ROWS * budget_tokens // GPU_BATCH_TOKENS)
+            budget = TokenBudget(tokens=budget_tokens, rows=rows, multiple=budget.multiple)
         batches = prepare_batches(backbone, features, budget)
         tokens = sum(b.tokens for b in batches)
         names = ["input_ids", "token_type_ids", "attention_mask"]
@@ -519,9 +519,9 @@ def main() -> None:
                     few_sentences,
                     dtype=dtype,
                     compile_model=False,
-                    tokens=budget_tokens,
+                    budget_tokens=tokens,
                 )
-                for budget_tokens in (65_536, 131_072, 262_144)
+                for tokens in (65_536, 131_072, 262_144)
             ]
         if args.memory_fraction and gpu:
             import torch
