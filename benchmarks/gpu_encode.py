@@ -163,14 +163,60 @@ def timed(device: str, fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+class Timeline:
+    """A progress sink that keeps when each kind started, wrote each chunk, and finished.
+
+    From it, per kind: the *fill* (start to the first chunk written: the reader's first
+    chunk, and compilation), the *steady* rate (articles written after the first chunk
+    over the time to the last one) and the *tail* (the last chunk to the end: the final
+    commit). At PubMed scale only the steady rates matter; fill and tail are paid once.
+    """
+
+    def __init__(self) -> None:
+        self.events: dict[str, list[tuple[float, int]]] = {}
+
+    def start(self, key: str, description: str, total: int | None = None) -> None:
+        self.events[key] = [(time.perf_counter(), 0)]
+
+    def advance(self, key: str, amount: int = 1) -> None:
+        self.events.setdefault(key, []).append((time.perf_counter(), amount))
+
+    def finish(self, key: str) -> None:
+        self.events.setdefault(key, []).append((time.perf_counter(), 0))
+
+    def update(self, key: str, *, completed: int | None = None, total: int | None = None) -> None:
+        pass
+
+    def describe(self, key: str, description: str) -> None:
+        pass
+
+    def message(self, text: str) -> None:
+        pass
+
+    def phases(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for key, events in self.events.items():
+            writes = [(t, n) for t, n in events if n]
+            if len(writes) < 2:
+                continue
+            (t0, _), (first, _), (last, _), (end, _) = events[0], writes[0], writes[-1], events[-1]
+            steady = sum(n for _, n in writes[1:]) / max(last - first, 1e-9)
+            out[key] = {
+                "fill_s": first - t0,
+                "steady_articles_per_s": steady,
+                "tail_s": end - last,
+            }
+        return out
+
+
 def stage_end_to_end(home: Path, device: str) -> dict[str, Any]:
     """(a): ``medsearch ingest``'s vector stage over the stored articles."""
     from ingest.encode_stage import run_vectors_stage
     from ingest.pipeline import Ingestor
     from medsearch.paths import Paths
-    from medsearch.progress import NullProgress
 
     paths = Paths(home)
+    timeline = Timeline()
     with Ingestor(paths, jobs=0) as ing, GpuSampler() as gpu:
         start = time.perf_counter()
         notes, encoded = run_vectors_stage(
@@ -181,10 +227,39 @@ def stage_end_to_end(home: Path, device: str) -> dict[str, Any]:
             index_factory=None,
             embeddings=None,
             encode=True,
-            progress=NullProgress(),
+            progress=timeline,  # type: ignore[arg-type]
         )
         seconds = time.perf_counter() - start
-    return {"seconds": seconds, "articles": encoded, "notes": notes, "gpu": gpu.summary()}
+    phases = timeline.phases()
+    steady = [p["steady_articles_per_s"] for p in phases.values()]
+    return {
+        "seconds": seconds,
+        "articles": encoded,
+        "notes": notes,
+        "gpu": gpu.summary(),
+        "phases": phases,
+        # articles and their sentences, one after the other, at the steady rates
+        "steady_articles_per_s": 1 / sum(1 / r for r in steady) if steady else None,
+    }
+
+
+def corpus_tokens(profile: ModelProfile, source: list[tuple[str, str]], n: int) -> int:
+    """Tokens the stage encodes for ``n`` articles cycling through ``source`` (articles at
+    <= 512, their sentences at <= 64): one pass of the tokenizer over ``source``."""
+    from medsearch.models.backbone import load_backbone, tokenize
+    from medsearch.sentences import split_sentences
+
+    path = Path(profile.article_model)
+    backbone = load_backbone(str(path), path, kind="encoder", device="cpu", dtype="float32")
+    pairs = tokenize(backbone, [t for t, _ in source], [a for _, a in source], 512)["input_ids"]
+    per_article = [len(ids) for ids in pairs]
+    for i, (_, abstract) in enumerate(source):
+        sentences = split_sentences(abstract)
+        if sentences:
+            ids = tokenize(backbone, sentences, None, 64)["input_ids"]
+            per_article[i] += sum(len(x) for x in ids)
+    cycles, rest = divmod(n, len(source))
+    return cycles * sum(per_article) + sum(per_article[:rest])
 
 
 def bare_forward(
@@ -406,12 +481,56 @@ def placement(device: str, n: int = 200_000, nlist: int = 16_384) -> dict[str, f
     return out
 
 
-def with_rates(stage: dict[str, Any], tokens: int, texts: list[tuple[str, str]]) -> dict[str, Any]:
-    """A stage's result with its tokens (the bare forward's count) and rates."""
+def with_rates(stage: dict[str, Any], tokens: int, articles: int) -> dict[str, Any]:
+    """A stage's result with its tokens and rates, end to end and steady."""
     stage["tokens"] = tokens
-    stage["articles_per_s"] = len(texts) / stage["seconds"]
+    stage["articles_per_s"] = articles / stage["seconds"]
     stage["tokens_per_s"] = tokens / stage["seconds"]
+    if stage["steady_articles_per_s"]:
+        stage["steady_tokens_per_s"] = tokens / articles * stage["steady_articles_per_s"]
     return stage
+
+
+def print_stage(label: str, stage: dict[str, Any]) -> None:
+    print(
+        f"{label}: {stage['seconds']:.1f} s, {stage['articles_per_s']:,.0f} articles/s"
+        f" (with their sentences), {stage['tokens_per_s'] / 1e6:.3f}M tokens/s"
+    )
+    for note in stage["notes"]:
+        print(f"      {note}")
+    for kind, p in stage["phases"].items():
+        print(
+            f"      {kind}: fill {p['fill_s']:.1f} s, steady {p['steady_articles_per_s']:,.0f}"
+            f" articles/s, tail {p['tail_s']:.1f} s"
+        )
+    if stage.get("steady_tokens_per_s"):
+        print(
+            f"      steady, both kinds: {stage['steady_articles_per_s']:,.0f} articles/s,"
+            f" {stage['steady_tokens_per_s'] / 1e6:.3f}M tokens/s"
+        )
+    if stage["gpu"]:
+        g = stage["gpu"]
+        print(
+            f"      GPU utilisation mean {g['util_mean_pct']:.0f}%,"
+            f" >=50% in {100 * g['util_busy_share']:.0f}% of samples,"
+            f" memory max {g['memory_max_mib']:,.0f} MiB"
+        )
+    else:
+        print("      GPU utilisation: no nvidia-smi (CPU run)")
+
+
+def print_bare(b: dict[str, Any], n_articles: int) -> None:
+    secs = b["articles"]["seconds"] + b["sentences"]["seconds"]
+    arts, sents = b["articles"], b["sentences"]
+    label = f"{b['dtype']}{', compiled' if b['compiled'] else ''}, {b['attention']}"
+    both = (arts["tokens"] + sents["tokens"]) / secs
+    print(
+        f"(b) bare forward ({label}), {n_articles:,} articles:"
+        f" articles {arts['items_per_s']:,.0f}/s"
+        f" ({arts['tokens_per_s'] / 1e6:.3f}M tok/s), sentences"
+        f" {sents['items_per_s']:,.0f}/s ({sents['tokens_per_s'] / 1e6:.3f}M tok/s);"
+        f" both: {n_articles / secs:,.0f} articles/s, {both / 1e6:.3f}M tok/s"
+    )
 
 
 def machine(device: str) -> str:
@@ -436,6 +555,12 @@ def main() -> None:
         "--budget-sweep",
         action="store_true",
         help="also the eager bare forward at 64K-256K-token budgets (a third of the articles)",
+    )
+    parser.add_argument(
+        "--bare-articles",
+        type=int,
+        default=None,
+        help="run (b) and (c) on the first N articles only (the stage always does all)",
     )
     parser.add_argument(
         "--compile-stage",
@@ -494,13 +619,16 @@ def main() -> None:
 
         with Ingestor(Paths(home), jobs=0) as ing:
             assert ing.run([xml]).ok
+        stage_tokens = corpus_tokens(profile, source, args.articles)
+        print(f"corpus: {len(texts):,} articles, {stage_tokens / 1e6:.1f}M tokens to encode")
+        if args.bare_articles:
+            texts = texts[: args.bare_articles]  # the bare forward's share; the stage does all
         sentences = [s for _, a in texts for s in split_sentences(a)]
-        print(f"corpus: {len(texts):,} articles, {len(sentences):,} abstract sentences")
-
         bare = bare_forward(
             profile, first_device, texts, sentences, dtype=dtype, compile_model=False
         )
         report["bare"] = [bare]
+        print_bare(bare, len(texts))
         if args.fp16 and gpu:
             report["bare"].append(
                 bare_forward(
@@ -535,10 +663,11 @@ def main() -> None:
         if args.host_costs:
             report["host"] = host_costs(home, profile, first_device)
             print("(e) host-side parts, one thread each (s):", json.dumps(report["host"]))
-        stage_tokens = bare["articles"]["tokens"] + bare["sentences"]["tokens"]
         if args.compile_stage:  # the same stored articles, for a second, compiled stage
             shutil.copytree(home, root / "home-compiled")
-        report["stage"] = with_rates(stage_end_to_end(home, args.device), stage_tokens, texts)
+        stage = stage_end_to_end(home, args.device)
+        report["stage"] = with_rates(stage, stage_tokens, args.articles)
+        print_stage("(a) vector stage, end to end", report["stage"])
         if args.compile_stage:
             # Before the compiled bare forward, so this stage pays its own compilation.
             from medsearch.models.backbone import COMPILE_ENV
@@ -546,13 +675,16 @@ def main() -> None:
             os.environ[COMPILE_ENV] = "1"
             compiled = stage_end_to_end(root / "home-compiled", args.device)
             os.environ.pop(COMPILE_ENV)
-            report["stage_compiled"] = with_rates(compiled, stage_tokens, texts)
+            report["stage_compiled"] = with_rates(compiled, stage_tokens, args.articles)
+            label = "(a') the same stage, MEDSEARCH_TORCH_COMPILE=1 (compilation included)"
+            print_stage(label, report["stage_compiled"])
         if args.compile:
             report["bare"].append(
                 bare_forward(
                     profile, first_device, texts, sentences, dtype=dtype, compile_model=True
                 )
             )
+            print_bare(report["bare"][-1], len(texts))
         report["sentence_transformers"] = (
             None if args.skip_st else sentence_transformers_articles(profile, first_device, texts)
         )
@@ -564,7 +696,7 @@ def main() -> None:
             )
         )
 
-    print_report(report, len(texts))
+    print_report(report)
     out = args.json or (
         Path(os.environ["OUT"]) / "gpu_encode.json" if os.environ.get("OUT") else None
     )
@@ -573,48 +705,19 @@ def main() -> None:
         print(f"wrote {out}")
 
 
-def print_report(report: dict[str, Any], n_articles: int) -> None:
-    stage, bare = report["stage"], report["bare"][0]
+def print_report(report: dict[str, Any]) -> None:
+    """The ratios, last (the stage and bare lines were printed as each part finished)."""
+    bare = report["bare"][0]
     bare_seconds = bare["articles"]["seconds"] + bare["sentences"]["seconds"]
-    bare_tokens = bare["articles"]["tokens"] + bare["sentences"]["tokens"]
-    print(
-        f"(a) vector stage, end to end: {stage['seconds']:.1f} s,"
-        f" {stage['articles_per_s']:,.0f} articles/s (with their sentences),"
-        f" {stage['tokens_per_s'] / 1e6:.3f}M tokens/s"
-    )
-    for note in stage["notes"]:
-        print(f"      {note}")
-    if (compiled := report.get("stage_compiled")) is not None:
-        print(
-            f"(a') the same stage, MEDSEARCH_TORCH_COMPILE=1 (compilation included):"
-            f" {compiled['seconds']:.1f} s, {compiled['articles_per_s']:,.0f} articles/s,"
-            f" {compiled['tokens_per_s'] / 1e6:.3f}M tokens/s"
-        )
-        for note in compiled["notes"]:
-            print(f"      {note}")
-    if stage["gpu"]:
-        g = stage["gpu"]
-        print(
-            f"      GPU utilisation mean {g['util_mean_pct']:.0f}%,"
-            f" >=50% in {100 * g['util_busy_share']:.0f}% of samples,"
-            f" memory max {g['memory_max_mib']:,.0f} MiB"
-        )
-    else:
-        print("      GPU utilisation: no nvidia-smi (CPU run)")
-    for b in report["bare"]:
-        secs = b["articles"]["seconds"] + b["sentences"]["seconds"]
-        arts, sents = b["articles"], b["sentences"]
-        label = f"{b['dtype']}{', compiled' if b['compiled'] else ''}, {b['attention']}"
-        print(
-            f"(b) bare forward ({label}): articles {arts['items_per_s']:,.0f}/s"
-            f" ({arts['tokens_per_s'] / 1e6:.3f}M tok/s), sentences"
-            f" {sents['items_per_s']:,.0f}/s ({sents['tokens_per_s'] / 1e6:.3f}M tok/s);"
-            f" both: {n_articles / secs:,.0f} articles/s"
-        )
-    print(
-        f"    stage / bare forward: x{bare_seconds / stage['seconds']:.2f} of the eager"
-        f" ceiling ({bare_tokens / bare_seconds / 1e6:.3f}M tokens/s)"
-    )
+    ceiling = (bare["articles"]["tokens"] + bare["sentences"]["tokens"]) / bare_seconds
+    for key in ("stage", "stage_compiled"):
+        if (s := report.get(key)) is not None:
+            steady = s.get("steady_tokens_per_s")
+            print(
+                f"    {key} / eager bare forward: x{s['tokens_per_s'] / ceiling:.2f} end to end"
+                + (f", x{steady / ceiling:.2f} steady" if steady else "")
+                + f" (ceiling {ceiling / 1e6:.3f}M tokens/s)"
+            )
     for b in report.get("sweep") or []:
         arts, sents = b["articles"], b["sentences"]
         print(
@@ -626,7 +729,7 @@ def print_report(report: dict[str, Any], n_articles: int) -> None:
     if st is None:
         print("(c) sentence-transformers: skipped (not installed, or --skip-st)")
     else:
-        ours = n_articles / bare["articles"]["seconds"]
+        ours = bare["articles"]["items"] / bare["articles"]["seconds"]
         print(
             f"(c) sentence-transformers, articles only, batch 64: {st['articles_per_s']:,.0f}"
             f" articles/s; bare forward's articles are x{ours / st['articles_per_s']:.2f} of it"

@@ -53,6 +53,9 @@ CHUNK = 256  # articles read and encoded together on a CPU
 # ... and on a GPU: ~20 batches of 128K tokens, so length sorting has material to work
 # with and the per-chunk costs (a store read, a queue hand-off) vanish.
 GPU_CHUNK = 8_192
+# ... but the first GPU chunk is cut into growing pieces (1,024, 1,024, 2,048, 4,096), so
+# the device starts after one small piece is prepared, not after a whole chunk (~2 s).
+RAMP_FIRST = 1_024
 _NO_IDS = np.zeros(0, dtype=np.int64)
 COMMIT_ARTICLES = 20_000  # ... and committed together (see _encode_stale)
 COMMIT_SECONDS = 120.0
@@ -118,6 +121,27 @@ def chunk_size(device: str) -> int:
     return GPU_CHUNK if device.startswith("cuda") else CHUNK
 
 
+def ramped(batches: Iterator[list[int]], first: int = RAMP_FIRST) -> Iterator[list[int]]:
+    """``batches`` with the first one cut into pieces of ``first``, ``first``, then
+    doubling: a pipeline's devices wait for its first chunk, and only for that one."""
+    head = next(batches, None)
+    if head is None:
+        return
+    start, size = 0, first
+    while start < len(head):
+        yield head[start : start + size]
+        start += size
+        if start > first:
+            size *= 2
+    yield from batches
+
+
+def _stale_batches(store: Store, kind: str, profile: str, size: int) -> Iterator[list[int]]:
+    """Stale PMIDs in chunks of ``size``; ramped up to it when chunks are large."""
+    batches = stale_pmids(store, kind, profile, batch=size)
+    return ramped(batches, RAMP_FIRST) if size > RAMP_FIRST else batches
+
+
 def _chunks(
     store_path: Path, kind: str, profile: str, size: int, prepare: Prepare
 ) -> Callable[[], Iterator[Chunk[ChunkRows]]]:
@@ -126,7 +150,7 @@ def _chunks(
     def chunks() -> Iterator[Chunk[ChunkRows]]:
         reader = Store(store_path, readonly=True)
         try:
-            for seq, pmids in enumerate(stale_pmids(reader, kind, profile, batch=size)):
+            for seq, pmids in enumerate(_stale_batches(reader, kind, profile, size)):
                 rows, prepared = prepare(reader, fetch(reader, pmids))
                 yield Chunk(seq, rows, prepared)
         finally:
@@ -175,7 +199,7 @@ def _chunks_in_processes(
         window: deque[Future[tuple[ChunkRows, Prepared]]] = deque()
         seq = 0
         try:
-            for pmids in stale_pmids(reader, kind, profile, batch=size):
+            for pmids in _stale_batches(reader, kind, profile, size):
                 window.append(pool.submit(encode_readers.prepare, pmids))
                 if len(window) > processes + 1:
                     yield Chunk(seq, *window.popleft().result())
@@ -199,6 +223,7 @@ def _encode_stale(
     progress: Progress,
     prepare: Prepare,
     processes: int | None = None,
+    total: int | None = None,
 ) -> Rate:
     """Encode every stale article of ``kind`` through the pipeline and commit as it goes.
 
@@ -210,7 +235,9 @@ def _encode_stale(
     profile = encoders[0].profile.name
     devices = ", ".join(e.device for e in encoders)
     task = f"encode-{kind}"
-    progress.start(task, f"{description} on {devices}", total=count_stale(store, kind, profile))
+    if total is None:
+        total = count_stale(store, kind, profile)
+    progress.start(task, f"{description} on {devices}", total=total)
     rate = Rate.start()
     pending: list[tuple[int, str, int]] = []
     last_commit = last_shown = time.monotonic()
@@ -297,10 +324,12 @@ def encode_articles(
     *,
     progress: Progress,
     processes: int | None = None,
+    total: int | None = None,
 ) -> Rate:
     """Encode stale articles; the rate says how many, and how fast.
 
-    ``processes``: reader processes (None: :func:`reader_processes` for the devices).
+    ``processes``: reader processes (None: :func:`reader_processes` for the devices);
+    ``total``: how many are stale, when the caller has counted them already.
     """
     chosen = list(encoders)
     first = chosen[0]
@@ -311,8 +340,9 @@ def encode_articles(
     def prepare(_: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
         return article_chunk(articles, pairs)
 
+    description = "Encoding articles"
     return _encode_stale(
-        store, chosen, collection, ARTICLES, "Encoding articles", progress, prepare, processes
+        store, chosen, collection, ARTICLES, description, progress, prepare, processes, total
     )
 
 
@@ -452,7 +482,8 @@ def run_vectors_stage(
         if needs_migration(paths.vector_dir(SENTENCES)):
             progress.message("converting the sentence vectors to compressed codes (once) ...")
             notes.append("converted the sentence vectors to compressed codes (no re-encoding)")
-        encoders = load_encoders(chosen, device, paths, progress)
+        stale = count_stale(store, ARTICLES, chosen.name)
+        encoders = load_encoders(chosen, device, paths, progress, articles=stale)
         article_vectors, sentence_vectors = open_collections(
             paths,
             chosen.name,
@@ -469,7 +500,7 @@ def run_vectors_stage(
             removed = remove_deleted(store, collections)
             if removed:
                 notes.append(f"removed the vectors of {removed:,} deleted articles")
-            rate = encode_articles(store, encoders, article_vectors, progress=progress)
+            rate = encode_articles(store, encoders, article_vectors, progress=progress, total=stale)
             encoded += rate.articles
             rates.append(("articles", rate))
             if sentences:
@@ -481,6 +512,13 @@ def run_vectors_stage(
             for c in collections.values():
                 c.close()
         notes.extend(rate_notes(rates, time.monotonic() - t0, [e.device for e in encoders]))
+        if any(e.compiled for e in encoders):
+            from medsearch.models.backbone import COMPILE_ENV
+
+            notes.append(
+                f"encoders compiled with torch.compile for this run of {stale:,} articles"
+                f" (set {COMPILE_ENV}=0 to skip, =1 to compile smaller runs too)"
+            )
         notes.extend(
             f"out of memory on {e.device}: batches were halved down to {e.oom_limit} texts"
             " and the run carried on"
@@ -491,15 +529,28 @@ def run_vectors_stage(
 
 
 def load_encoders(
-    profile: ModelProfile, device: str, paths: Paths, progress: Progress
+    profile: ModelProfile,
+    device: str,
+    paths: Paths,
+    progress: Progress,
+    *,
+    articles: int | None = None,
 ) -> list[Encoder]:
-    """One encoder per device ``device`` names (``cuda``: every visible GPU)."""
+    """One encoder per device ``device`` names (``cuda``: every visible GPU), compiled
+    when ``articles`` to encode make it pay (:func:`compile_wanted`)."""
+    from medsearch.models.backbone import COMPILE_ENV, compile_wanted
     from medsearch.models.device import detect, resolve_devices
     from medsearch.models.encoders import load_encoder
 
     devices = resolve_devices(device, detect())
     progress.message(f"loading the {profile.name} encoders on {', '.join(devices)} ...")
-    return [load_encoder(profile, device=d, paths=paths) for d in devices]
+    wanted = compile_wanted(devices[0], articles)
+    if wanted:
+        progress.message(
+            "compiling the encoders for this large run: the first batches wait about a minute"
+            f" ({COMPILE_ENV}=0 skips it)"
+        )
+    return [load_encoder(profile, device=d, paths=paths, compile_model=wanted) for d in devices]
 
 
 def rate_notes(rates: Sequence[tuple[str, Rate]], seconds: float, devices: list[str]) -> list[str]:

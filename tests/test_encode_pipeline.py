@@ -188,6 +188,38 @@ def test_reader_processes_prepare_what_the_reader_thread_would(
     assert in_workers[1] == in_thread[1] > N_ARTICLES
 
 
+def test_the_first_big_chunk_is_cut_into_growing_pieces_so_the_device_starts_early() -> None:
+    whole, rest = list(range(8_192)), list(range(8_192, 9_000))
+    pieces = list(stage.ramped(iter([whole, rest]), first=1_024))
+    assert [len(p) for p in pieces] == [1_024, 1_024, 2_048, 4_096, 808]
+    assert [pmid for p in pieces for pmid in p] == whole + rest  # nothing lost or reordered
+    assert list(stage.ramped(iter([[7, 8, 9]]), first=1_024)) == [[7, 8, 9]]
+    assert list(stage.ramped(iter([]), first=1_024)) == []
+
+
+@pytest.mark.parametrize("processes", [0, 2])
+def test_ramped_chunks_store_exactly_what_whole_chunks_store(
+    tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch, processes: int
+) -> None:
+    encoder = load_encoder(tiny_profile_for(tiny), device="cpu")
+    whole = encode_with(ingested(tmp_path / "whole", tiny), [encoder], processes=processes)
+    sizes: list[int] = []
+    ramp = stage.ramped
+
+    def watched(batches: Iterator[list[int]], first: int) -> Iterator[list[int]]:
+        for pmids in ramp(batches, first):
+            sizes.append(len(pmids))
+            yield pmids
+
+    monkeypatch.setattr(stage, "ramped", watched)
+    monkeypatch.setattr(stage, "CHUNK", 12)
+    monkeypatch.setattr(stage, "RAMP_FIRST", 2)
+    ramped = encode_with(ingested(tmp_path / "ramped", tiny), [encoder], processes=processes)
+    assert sizes == [2, 2, 4, 4, 12, 6] * 2  # articles, then sentences
+    np.testing.assert_allclose(ramped[0], whole[0], atol=1e-6)
+    assert ramped[1] == whole[1] > N_ARTICLES
+
+
 def test_a_host_tokenizer_prepares_exactly_what_the_encoder_prepares(tiny: TinyModels) -> None:
     import pickle
 

@@ -469,3 +469,31 @@ def test_cancellation_is_checked_between_batches_not_after_every_pair(
     assert len(asked) == 2
     scores = cross_fp32.score_pairs("kras", docs, batch_size=4, is_cancelled=lambda: False)
     np.testing.assert_allclose(scores, cross_fp32.score_pairs("kras", docs), atol=1e-5)
+
+
+def test_a_large_cuda_run_compiles_the_encoders_and_a_small_one_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from medsearch.models.backbone import COMPILE_ENV, COMPILE_MIN_ARTICLES, compile_wanted
+
+    monkeypatch.delenv(COMPILE_ENV, raising=False)
+    baseline, daily = COMPILE_MIN_ARTICLES, COMPILE_MIN_ARTICLES - 1
+    assert compile_wanted("cuda", baseline) and compile_wanted("cuda:1", 40_900_000)
+    assert not compile_wanted("cuda:0", daily)
+    assert not compile_wanted("cuda")  # a search: no count, nothing to amortise
+    assert not compile_wanted("cpu", 40_900_000) and not compile_wanted("mps", 40_900_000)
+    monkeypatch.setenv(COMPILE_ENV, "0")
+    assert not compile_wanted("cuda", 40_900_000)  # the user's word wins
+    monkeypatch.setenv(COMPILE_ENV, "1")
+    assert compile_wanted("cuda", 10) and compile_wanted("cuda")
+    assert not compile_wanted("cpu", 10)  # ... but never on a CPU
+
+
+def test_compiling_is_for_cuda_only_and_a_cpu_model_stays_as_it_was(
+    tiny_profile: ModelProfile,
+) -> None:
+    asked = load_encoder(tiny_profile, device="cpu", compile_model=True)
+    plain = load_encoder(tiny_profile, device="cpu", compile_model=False)
+    assert not asked.compiled and not plain.compiled
+    query = ["statins and muscle pain"]
+    np.testing.assert_array_equal(asked.encode_queries(query), plain.encode_queries(query))

@@ -63,6 +63,7 @@ class Backbone:
     quantized: bool = False
     oom_limit: int | None = None
     """Largest batch that fit after an out-of-memory back-off; later batches start there."""
+    compiled: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Fast tokenizers keep truncation state: one caller at a time (TUI workers are threads)."""
     fast: Any | None = None
@@ -163,19 +164,48 @@ def _lean_backbone(ref: str, path: Path, shape: Any, dtype: str) -> Backbone | N
 
 
 COMPILE_ENV = "MEDSEARCH_TORCH_COMPILE"
+# Articles a CUDA run must encode before compiling pays. Measured on an H200 (BENCHMARKS.md):
+# compiling costs ~26 s once and saves ~65 us an article (articles and their sentences),
+# so it breaks even near 400K articles; 1M leaves a margin for slower compilers.
+COMPILE_MIN_ARTICLES = 1_000_000
 
 
-def maybe_compile(backbone: Backbone) -> Backbone:
-    """``torch.compile(dynamic=True)`` on CUDA when ``MEDSEARCH_TORCH_COMPILE=1``.
+def compile_wanted(device: str, articles: int | None = None) -> bool:
+    """Whether the encoders on ``device`` are worth ``torch.compile``.
 
-    Measured on an H100 (DESIGN.md): 1.96M vs 1.39M tokens/s for the bare article
-    forward with lengths padded to 32, which the GPU token budget does. Off by default:
-    compilation costs a minute up front, needs a working Triton, and has not yet been
-    measured inside the threaded vector stage (one compiled model per GPU thread).
+    ``MEDSEARCH_TORCH_COMPILE=1`` or ``0`` decides; unset, a CUDA run compiles when it has
+    at least :data:`COMPILE_MIN_ARTICLES` articles to encode (a baseline ingest, not a
+    daily update or a search, which would pay the compilation and never get it back).
+    Never on a CPU or MPS: the lean CPU path is faster there, and Inductor needs a C
+    compiler a user may not have.
     """
-    if backbone.device.startswith("cuda") and os.environ.get(COMPILE_ENV) == "1":
+    if not device.startswith("cuda"):
+        return False
+    setting = os.environ.get(COMPILE_ENV, "").strip()
+    if setting in ("0", "1"):
+        return setting == "1"
+    return articles is not None and articles >= COMPILE_MIN_ARTICLES
+
+
+def maybe_compile(backbone: Backbone, wanted: bool | None = None) -> Backbone:
+    """``torch.compile(dynamic=True)`` of the model when ``wanted`` (None: the
+    environment alone, see :func:`compile_wanted`).
+
+    Measured inside the vector stage on an H200: bare forward +14% articles, +12%
+    sentences; the lengths padded to 32 by the GPU token budget keep the shapes few.
+    Compilation runs at the first batch, in the device thread. Should it fail (no working
+    Triton, say), Dynamo's ``suppress_errors`` runs the model eagerly instead of failing
+    an hours-long ingest.
+    """
+    if wanted is None:
+        wanted = compile_wanted(backbone.device)
+    if wanted and backbone.device.startswith("cuda"):
+        import torch._dynamo.config as dynamo_config
+
+        dynamo_config.suppress_errors = True
         compiled: Any = torch.compile(backbone.model, dynamic=True)
         backbone.model = compiled
+        backbone.compiled = True
     return backbone
 
 

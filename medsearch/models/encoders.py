@@ -111,6 +111,11 @@ class Encoder:
         return min(limits) if limits else None
 
     @property
+    def compiled(self) -> bool:
+        """Whether ``torch.compile`` wraps the models (see :func:`maybe_compile`)."""
+        return self._query.compiled or self._article.compiled
+
+    @property
     def shares_model(self) -> bool:
         """True when one loaded model serves queries and articles (symmetric profiles)."""
         return self._query is self._article
@@ -250,13 +255,18 @@ def load_encoder(
     device: str = "auto",
     paths: Paths | None = None,
     batch_size: int | None = None,
+    compile_model: bool | None = None,
 ) -> Encoder:
-    """Load the profile's query and article encoders (once each, even if they are one)."""
+    """Load the profile's query and article encoders (once each, even if they are one).
+
+    ``compile_model``: see :func:`maybe_compile` (None: ``MEDSEARCH_TORCH_COMPILE`` alone).
+    """
     where = paths if paths is not None else Paths.resolve()
     resolved, dtype = load_runtime(device)
     query_dir = require_model(profile.query_model, where, profile.name)
     query = maybe_compile(
-        load_backbone(profile.query_model, query_dir, kind="encoder", device=resolved, dtype=dtype)
+        load_backbone(profile.query_model, query_dir, kind="encoder", device=resolved, dtype=dtype),
+        compile_model,
     )
     if profile.article_model == profile.query_model:
         article = query
@@ -265,6 +275,7 @@ def load_encoder(
         article = maybe_compile(
             load_backbone(
                 profile.article_model, article_dir, kind="encoder", device=resolved, dtype=dtype
-            )
+            ),
+            compile_model,
         )
     return Encoder(profile, query, article, batch_size or default_batch_size(resolved))
