@@ -116,6 +116,31 @@ def test_sample_stays_bounded_and_growth_retrains_without_the_vectors(
         assert ids[5_999] in top_ids(col, x[5_999])
 
 
+def test_sample_replacements_held_back_and_sorted_leave_the_same_sample(
+    tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Algorithm R's replacements wait in memory and go to the file in slot order; a slot
+    replaced twice keeps the later row, exactly as writing each one as it comes."""
+    import medsearch.index.sentence_index as si
+
+    x, ids = vectors(9_000, seed=4), sids(9_000)
+
+    def sample_after(buffer_rows: int, name: str) -> bytes:
+        monkeypatch.setattr(si, "REPLACE_BUFFER_ROWS", buffer_rows)
+        with SentenceCollection.open(tmp_path / name, dim=DIM, profile="t", create=True) as col:
+            for start in range(0, 9_000, 300):  # many replacements per slot over the run
+                col.add(ids[start : start + 300], x[start : start + 300])
+                if start == 4_500:
+                    col.commit()
+            col.commit()
+        return (tmp_path / name / "sample.f16").read_bytes()
+
+    as_they_come = sample_after(1, "each")  # every add writes its replacements at once
+    held_back = sample_after(1_000_000, "held")  # only the commits write them
+    assert held_back == as_they_come
+    assert len(held_back) == 2_000 * DIM * 2
+
+
 def test_old_layout_is_refused_for_search_and_converted_by_ingest(tmp_path: Path) -> None:
     x, ids = vectors(400), sids(400)
     path = tmp_path / "sentences"
