@@ -99,6 +99,7 @@ def run_pipeline(
     *,
     threaded: bool | None = None,
     busy: dict[str, float] | None = None,
+    firsts: dict[str, float] | None = None,
 ) -> None:
     """Encode every chunk ``chunks()`` yields on ``encoders``; ``write`` each result.
 
@@ -114,11 +115,18 @@ def run_pipeline(
     ``read`` (fetching, splitting, tokenising), one key per device, and ``write``. The
     part whose busy time is closest to the wall time is what bounds the stage; each
     key is written by one thread only.
+
+    ``firsts`` (when given) gets, per part, the seconds from the start to the end of its
+    first item: how long the devices waited for the reader, and the writer for them.
     """
     clock: dict[str, float] = busy if busy is not None else {}
+    origin = time.perf_counter()
 
     def spent(key: str, since: float) -> None:
-        clock[key] = clock.get(key, 0.0) + time.perf_counter() - since
+        now = time.perf_counter()
+        clock[key] = clock.get(key, 0.0) + now - since
+        if firsts is not None and key not in firsts:
+            firsts[key] = now - origin
 
     def read_timed() -> Iterator[Chunk[M]]:
         """``chunks()``, with the time spent making each one counted as ``read``."""
@@ -221,6 +229,8 @@ class Rate:
     ended: float | None = None
     busy: dict[str, float] = field(default_factory=dict)
     """Working seconds per part of the pipeline (see :func:`run_pipeline`), plus ``commit``."""
+    firsts: dict[str, float] = field(default_factory=dict)
+    """Seconds from the pipeline's start to each part's first finished item."""
 
     @classmethod
     def start(cls) -> Rate:
@@ -251,6 +261,21 @@ class Rate:
         if "commit" in self.busy:
             text += f" (commits {self.busy['commit']:,.1f} s)"
         return text
+
+    def startup(self) -> str:
+        """``first chunk read after 0.3 s, encoded after 0.6 s, written after 0.7 s``: what
+        the devices waited for before the rate could build up (paid once a run)."""
+        devices = [v for k, v in self.firsts.items() if k not in ("read", "write")]
+        parts = [
+            f"{label} after {value:,.1f} s"
+            for label, value in (
+                ("read", self.firsts.get("read")),
+                ("encoded", min(devices) if devices else None),
+                ("written", self.firsts.get("write")),
+            )
+            if value is not None
+        ]
+        return f"first chunk {', '.join(parts)}" if parts else ""
 
     def describe(self) -> str:
         """``1,234 articles/s, 1.2M tokens/s``: what a user watching an ingest wants."""

@@ -279,7 +279,7 @@ def _encode_stale(
         chunks = _chunks_in_processes(store.path, kind, profile, size, host, processes)
     else:
         chunks = _chunks(store.path, kind, profile, size, prepare)
-    run_pipeline(chunks, encoders, write, busy=rate.busy)
+    run_pipeline(chunks, encoders, write, busy=rate.busy, firsts=rate.firsts)
     t0 = time.perf_counter()
     commit()
     finish_pass(store, kind, profile)
@@ -562,6 +562,7 @@ def rate_notes(rates: Sequence[tuple[str, Rate]], seconds: float, devices: list[
                 f"encoded {rate.articles:,} {what} in {rate.seconds:,.1f} s:"
                 f" {rate.describe()} ({human_rate(rate.tokens)} tokens);"
                 f" busy: {rate.bottleneck()}"
+                + (f"; {startup}" if (startup := rate.startup()) else "")
             )
     return notes
 

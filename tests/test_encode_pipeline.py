@@ -267,12 +267,23 @@ def test_the_summary_says_which_part_of_the_pipeline_was_busy(
             yield Chunk(seq, seq, encoder.prepare_sentences([f"kras {seq}"]))
 
     rate = Rate.start()
-    run_pipeline(chunks, [encoder], lambda done: None, threaded=threaded, busy=rate.busy)
+    run_pipeline(
+        chunks,
+        [encoder],
+        lambda done: None,
+        threaded=threaded,
+        busy=rate.busy,
+        firsts=rate.firsts,
+    )
     assert set(rate.busy) == {"read", "cpu", "write"}
     assert rate.busy["read"] >= 0.15 and all(v >= 0 for v in rate.busy.values())
     rate.busy["commit"] = 1.25
     assert rate.bottleneck().startswith("read 0.")
     assert rate.bottleneck().endswith("(commits 1.2 s)")
+    # the first chunk: read after the reader's first 0.05 s, encoded and written after it
+    assert 0.05 <= rate.firsts["read"] <= rate.firsts["cpu"] <= rate.firsts["write"]
+    assert rate.startup().startswith("first chunk read after 0.")
+    assert "encoded after" in rate.startup() and "written after" in rate.startup()
 
 
 def test_rates_read_at_a_glance() -> None:

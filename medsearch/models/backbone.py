@@ -164,9 +164,10 @@ def _lean_backbone(ref: str, path: Path, shape: Any, dtype: str) -> Backbone | N
 
 
 COMPILE_ENV = "MEDSEARCH_TORCH_COMPILE"
-# Articles a CUDA run must encode before compiling pays. Measured on an H200 (BENCHMARKS.md):
-# compiling costs ~26 s once and saves ~65 us an article (articles and their sentences),
-# so it breaks even near 400K articles; 1M leaves a margin for slower compilers.
+# Articles a CUDA run must encode before compiling pays. Measured on an H200 (BENCHMARKS.md,
+# 120K articles): compiling cost ~27 s once; it saved 30 us an article on the article side
+# (steady 5,178 -> 6,139 articles/s) and up to 25 us more on their sentences (bare forward
+# 41.6K -> 47.3K sentences/s), so it breaks even at 0.5-0.9M articles.
 COMPILE_MIN_ARTICLES = 1_000_000
 
 
@@ -191,8 +192,9 @@ def maybe_compile(backbone: Backbone, wanted: bool | None = None) -> Backbone:
     """``torch.compile(dynamic=True)`` of the model when ``wanted`` (None: the
     environment alone, see :func:`compile_wanted`).
 
-    Measured inside the vector stage on an H200: bare forward +14% articles, +12%
-    sentences; the lengths padded to 32 by the GPU token budget keep the shapes few.
+    Measured on an H200 (60K articles): the bare forward +14% articles, +12% sentences
+    (eager 5,591 / 41,212 a second, compiled 6,354 / 46,076), and the stage's steady
+    article rate +19% at 120K; the GPU budget's lengths padded to 32 keep shapes few.
     Compilation runs at the first batch, in the device thread. Should it fail (no working
     Triton, say), Dynamo's ``suppress_errors`` runs the model eagerly instead of failing
     an hours-long ingest.
