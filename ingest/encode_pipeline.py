@@ -16,10 +16,11 @@ Three kinds of thread, joined by bounded queues::
   in whatever order chunks finish. Nothing is recorded in ``encoded`` before its
   vectors are committed, so the order of writes cannot break resume.
 
-The queues are bounded (:data:`AHEAD` chunks per device), so memory stays flat however
-large the corpus. Errors anywhere (out of memory past back-off, a full disk, Ctrl-C in
-the caller) stop every thread and re-raise in the caller: the guarantees of the serial
-stage hold. The logic needs no GPU: tests run it with two CPU "devices".
+The queues are bounded (:data:`AHEAD` prepared and :data:`DONE_AHEAD` encoded chunks
+per device), so memory stays flat however large the corpus. Errors anywhere (out of
+memory past back-off, a full disk, Ctrl-C in the caller) stop every thread and re-raise
+in the caller: the guarantees of the serial stage hold. The logic needs no GPU: tests
+run it with two CPU "devices".
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ if TYPE_CHECKING:
     from medsearch.models.host_text import Prepared
 
 AHEAD = 2  # prepared chunks waiting per device: enough to hide a slow chunk, little memory
+# Encoded chunks waiting per device for the writer, so that the GPUs go on through a
+# commit. At PubMed scale a sentence commit streams the id lookup (16 bytes a sentence:
+# ~5.6 GB at 350M) and writes or merges parts: ~10-20 s, while a GPU chunk (8,192
+# articles' sentences, ~216 MB of float32 vectors) took ~2.3 s on an H200. With 2 slots
+# the GPU stood still for the rest of every commit, and commits may take 10% of the
+# stage (``encode_stage.COMMIT_SHARE``); 8 hide ~18 s for at most ~1.7 GB per GPU.
+DONE_AHEAD = 8
 _POLL = 0.1  # seconds between checks of the stop flag (Ctrl-C stays prompt)
 
 M = TypeVar("M")
@@ -155,7 +163,7 @@ def run_pipeline(
         return
     stop = threading.Event()
     todo: queue.Queue[object] = queue.Queue(maxsize=AHEAD * len(encoders))
-    done: queue.Queue[object] = queue.Queue(maxsize=AHEAD * len(encoders))
+    done: queue.Queue[object] = queue.Queue(maxsize=DONE_AHEAD * len(encoders))
 
     def read() -> None:
         try:

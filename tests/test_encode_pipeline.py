@@ -174,6 +174,36 @@ def test_ctrl_c_in_the_writer_stops_the_pipeline(tiny: TinyModels, threaded: boo
     assert not pipeline_threads()
 
 
+def test_the_device_goes_on_encoding_while_the_writer_commits(tiny: TinyModels) -> None:
+    """A commit holds the writer for seconds at PubMed scale; meanwhile the device keeps
+    encoding at least 8 chunks ahead (~18 s of an H200's sentence work), and nothing is
+    lost or reordered."""
+    encoder = load_encoder(tiny_profile_for(tiny), device="cpu")
+    total = 20
+    made: list[int] = []
+
+    def chunks() -> Iterator[Chunk[int]]:
+        for seq in range(total):
+            made.append(seq)
+            yield Chunk(seq, seq, encoder.prepare_sentences([f"kras {seq}"]))
+
+    written: list[int] = []
+    during_commit: list[int] = []
+
+    def write(done: Encoded[int]) -> None:
+        if not written:  # the first write commits, slowly
+            deadline = time.monotonic() + 5.0
+            while len(made) < 1 + 8 + 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            during_commit.append(len(made))
+        written.append(done.chunk.meta)
+
+    run_pipeline(chunks, [encoder], write, threaded=True)
+    # the chunk being written + 8 encoded and waiting + 1 on the device + the reader's
+    assert during_commit[0] >= 1 + 8 + 1
+    assert sorted(written) == list(range(total))
+
+
 def test_reader_processes_prepare_what_the_reader_thread_would(
     tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
 ) -> None:
