@@ -84,11 +84,13 @@ def build_collection(
             notes.append(f"reused the cached collection in {home.home}")
         else:
             summary = IngestSummary()
-            # a new collection: add, not upsert (a multi-million-document corpus would
-            # hold ~1.3 KB of staged deletes per document until its one commit); an index
-            # a crash left ahead of the store keeps the upserts
-            fresh = ing.lexical.count() == 0
-            ing.apply(item, _messages(directory, pmids), summary, fresh=fresh)
+            # The collection holds this corpus alone, and the store has none of it: an
+            # index a crash left ahead of the store is emptied in the same commit, so the
+            # documents are added, not upserted (a multi-million-document corpus would
+            # hold ~1.3 KB of staged deletes per document until its one commit).
+            if ing.lexical.count():
+                ing.lexical.delete_all()
+            ing.apply(item, _messages(directory, pmids), summary, fresh=True)
             if summary.failures:
                 raise UsageError(f"cannot ingest {corpus_file}: {summary.failures[0][1]}")
         if encode:

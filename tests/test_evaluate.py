@@ -63,8 +63,8 @@ def test_a_new_collection_is_added_to_its_index_without_staging_deletes(
     assert report.metrics["ndcg@10"] == 1.0
 
 
-def test_an_index_a_crash_left_ahead_of_the_store_is_not_doubled(
-    beir: Path, tmp_path: Path
+def test_an_index_a_crash_left_ahead_of_the_store_is_rebuilt_without_staging_deletes(
+    beir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from medsearch.index.lexical_shards import open_lexical
 
@@ -73,10 +73,15 @@ def test_an_index_a_crash_left_ahead_of_the_store_is_not_doubled(
     (collection,) = paths.eval_cache.iterdir()
     for file in collection.glob("store.sqlite*"):  # the index committed, the store did not
         file.unlink()
+
+    def staged_deletes(*_: object) -> None:
+        raise AssertionError("one delete of everything, not one per document")
+
+    monkeypatch.setattr(LexicalIndex, "upsert_documents", staged_deletes)
     report = evaluate(beir, paths, mode="lexical")
     assert report.metrics["ndcg@10"] == 1.0
     index = open_lexical(Paths(collection).lexical_index, create=False)
-    assert index.count() == len(DOCS)  # upserted again, not added twice
+    assert index.count() == len(DOCS)  # emptied and filled in one commit, not doubled
     index.close()
 
 

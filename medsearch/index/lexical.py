@@ -193,6 +193,11 @@ class LexicalIndex:
         for fields in documents:
             writer.add_document(ls.fields_document(fields, self._schema))
 
+    def delete_all(self) -> None:
+        """Stage the removal of every document, in one operation (no per-document delete
+        held in memory); documents added after it and before the commit stay."""
+        self._writer_or_open().delete_all_documents()
+
     def delete(self, pmids: Sequence[int]) -> None:
         """Stage the removal of ``pmids`` (absent ones are ignored)."""
         writer = self._writer_or_open()

@@ -122,6 +122,10 @@ class ShardedLexicalIndex(LexicalIndex):
         for shard, part in self._by_shard(documents):
             shard.add_documents(part)
 
+    def delete_all(self) -> None:
+        for shard in self.shards:
+            shard.delete_all()
+
     def delete(self, pmids: Sequence[int]) -> None:
         for shard, part in zip(self.shards, self._split(pmids), strict=True):
             if part:
