@@ -27,10 +27,16 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 echo "cores: $(nproc)" | tee -a "$OUT/machine.txt"
 DATA=(--tokenizer .gpu/vocab --corpus .gpu/scifact.jsonl)
 # EXTRA replaces the sweep, e.g. EXTRA="--bare-articles 30000 --skip-rerank" for a larger
-# ARTICLES whose steady rates are the point; ONLY_ENCODE=1 skips the tests and the OOM run.
+# ARTICLES whose steady rates are the point; ONLY_ENCODE=1 skips the tests and the OOM run;
+# STAGE="" runs the stage once (as the environment says). Session 20's runs (~5 min each):
+#   ARTICLES=120000 EXTRA="--bare-articles 30000 --skip-rerank" ONLY_ENCODE=1
+# and one compiled stage long enough to amortise compiling (~5 min, not yet run):
+#   ARTICLES=400000 STAGE="" EXTRA="--bare-articles 20000 --skip-rerank" ONLY_ENCODE=1 \
+#     MEDSEARCH_TORCH_COMPILE=1 ENCODE_TIMEOUT=420
 # shellcheck disable=SC2086
 timeout "${ENCODE_TIMEOUT:-380}" "$PY" benchmarks/gpu_encode.py --articles "$ARTICLES" --skip-st \
-  --compile --compile-stage ${EXTRA:---budget-sweep} "${DATA[@]}" --json "$OUT/encode.json" 2>&1 \
+  --compile ${STAGE---compile-stage} ${EXTRA:---budget-sweep} "${DATA[@]}" \
+  --json "$OUT/encode.json" 2>&1 \
   | grep -v "^W[0-9]\|Writing model" | tee "$OUT/encode.txt"
 [ "${ONLY_ENCODE:-0}" = 1 ] && exit 0
 timeout 90 "$PY" -m pytest -q -p no:cacheprovider -m gpu -o addopts="" \

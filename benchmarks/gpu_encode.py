@@ -74,14 +74,23 @@ def corpus_texts(corpus: Path = SCIFACT) -> list[tuple[str, str]]:
     ]
 
 
-def write_xml(path: Path, texts: list[tuple[str, str]], n: int) -> None:
-    """``n`` PubMed records cycling through ``texts``, streamed to disk."""
-    with path.open("w", encoding="utf-8") as out:
-        out.write('<?xml version="1.0" encoding="utf-8"?>\n<PubmedArticleSet>')
-        for i in range(n):
-            title, abstract = texts[i % len(texts)]
-            out.write(article_xml(1 + i, title, abstract))
-        out.write("\n</PubmedArticleSet>\n")
+FILE_ARTICLES = 50_000  # records per XML file: a large run is ingested by parallel parsers
+
+
+def write_xml(folder: Path, texts: list[tuple[str, str]], n: int) -> list[Path]:
+    """``n`` PubMed records cycling through ``texts``, streamed to disk in files of
+    :data:`FILE_ARTICLES` (PMIDs 1..n)."""
+    files = []
+    for first in range(0, n, FILE_ARTICLES):
+        path = folder / f"pubmed26n{len(files) + 1:04d}.xml"
+        with path.open("w", encoding="utf-8") as out:
+            out.write('<?xml version="1.0" encoding="utf-8"?>\n<PubmedArticleSet>')
+            for i in range(first, min(n, first + FILE_ARTICLES)):
+                title, abstract = texts[i % len(texts)]
+                out.write(article_xml(1 + i, title, abstract))
+            out.write("\n</PubmedArticleSet>\n")
+        files.append(path)
+    return files
 
 
 def build_profile(root: Path, tiny: bool, tokenizer: Path | None) -> ModelProfile:
@@ -611,14 +620,16 @@ def main() -> None:
         write_config(home, profile)
         source = corpus_texts(args.corpus)
         texts = [source[i % len(source)] for i in range(args.articles)]
-        xml = root / "pubmed26n0001.xml"
-        write_xml(xml, source, args.articles)
+        (root / "xml").mkdir()
+        files = write_xml(root / "xml", source, args.articles)
         from ingest.pipeline import Ingestor
         from medsearch.paths import Paths
         from medsearch.sentences import split_sentences
 
-        with Ingestor(Paths(home), jobs=0) as ing:
-            assert ing.run([xml]).ok
+        cores = os.cpu_count() or 1
+        jobs = min(8, cores - 2, len(files)) if cores >= 4 and len(files) > 1 else 0
+        with Ingestor(Paths(home), jobs=jobs) as ing:
+            assert ing.run(files).ok
         stage_tokens = corpus_tokens(profile, source, args.articles)
         print(f"corpus: {len(texts):,} articles, {stage_tokens / 1e6:.1f}M tokens to encode")
         if args.bare_articles:
