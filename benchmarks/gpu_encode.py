@@ -80,7 +80,7 @@ FILE_ARTICLES = 50_000  # records per XML file: a large run is ingested by paral
 def write_xml(folder: Path, texts: list[tuple[str, str]], n: int) -> list[Path]:
     """``n`` PubMed records cycling through ``texts``, streamed to disk in files of
     :data:`FILE_ARTICLES` (PMIDs 1..n)."""
-    files = []
+    files: list[Path] = []
     for first in range(0, n, FILE_ARTICLES):
         path = folder / f"pubmed26n{len(files) + 1:04d}.xml"
         with path.open("w", encoding="utf-8") as out:
@@ -119,6 +119,7 @@ class GpuSampler:
 
     def __init__(self) -> None:
         self.samples: list[tuple[float, float]] = []  # (utilisation %, memory MiB)
+        self.times: list[float] = []  # perf_counter of each sample
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -144,8 +145,18 @@ class GpuSampler:
             for line in out.strip().splitlines():
                 util, mem = (float(v) for v in line.split(","))
                 self.samples.append((util, mem))
+                self.times.append(time.perf_counter())
 
-    def summary(self) -> dict[str, float] | None:
+    def util_between(self, windows: list[tuple[float, float]]) -> float | None:
+        """Mean utilisation of the samples inside any of ``windows`` (perf_counter spans)."""
+        inside = [
+            u
+            for t, (u, _) in zip(self.times, self.samples, strict=True)
+            if any(a <= t <= b for a, b in windows)
+        ]
+        return sum(inside) / len(inside) if inside else None
+
+    def summary(self) -> dict[str, Any] | None:
         if not self.samples:
             return None
         utils = [u for u, _ in self.samples]
@@ -202,6 +213,15 @@ class Timeline:
     def message(self, text: str) -> None:
         pass
 
+    def steady_windows(self) -> list[tuple[float, float]]:
+        """Per kind, from its first chunk written to its last (perf_counter)."""
+        out = []
+        for events in self.events.values():
+            writes = [t for t, n in events if n]
+            if len(writes) >= 2:
+                out.append((writes[0], writes[-1]))
+        return out
+
     def phases(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
         for key, events in self.events.items():
@@ -241,11 +261,14 @@ def stage_end_to_end(home: Path, device: str) -> dict[str, Any]:
         seconds = time.perf_counter() - start
     phases = timeline.phases()
     steady = [p["steady_articles_per_s"] for p in phases.values()]
+    summary = gpu.summary()
+    if summary is not None:
+        summary["steady_util_pct"] = gpu.util_between(timeline.steady_windows())
     return {
         "seconds": seconds,
         "articles": encoded,
         "notes": notes,
-        "gpu": gpu.summary(),
+        "gpu": summary,
         "phases": phases,
         # articles and their sentences, one after the other, at the steady rates
         "steady_articles_per_s": 1 / sum(1 / r for r in steady) if steady else None,
@@ -520,7 +543,13 @@ def print_stage(label: str, stage: dict[str, Any]) -> None:
     if stage["gpu"]:
         g = stage["gpu"]
         print(
-            f"      GPU utilisation mean {g['util_mean_pct']:.0f}%,"
+            f"      GPU utilisation mean {g['util_mean_pct']:.0f}%"
+            + (
+                f" ({g['steady_util_pct']:.0f}% while steady)"
+                if g.get("steady_util_pct") is not None
+                else ""
+            )
+            + ","
             f" >=50% in {100 * g['util_busy_share']:.0f}% of samples,"
             f" memory max {g['memory_max_mib']:,.0f} MiB"
         )
