@@ -556,13 +556,16 @@ def load_encoders(
 def rate_notes(rates: Sequence[tuple[str, Rate]], seconds: float, devices: list[str]) -> list[str]:
     """The summary's lines: the stage's time and devices, then each kind's rates."""
     notes = [f"vector stage took {seconds:,.1f} s on {', '.join(devices)}"]
+    # On a GPU the devices wait for the first chunk while the rate builds up; on a CPU
+    # reading and encoding take turns, so there is nothing to wait for.
+    gpu = any(d != "cpu" for d in devices)
     for what, rate in rates:
         if rate.articles:
+            startup = rate.startup() if gpu else ""
             notes.append(
                 f"encoded {rate.articles:,} {what} in {rate.seconds:,.1f} s:"
                 f" {rate.describe()} ({human_rate(rate.tokens)} tokens);"
-                f" busy: {rate.bottleneck()}"
-                + (f"; {startup}" if (startup := rate.startup()) else "")
+                f" busy: {rate.bottleneck()}" + (f"; {startup}" if startup else "")
             )
     return notes
 

@@ -323,6 +323,12 @@ def test_rates_read_at_a_glance() -> None:
     notes = stage.rate_notes([("articles", rate)], 12.0, ["cuda:0", "cuda:1"])
     assert notes[0] == "vector stage took 12.0 s on cuda:0, cuda:1"
     assert notes[1].startswith("encoded 100 articles in ") and "(65.0K tokens)" in notes[1]
+    # how long the GPUs waited for their first chunk; a CPU takes turns, it never waits
+    rate.firsts.update({"read": 0.4, "cuda:0": 1.5, "cuda:1": 1.7, "write": 1.6})
+    gpus = stage.rate_notes([("articles", rate)], 12.0, ["cuda:0", "cuda:1"])[1]
+    assert gpus.endswith("; first chunk read after 0.4 s, encoded after 1.5 s, written after 1.6 s")
+    rate.firsts = {"read": 0.4, "cpu": 1.5, "write": 1.6}
+    assert "first chunk" not in stage.rate_notes([("articles", rate)], 12.0, ["cpu"])[1]
 
 
 def test_progress_names_the_devices_and_the_token_rate(tmp_path: Path, tiny: TinyModels) -> None:
