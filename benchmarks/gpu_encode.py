@@ -56,6 +56,7 @@ from pubmed_builders import article_xml  # noqa: E402
 from tiny_models import WORDS, build_tiny_models, tiny_profile_for  # noqa: E402
 
 from medsearch.models.profiles import ModelProfile  # noqa: E402
+from medsearch.progress import NullProgress  # noqa: E402
 
 
 def corpus_texts(corpus: Path = SCIFACT) -> list[tuple[str, str]]:
@@ -183,7 +184,7 @@ def timed(device: str, fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-class Timeline:
+class Timeline(NullProgress):
     """A progress sink that keeps when each kind started, wrote each chunk, and finished.
 
     From it, per kind: the *fill* (start to the first chunk written: the reader's first
@@ -193,6 +194,7 @@ class Timeline:
     """
 
     def __init__(self) -> None:
+        super().__init__()
         self.events: dict[str, list[tuple[float, int]]] = {}
 
     def start(self, key: str, description: str, total: int | None = None) -> None:
@@ -203,15 +205,6 @@ class Timeline:
 
     def finish(self, key: str) -> None:
         self.events.setdefault(key, []).append((time.perf_counter(), 0))
-
-    def update(self, key: str, *, completed: int | None = None, total: int | None = None) -> None:
-        pass
-
-    def describe(self, key: str, description: str) -> None:
-        pass
-
-    def message(self, text: str) -> None:
-        pass
 
     def steady_windows(self) -> list[tuple[float, float]]:
         """Per kind, from its first chunk written to its last (perf_counter)."""
@@ -256,7 +249,7 @@ def stage_end_to_end(home: Path, device: str) -> dict[str, Any]:
             index_factory=None,
             embeddings=None,
             encode=True,
-            progress=timeline,  # type: ignore[arg-type]
+            progress=timeline,
         )
         seconds = time.perf_counter() - start
     phases = timeline.phases()
