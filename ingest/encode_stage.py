@@ -498,6 +498,12 @@ def run_vectors_stage(
         }
         rates: list[tuple[str, Rate]] = []
         try:
+            if sentence_vectors.lists_stale():  # retrained at its next commit
+                progress.message("retraining the sentence index's lists (no re-encoding) ...")
+                notes.append(
+                    "retrained the sentence index's lists, which an earlier medsearch trained"
+                    " for the wrong similarity (no re-encoding; sentence search finds more)"
+                )
             removed = remove_deleted(store, collections)
             if removed:
                 notes.append(f"removed the vectors of {removed:,} deleted articles")

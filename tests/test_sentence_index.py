@@ -6,6 +6,7 @@ import json
 import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
@@ -14,6 +15,7 @@ from pubmed_builders import article_xml, pubmed_file
 from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_tiny_config
 
 from medsearch.errors import VectorsMissingError
+from medsearch.index import coarse as cq
 from medsearch.index import ivf_parts as ip
 from medsearch.index.ivf_parts import Part
 from medsearch.index.sentence_index import SENTENCE_FORMAT, OldLayoutError, SentenceCollection
@@ -114,6 +116,89 @@ def test_sample_stays_bounded_and_growth_retrains_without_the_vectors(
         assert grown.factory != first.factory  # more lists
         assert ids[123] in top_ids(col, x[123])  # an early code, moved intact
         assert ids[5_999] in top_ids(col, x[5_999])
+
+
+def uneven_topics(n: int, seed: int = 3) -> np.ndarray:
+    """Unit vectors in 40 topics of very different spread, as real sentences are."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(40, DIM))
+    spread = rng.uniform(0.2, 1.5, size=40)
+    which = rng.integers(0, 40, n)
+    x = centres[which] + spread[which, None] * rng.normal(size=(n, DIM))
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def quantizer_of(col: SentenceCollection) -> faiss.Index:
+    parts = col._ivf
+    assert parts is not None
+    return faiss.extract_index_ivf(parts.index(parts.parts[0])).quantizer
+
+
+def centroid_norms(col: SentenceCollection) -> np.ndarray:
+    quantizer = quantizer_of(col)
+    return np.linalg.norm(quantizer.reconstruct_n(0, quantizer.ntotal), axis=1)
+
+
+def neighbours_in_first_list(col: SentenceCollection, x: np.ndarray) -> float:
+    """Share of each query's true top 10 that sits in the first list the query visits."""
+    quantizer = quantizer_of(col)
+    queries = x[::60]
+    truth = np.argsort(-(queries @ x.T), axis=1)[:, :10]
+    _, lists = quantizer.search(x, 1)
+    _, first = quantizer.search(queries, 1)
+    return float(np.mean(lists[truth, 0] == first))
+
+
+def test_growth_retrains_the_lists_as_the_first_training_did(
+    tmp_path: Path, small_limits: None
+) -> None:
+    """Spherical k-means: unit centroids ranked by inner product, as Faiss trains an
+    inner-product IVF. L2 centroids are shorter the looser their topic, so ranking lists
+    by inner product with them sends a loose topic's queries away from its sentences."""
+    x, ids = uneven_topics(6_000), sids(6_000)
+    with SentenceCollection.open(tmp_path / "s", dim=DIM, profile="t", create=True) as col:
+        col.add(ids[:400], x[:400])
+        col.commit()
+        np.testing.assert_allclose(centroid_norms(col), 1.0, atol=1e-4)  # Faiss's training
+        col.add(ids[400:], x[400:])
+        col.commit()
+        assert col.manifest.factory == "IVF32,PQ4"  # grown: retrained with more lists
+        np.testing.assert_allclose(centroid_norms(col), 1.0, atol=1e-4)
+        assert neighbours_in_first_list(col, x) >= 0.85  # L2 k-means gives 0.80 here
+        assert not col.lists_stale()
+
+
+def test_lists_an_earlier_version_trained_with_l2_are_retrained_at_the_next_commit(
+    tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    x, ids = uneven_topics(6_000), sids(6_000)
+    path = tmp_path / "s"
+    with monkeypatch.context() as m:  # the growth retrain as it was: plain L2 k-means
+        kmeans = cq.CPU.kmeans
+
+        def l2_kmeans(x: np.ndarray, k: int, **kw: Any) -> np.ndarray:
+            return kmeans(x, k, **{**kw, "spherical": False})
+
+        m.setattr(cq.CPU, "kmeans", l2_kmeans)
+        with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
+            col.add(ids[:400], x[:400])
+            col.commit()
+            col.add(ids[400:], x[400:])
+            col.commit()
+            assert centroid_norms(col).min() < 0.9
+    with SentenceCollection.open(path) as reader:
+        assert reader.search(x[123], 30)[0]  # still searchable as it is
+    with SentenceCollection.open(path, create=True) as col:
+        assert col.lists_stale()
+        before = col.manifest.generation
+        col.commit()  # nothing new to write: retrained all the same
+        assert col.manifest.generation == before + 1 and not col.lists_stale()
+        np.testing.assert_allclose(centroid_norms(col), 1.0, atol=1e-4)
+        assert neighbours_in_first_list(col, x) >= 0.85
+        assert len(col) == 6_000 and col.manifest.trained_on == 6_000
+        assert ids[123] in top_ids(col, x[123])  # codes moved, not re-encoded
+        col.commit()
+        assert col.manifest.generation == before + 1  # and only once
 
 
 def test_sample_replacements_held_back_and_sorted_leave_the_same_sample(

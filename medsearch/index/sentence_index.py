@@ -121,6 +121,7 @@ class SentenceCollection(SlotStore):
         self._seen = manifest.sample_seen
         self._replacing: list[tuple[np.ndarray, np.ndarray]] = []  # (slots, float16 rows)
         self._replacing_rows = 0
+        self._stale_lists: bool | None = None  # see lists_stale
         index_file = manifest.index_file
         if manifest.kind == "ivfpq" and index_file:
             self._ivf = IvfParts.load(path, manifest, self.part_entries)
@@ -368,9 +369,19 @@ class SentenceCollection(SlotStore):
         )
         return to_float32(raw.reshape(self._sample_rows, self.dim))
 
+    def lists_stale(self) -> bool:
+        """Whether the inverted lists were trained with plain L2 k-means, as the growth
+        retrain of earlier versions did (see :func:`sf.trained_like`): the next commit
+        retrains them and moves the codes, with no re-encoding."""
+        if self._ivf is None:
+            return False
+        if self._stale_lists is None:
+            self._stale_lists = not sf.spherical_lists(self._ivf.index(self._ivf.parts[0]))
+        return self._stale_lists
+
     def _commit(self, *, force_rebuild: bool) -> None:
         self.check_writable()
-        if not (force_rebuild or self._pending or self._dead or self._dirty):
+        if not (force_rebuild or self._pending or self._dead or self._dirty or self.lists_stale()):
             return
         self._write_replacements()
         for fh in self._fh.values():
@@ -401,6 +412,7 @@ class SentenceCollection(SlotStore):
         )
         write_manifest(self.path, self.manifest)
         self._pending, self._dead, self._dirty = PendingSlots(), [], False
+        self._stale_lists = None
         self._live = live
         self._lk_ids, self._lk_slots = self._load_lookup()
         if self._ivf is not None:
@@ -435,7 +447,11 @@ class SentenceCollection(SlotStore):
         factory = ivfpq_factory(live, self.dim, self._sample_rows)
         grown = live > RETRAIN_GROWTH * max(trained_on, 1)
         retrain = None
-        if force_rebuild or (grown and factory != sf.factory_of(parts.index(parts.parts[0]))):
+        if (
+            force_rebuild
+            or self.lists_stale()
+            or (grown and factory != sf.factory_of(parts.index(parts.parts[0])))
+        ):
             retrain, trained_on = self._retrainer(factory), live
         fields = parts.commit(gen, self.manifest.count, self._rows, self._dead_slots(), retrain)
         first = parts.index(Part(*fields["segments"][0]))
