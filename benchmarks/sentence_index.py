@@ -45,11 +45,16 @@ def exact_top(x: np.ndarray, q: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def build(x: np.ndarray, path: Path) -> tuple[SentenceCollection, float]:
+def build(x: np.ndarray, path: Path, every: int | None = None) -> tuple[SentenceCollection, float]:
+    """The collection of ``x``, committed once or every ``every`` vectors (as ingest
+    commits: the lists are then trained early and retrained as the collection grows)."""
     start = time.perf_counter()
     col = SentenceCollection.open(path, dim=x.shape[1], profile="bench", create=True)
-    for lo in range(0, len(x), 65_536):
-        col.add(np.arange(lo, min(len(x), lo + 65_536)), x[lo : lo + 65_536])
+    step = min(65_536, every or 65_536)
+    for lo in range(0, len(x), step):
+        col.add(np.arange(lo, min(len(x), lo + step)), x[lo : lo + step])
+        if every and (lo + step) % every < step:
+            col.commit()
     col.commit()
     col.close()
     seconds = time.perf_counter() - start
@@ -143,7 +148,9 @@ def rescore_cost(texts: list[str], counts: tuple[int, ...] = (20, 50, 100, 200))
     return out
 
 
-def run(name: str, x: np.ndarray, q: np.ndarray, real: np.ndarray | None) -> dict[str, Any]:
+def run(
+    name: str, x: np.ndarray, q: np.ndarray, real: np.ndarray | None, every: int | None = None
+) -> dict[str, Any]:
     print(f"[{name}] {len(x):,} x {x.shape[1]}: exact truth ...", flush=True)
     truth = exact_top(x, q, 10)
     report: dict[str, Any] = {"set": name, "profile": neighbour_profile(x[:20000], x[:200])}
@@ -152,8 +159,9 @@ def run(name: str, x: np.ndarray, q: np.ndarray, real: np.ndarray | None) -> dic
     report.update(flat_reference(x, q))
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         path = Path(tmp) / "sentences"
-        col, seconds = build(x, path)
+        col, seconds = build(x, path, every)
         report["build_s"] = round(seconds, 1)
+        report["trained_on"] = col.manifest.trained_on
         report.update(sizes(path, col, len(x)))
         report["rows"] = evaluate(col, x, q, truth)
         col.close()
@@ -167,6 +175,9 @@ def main() -> None:
     parser.add_argument("--synthetic", type=int, default=None, help="synthetic 768-d vectors")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--flat-max", type=int, default=None, help="override FLAT_MAX")
+    parser.add_argument(
+        "--commit-every", type=int, default=None, help="commit every N vectors (retrains)"
+    )
     args = parser.parse_args()
     SentenceCollection.flat_max = args.flat_max if args.flat_max is not None else 5_000
     real, texts = cached_real(args.real) if args.real else (None, [])
@@ -175,13 +186,13 @@ def main() -> None:
         held = rng.choice(len(real), size=args.queries, replace=False)
         mask = np.ones(len(real), bool)
         mask[held] = False
-        run("real minilm 384-d", real[mask], real[held], None)
+        run("real minilm 384-d", real[mask], real[held], None, args.commit_every)
         print(json.dumps(rescore_cost(texts)), flush=True)
     if args.synthetic:
         x = synthetic(args.synthetic + args.queries, 768)
         q, x = x[-args.queries :], x[: -args.queries]
         cached = sorted(CACHE.glob("minilm-*.npy"))
-        run("synthetic 768-d", x, q, np.load(cached[-1]) if cached else None)
+        run("synthetic 768-d", x, q, np.load(cached[-1]) if cached else None, args.commit_every)
 
 
 if __name__ == "__main__":

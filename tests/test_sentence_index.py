@@ -201,6 +201,20 @@ def test_lists_an_earlier_version_trained_with_l2_are_retrained_at_the_next_comm
         assert col.manifest.generation == before + 1  # and only once
 
 
+def test_probes_follow_the_lists_up_to_a_cap() -> None:
+    """The probes a query needs stopped growing with the lists (benchmarks/sentence_scale.py):
+    PubMed's 16,384 lists are scanned 256 at a time, not 1/32 of them."""
+    from medsearch.index.sentence_faiss import sentence_nprobe
+
+    assert [sentence_nprobe(n) for n in (256, 4_096, 8_192, 16_384, 65_536)] == [
+        64,
+        128,
+        256,
+        256,
+        256,
+    ]
+
+
 def test_sample_replacements_held_back_and_sorted_leave_the_same_sample(
     tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
