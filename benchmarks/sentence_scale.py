@@ -43,17 +43,19 @@ PROBES = (8, 16, 32, 64, 128, 256, 512)
 CANDIDATES = (100, 400, 1600)
 COARSE_TARGET = 0.97
 TARGET = 0.95
-SPHERICAL = True
 
 
-def build(x: np.ndarray, nlist: int, seed: int = 1234) -> tuple[Any, np.ndarray, float]:
-    """(index, list of every row, seconds): the sentence collection's IVF-PQ96 over ``x``."""
+def build(
+    x: np.ndarray, nlist: int, seed: int = 1234, *, spherical: bool = True
+) -> tuple[Any, np.ndarray, float]:
+    """(index, list of every row, seconds): the sentence collection's IVF-PQ96 over ``x``.
+    ``spherical=False``: lists trained as the growth retrain of earlier versions did."""
     start = time.perf_counter()
     d = x.shape[1]
     rng = np.random.default_rng(seed)
     sample = x[np.sort(rng.choice(len(x), size=min(len(x), 32 * nlist), replace=False))]
     quantizer = _faiss.IndexFlatIP(d)
-    quantizer.add(cq.CPU.kmeans(sample, nlist, niter=10, seed=seed, spherical=SPHERICAL))
+    quantizer.add(cq.CPU.kmeans(sample, nlist, niter=10, seed=seed, spherical=spherical))
     index = _faiss.IndexIVFPQ(quantizer, d, nlist, d // 8, 8, _faiss.METRIC_INNER_PRODUCT)
     index.by_residual = False
     index.do_polysemous_training = False
@@ -109,6 +111,9 @@ def main() -> None:
     ap.add_argument(
         "--real", action="store_true", help="the cached real minilm sentences instead (384-d)"
     )
+    ap.add_argument(
+        "--l2-lists", action="store_true", help="lists trained by L2 k-means (the old retrain)"
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     nlists = [int(s) for s in args.nlists.split(",")]
@@ -128,7 +133,7 @@ def main() -> None:
         for nlist in nlists:
             if n < 39 * nlist:
                 continue
-            index, lists, seconds = build(x, nlist)
+            index, lists, seconds = build(x, nlist, spherical=not args.l2_lists)
             ranks = coarse_recall(index, lists, q, truth)
             coarse = {p: round(float(np.mean(ranks < p)), 4) for p in PROBES if p <= nlist}
             row: dict[str, Any] = {
