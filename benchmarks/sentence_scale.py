@@ -46,10 +46,12 @@ TARGET = 0.95
 
 
 def build(
-    x: np.ndarray, nlist: int, seed: int = 1234, *, spherical: bool = True
+    x: np.ndarray, nlist: int, seed: int = 1234, *, spherical: bool = True, residual: bool = False
 ) -> tuple[Any, np.ndarray, float]:
     """(index, list of every row, seconds): the sentence collection's IVF-PQ96 over ``x``.
-    ``spherical=False``: lists trained as the growth retrain of earlier versions did."""
+    ``spherical=False``: lists trained as the growth retrain of earlier versions did;
+    ``residual``: codes of each vector's difference to its list centroid (as the
+    article index encodes) instead of the vector itself."""
     start = time.perf_counter()
     d = x.shape[1]
     rng = np.random.default_rng(seed)
@@ -57,7 +59,7 @@ def build(
     quantizer = _faiss.IndexFlatIP(d)
     quantizer.add(cq.CPU.kmeans(sample, nlist, niter=10, seed=seed, spherical=spherical))
     index = _faiss.IndexIVFPQ(quantizer, d, nlist, d // 8, 8, _faiss.METRIC_INNER_PRODUCT)
-    index.by_residual = False
+    index.by_residual = residual
     index.do_polysemous_training = False
     index.train(sample[: max(256 * 39, min(len(sample), 65_536))])
     index.add(x)
@@ -114,6 +116,7 @@ def main() -> None:
     ap.add_argument(
         "--l2-lists", action="store_true", help="lists trained by L2 k-means (the old retrain)"
     )
+    ap.add_argument("--residual", action="store_true", help="PQ codes of residuals")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     nlists = [int(s) for s in args.nlists.split(",")]
@@ -133,7 +136,9 @@ def main() -> None:
         for nlist in nlists:
             if n < 39 * nlist:
                 continue
-            index, lists, seconds = build(x, nlist, spherical=not args.l2_lists)
+            index, lists, seconds = build(
+                x, nlist, spherical=not args.l2_lists, residual=args.residual
+            )
             ranks = coarse_recall(index, lists, q, truth)
             coarse = {p: round(float(np.mean(ranks < p)), 4) for p in PROBES if p <= nlist}
             row: dict[str, Any] = {

@@ -658,3 +658,47 @@ def sentences_dim(tmp_path: Path) -> int:
     return json.loads(
         (Paths(tmp_path / "home").vector_dir("sentences") / "manifest.json").read_text()
     )["dim"]
+
+
+def test_an_ingest_retrains_lists_an_earlier_version_trained_with_l2_and_says_so(
+    tmp_path: Path, tiny: TinyModels, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ingest.encode_stage import run_vectors_stage
+    from ingest.pipeline import Ingestor
+    from medsearch.progress import NullProgress
+
+    paths = Paths(tmp_path / "home")
+    write_tiny_config(paths, tiny)
+    ingest_and_encode(paths, [corpus(tmp_path)])  # ~480 sentences: compressed here
+    where = paths.vector_dir("sentences")
+    with monkeypatch.context() as m:  # a collection the old growth retrain trained
+        kmeans = cq.CPU.kmeans
+
+        def l2_kmeans(x: np.ndarray, k: int, **kw: Any) -> np.ndarray:
+            return kmeans(x, k, **{**kw, "spherical": False})
+
+        m.setattr(cq.CPU, "kmeans", l2_kmeans)
+        with SentenceCollection.open(where) as col:
+            col.rebuild()
+            assert col.lists_stale()
+    with Ingestor(paths, jobs=0) as ing:  # the next `medsearch ingest`: nothing new
+        notes, encoded = run_vectors_stage(
+            paths,
+            ing.store,
+            profile="tiny",
+            device="cpu",
+            index_factory=None,
+            embeddings=None,
+            encode=True,
+            progress=NullProgress(),
+        )
+    assert encoded == 0
+    assert any("retrained the sentence index's lists" in note for note in notes)
+    with SentenceCollection.open(where, readonly=True) as col:
+        assert not col.exact and len(col) > 300
+        np.testing.assert_allclose(centroid_norms(col), 1.0, atol=1e-4)
+    s = open_searcher(paths, device="cpu", load=True)
+    try:
+        assert s.sentences("tocilizumab lowers cytokine mortality", k=3).hits
+    finally:
+        s.close()
