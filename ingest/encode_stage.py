@@ -498,12 +498,7 @@ def run_vectors_stage(
         }
         rates: list[tuple[str, Rate]] = []
         try:
-            if sentence_vectors.lists_stale():  # retrained at its next commit
-                progress.message("retraining the sentence index's lists (no re-encoding) ...")
-                notes.append(
-                    "retrained the sentence index's lists, which an earlier medsearch trained"
-                    " for the wrong similarity (no re-encoding; sentence search finds more)"
-                )
+            notes.extend(_stale_lists_note(sentence_vectors, progress))
             removed = remove_deleted(store, collections)
             if removed:
                 notes.append(f"removed the vectors of {removed:,} deleted articles")
@@ -533,6 +528,26 @@ def run_vectors_stage(
             if e.oom_limit
         )
         return notes, encoded
+
+
+def _stale_lists_note(sentences: SentenceCollection, progress: Progress) -> list[str]:
+    """What the summary says of sentence lists an earlier version trained for the wrong
+    similarity: retrained at the next commit, or (too many codes for this CPU) how to."""
+    if not sentences.lists_stale():
+        return []
+    if sentences.retrains_stale_lists():
+        progress.message("retraining the sentence index's lists (no re-encoding) ...")
+        return [
+            "retrained the sentence index's lists, which an earlier medsearch trained for"
+            " the wrong similarity (no re-encoding; sentence search finds more)"
+        ]
+    return [
+        "the sentence index's lists were trained for the wrong similarity by an earlier"
+        f" medsearch; its {len(sentences):,} sentences are too many to place again on this"
+        " CPU in one ingest: run `medsearch ingest --device cuda` on a machine with a GPU"
+        " to retrain them (no re-encoding). Sentence search works meanwhile, missing some"
+        " neighbours"
+    ]
 
 
 def load_encoders(

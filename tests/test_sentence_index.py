@@ -201,6 +201,41 @@ def test_lists_an_earlier_version_trained_with_l2_are_retrained_at_the_next_comm
         assert col.manifest.generation == before + 1  # and only once
 
 
+def test_stale_lists_past_the_cpu_limit_wait_for_a_gpu(
+    tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Placing every code again is hours on a CPU at PubMed scale: past the limit a CPU
+    commit leaves the lists alone; the encoding GPU's placement retrains them."""
+    from medsearch.index import sentence_index
+
+    x, ids = uneven_topics(6_000), sids(6_000)
+    path = tmp_path / "s"
+    with monkeypatch.context() as m:
+        kmeans = cq.CPU.kmeans
+
+        def l2_kmeans(x: np.ndarray, k: int, **kw: Any) -> np.ndarray:
+            return kmeans(x, k, **{**kw, "spherical": False})
+
+        m.setattr(cq.CPU, "kmeans", l2_kmeans)
+        with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
+            col.add(ids[:400], x[:400])
+            col.commit()
+            col.add(ids[400:], x[400:])
+            col.commit()
+    monkeypatch.setattr(sentence_index, "STALE_RETRAIN_CPU_MAX", 5_999)
+    with SentenceCollection.open(path, create=True) as col:
+        before = col.manifest.generation
+        assert col.lists_stale() and not col.retrains_stale_lists()
+        col.commit()
+        assert col.manifest.generation == before and col.lists_stale()
+        col.coarse = cq.TorchCoarse("cpu")  # a GPU's placement, run on the CPU here
+        assert col.retrains_stale_lists()
+        col.commit()
+        assert not col.lists_stale()
+        np.testing.assert_allclose(centroid_norms(col), 1.0, atol=1e-4)
+        assert ids[123] in top_ids(col, x[123])
+
+
 def test_probes_follow_the_lists_up_to_a_cap() -> None:
     """The probes a query needs stopped growing with the lists (benchmarks/sentence_scale.py):
     PubMed's 16,384 lists are scanned 256 at a time, not 1/32 of them."""
@@ -660,28 +695,33 @@ def sentences_dim(tmp_path: Path) -> int:
     )["dim"]
 
 
-def test_an_ingest_retrains_lists_an_earlier_version_trained_with_l2_and_says_so(
-    tmp_path: Path, tiny: TinyModels, small_limits: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from ingest.encode_stage import run_vectors_stage
-    from ingest.pipeline import Ingestor
-    from medsearch.progress import NullProgress
-
+def home_with_stale_lists(
+    tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+) -> Paths:
+    """An encoded home whose sentence lists the old growth retrain (L2 k-means) trained."""
     paths = Paths(tmp_path / "home")
     write_tiny_config(paths, tiny)
     ingest_and_encode(paths, [corpus(tmp_path)])  # ~480 sentences: compressed here
-    where = paths.vector_dir("sentences")
-    with monkeypatch.context() as m:  # a collection the old growth retrain trained
+    with monkeypatch.context() as m:
         kmeans = cq.CPU.kmeans
 
         def l2_kmeans(x: np.ndarray, k: int, **kw: Any) -> np.ndarray:
             return kmeans(x, k, **{**kw, "spherical": False})
 
         m.setattr(cq.CPU, "kmeans", l2_kmeans)
-        with SentenceCollection.open(where) as col:
+        with SentenceCollection.open(paths.vector_dir("sentences")) as col:
             col.rebuild()
             assert col.lists_stale()
-    with Ingestor(paths, jobs=0) as ing:  # the next `medsearch ingest`: nothing new
+    return paths
+
+
+def next_ingest_notes(paths: Paths) -> list[str]:
+    """The summary notes of the next `medsearch ingest` on the CPU, with nothing new."""
+    from ingest.encode_stage import run_vectors_stage
+    from ingest.pipeline import Ingestor
+    from medsearch.progress import NullProgress
+
+    with Ingestor(paths, jobs=0) as ing:
         notes, encoded = run_vectors_stage(
             paths,
             ing.store,
@@ -693,8 +733,16 @@ def test_an_ingest_retrains_lists_an_earlier_version_trained_with_l2_and_says_so
             progress=NullProgress(),
         )
     assert encoded == 0
+    return notes
+
+
+def test_an_ingest_retrains_lists_an_earlier_version_trained_with_l2_and_says_so(
+    tmp_path: Path, tiny: TinyModels, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = home_with_stale_lists(tmp_path, tiny, monkeypatch)
+    notes = next_ingest_notes(paths)
     assert any("retrained the sentence index's lists" in note for note in notes)
-    with SentenceCollection.open(where, readonly=True) as col:
+    with SentenceCollection.open(paths.vector_dir("sentences"), readonly=True) as col:
         assert not col.exact and len(col) > 300
         np.testing.assert_allclose(centroid_norms(col), 1.0, atol=1e-4)
     s = open_searcher(paths, device="cpu", load=True)
@@ -702,3 +750,16 @@ def test_an_ingest_retrains_lists_an_earlier_version_trained_with_l2_and_says_so
         assert s.sentences("tocilizumab lowers cytokine mortality", k=3).hits
     finally:
         s.close()
+
+
+def test_an_ingest_on_a_cpu_leaves_large_stale_lists_and_says_how_to_retrain(
+    tmp_path: Path, tiny: TinyModels, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from medsearch.index import sentence_index
+
+    paths = home_with_stale_lists(tmp_path, tiny, monkeypatch)
+    monkeypatch.setattr(sentence_index, "STALE_RETRAIN_CPU_MAX", 100)
+    notes = next_ingest_notes(paths)
+    assert any("medsearch ingest --device cuda" in note for note in notes)
+    with SentenceCollection.open(paths.vector_dir("sentences"), create=True) as col:
+        assert col.lists_stale()  # left as it was, still searchable

@@ -92,6 +92,12 @@ POINTS_PER_LIST = 32
 # cost while a collection is young: ~354K of them between 0.5M and 1M sentences.
 REPLACE_BUFFER_ROWS = 32_768
 
+# Lists an earlier version trained for the wrong similarity are retrained by a commit on
+# a CPU only up to this many codes: placing them again against 16,384 lists runs at
+# ~10.6K codes/s on 2 cores (medsearch/index/coarse.py), ~13 minutes for 8M; PubMed's
+# ~350M would take ~9 h there, minutes on the encoding GPU.
+STALE_RETRAIN_CPU_MAX = 8_000_000
+
 
 def ivfpq_factory(n: int, dim: int, sample_rows: int) -> str:
     """IVF lists for ``n`` sentences (~4 sqrt(n), trainable from the sample), PQ dim/8."""
@@ -371,17 +377,26 @@ class SentenceCollection(SlotStore):
 
     def lists_stale(self) -> bool:
         """Whether the inverted lists were trained with plain L2 k-means, as the growth
-        retrain of earlier versions did (see :func:`sf.trained_like`): the next commit
-        retrains them and moves the codes, with no re-encoding."""
+        retrain of earlier versions did (see :func:`sf.trained_like`). A commit retrains
+        them and moves the codes, with no re-encoding, when :meth:`retrains_stale_lists`."""
         if self._ivf is None:
             return False
         if self._stale_lists is None:
             self._stale_lists = not sf.spherical_lists(self._ivf.index(self._ivf.parts[0]))
         return self._stale_lists
 
+    def retrains_stale_lists(self) -> bool:
+        """Whether the next commit retrains stale lists: always where a GPU places the
+        codes, on a CPU only up to :data:`STALE_RETRAIN_CPU_MAX` of them (the retrain
+        places every code again, an hour or more past that on a workstation's CPU)."""
+        return self.lists_stale() and (
+            self.coarse is not coarse.CPU or self._live <= STALE_RETRAIN_CPU_MAX
+        )
+
     def _commit(self, *, force_rebuild: bool) -> None:
         self.check_writable()
-        if not (force_rebuild or self._pending or self._dead or self._dirty or self.lists_stale()):
+        stale = self.retrains_stale_lists()
+        if not (force_rebuild or self._pending or self._dead or self._dirty or stale):
             return
         self._write_replacements()
         for fh in self._fh.values():
@@ -449,7 +464,7 @@ class SentenceCollection(SlotStore):
         retrain = None
         if (
             force_rebuild
-            or self.lists_stale()
+            or self.retrains_stale_lists()
             or (grown and factory != sf.factory_of(parts.index(parts.parts[0])))
         ):
             retrain, trained_on = self._retrainer(factory), live
