@@ -243,3 +243,21 @@ def test_rows_compressed_with_another_dictionary_are_recompressed_with_the_store
         dict_id = store.dictionary_id
     stored = blobs(path)
     assert {codec.dictionary_of(stored[a.pmid]) for a in later} == {dict_id}
+
+
+def test_abstracts_are_read_without_the_rest_of_each_record_and_split_the_same(
+    tmp_path: Path,
+) -> None:
+    """Sentence search splits hundreds of candidates' abstracts a query: it reads only
+    the abstracts, and their sentences (and so their ids) are those of the whole record."""
+    from medsearch.sentences import article_sentences
+
+    with Store(tmp_path / "s.sqlite") as store:
+        articles = fill(store, TRAIN_RECORDS + BATCH)  # compressed with the dictionary too
+        wanted = [a.pmid for a in articles[::97]] + [10**8]  # and a PMID never stored
+        lean = store.abstracts_many(wanted)
+        whole = store.get_many(wanted)
+    assert lean.keys() == whole.keys() and 10**8 not in lean
+    for pmid, record in whole.items():
+        assert lean[pmid].abstract == record.abstract and not lean[pmid].authors
+        assert article_sentences(lean[pmid]) == article_sentences(record)

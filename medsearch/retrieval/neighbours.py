@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from medsearch.errors import UsageError
-from medsearch.records import Article, Filters, Sentence, sentence_id, split_sentence_id
+from medsearch.records import Filters, Sentence, sentence_id, split_sentence_id
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
 
 if TYPE_CHECKING:
@@ -96,14 +96,13 @@ def sentences(searcher: Searcher, text: str, *, k: int = 10) -> SearchResult:
             " sentence (for a paragraph, `medsearch cite` searches sentence by sentence)"
         )
     split: dict[int, list[Sentence]] = {}
-    records: dict[int, Article] = {}
 
     def sentence_texts(ids: Sequence[int]) -> dict[int, str]:
-        """Text of each sentence id: the stored article, split by the shared splitter."""
+        """Text of each sentence id: the stored abstract, split by the shared splitter."""
         wanted = sorted({split_sentence_id(i)[0] for i in ids} - split.keys())
-        records.update(searcher.store.get_many(wanted))
+        abstracts = searcher.store.abstracts_many(wanted)
         for pmid in wanted:
-            split[pmid] = article_sentences(records[pmid]) if pmid in records else []
+            split[pmid] = article_sentences(abstracts[pmid]) if pmid in abstracts else []
         out = {}
         for i in ids:
             pmid, position = split_sentence_id(i)
@@ -112,7 +111,8 @@ def sentences(searcher: Searcher, text: str, *, k: int = 10) -> SearchResult:
         return out
 
     found = dense.search_sentences(text, k, sentence_texts)
-    sentence_texts([sentence_id(p, n) for p, n, _ in found])  # records of exact hits too
+    sentence_texts([sentence_id(p, n) for p, n, _ in found])  # exact hits are not split yet
+    records = searcher.store.get_many(sorted({p for p, _, _ in found}))  # whole, to show
     cands: list[Candidate] = []
     for pmid, position, score in found:
         sents = split.get(pmid, [])
