@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from pubmed_builders import article_xml, pubmed_file
-from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_tiny_config
+from tiny_models import (
+    TinyModels,
+    build_tiny_models,
+    ingest_and_encode,
+    vectors_stage,
+    write_tiny_config,
+)
 
 from ingest.pipeline import Ingestor
 from medsearch.cli import main
@@ -393,9 +399,7 @@ def test_a_store_that_cannot_grow_while_recording_vectors_is_the_same_clear_erro
     tmp_path: Path, tiny: TinyModels
 ) -> None:
     """The vectors are committed, then their ``encoded`` rows do not fit in the store."""
-    from ingest.encode_stage import run_vectors_stage
     from medsearch.errors import DiskFullError
-    from medsearch.progress import NullProgress
 
     paths = Paths(tmp_path / "home")
     write_tiny_config(paths, tiny)
@@ -410,14 +414,5 @@ def test_a_store_that_cannot_grow_while_recording_vectors_is_the_same_clear_erro
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
         conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own "disk is full"
         with pytest.raises(DiskFullError, match="while writing vectors"):
-            run_vectors_stage(
-                paths,
-                ing.store,
-                profile="tiny",
-                device="cpu",
-                index_factory=None,
-                embeddings=None,
-                encode=True,
-                progress=NullProgress(),
-            )
+            vectors_stage(paths, ing.store)
     assert ingest_and_encode(paths, []) == len(TOPICS)  # a fresh connection: room again

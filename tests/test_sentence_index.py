@@ -12,7 +12,13 @@ import faiss
 import numpy as np
 import pytest
 from pubmed_builders import article_xml, pubmed_file
-from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_tiny_config
+from tiny_models import (
+    TinyModels,
+    build_tiny_models,
+    ingest_and_encode,
+    vectors_stage,
+    write_tiny_config,
+)
 
 from medsearch.errors import VectorsMissingError
 from medsearch.index import coarse as cq
@@ -168,24 +174,36 @@ def test_growth_retrains_the_lists_as_the_first_training_did(
         assert not col.lists_stale()
 
 
-def test_lists_an_earlier_version_trained_with_l2_are_retrained_at_the_next_commit(
-    tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
+def old_growth_retrain(m: pytest.MonkeyPatch) -> None:
+    """Lists trained as the growth retrain of earlier versions did: plain L2 k-means."""
+    kmeans = cq.CPU.kmeans
+
+    def l2_kmeans(x: np.ndarray, k: int, **kw: Any) -> np.ndarray:
+        return kmeans(x, k, **{**kw, "spherical": False})
+
+    m.setattr(cq.CPU, "kmeans", l2_kmeans)
+
+
+def grown_the_old_way(
+    path: Path, x: np.ndarray, ids: np.ndarray, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    x, ids = uneven_topics(6_000), sids(6_000)
-    path = tmp_path / "s"
-    with monkeypatch.context() as m:  # the growth retrain as it was: plain L2 k-means
-        kmeans = cq.CPU.kmeans
-
-        def l2_kmeans(x: np.ndarray, k: int, **kw: Any) -> np.ndarray:
-            return kmeans(x, k, **{**kw, "spherical": False})
-
-        m.setattr(cq.CPU, "kmeans", l2_kmeans)
+    """A collection trained on its first 400 sentences, then grown 15x under the old retrain."""
+    with monkeypatch.context() as m:
+        old_growth_retrain(m)
         with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
             col.add(ids[:400], x[:400])
             col.commit()
             col.add(ids[400:], x[400:])
             col.commit()
             assert centroid_norms(col).min() < 0.9
+
+
+def test_lists_an_earlier_version_trained_with_l2_are_retrained_at_the_next_commit(
+    tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    x, ids = uneven_topics(6_000), sids(6_000)
+    path = tmp_path / "s"
+    grown_the_old_way(path, x, ids, monkeypatch)
     with SentenceCollection.open(path) as reader:
         assert reader.search(x[123], 30)[0]  # still searchable as it is
     with SentenceCollection.open(path, create=True) as col:
@@ -210,18 +228,7 @@ def test_stale_lists_past_the_cpu_limit_wait_for_a_gpu(
 
     x, ids = uneven_topics(6_000), sids(6_000)
     path = tmp_path / "s"
-    with monkeypatch.context() as m:
-        kmeans = cq.CPU.kmeans
-
-        def l2_kmeans(x: np.ndarray, k: int, **kw: Any) -> np.ndarray:
-            return kmeans(x, k, **{**kw, "spherical": False})
-
-        m.setattr(cq.CPU, "kmeans", l2_kmeans)
-        with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
-            col.add(ids[:400], x[:400])
-            col.commit()
-            col.add(ids[400:], x[400:])
-            col.commit()
+    grown_the_old_way(path, x, ids, monkeypatch)
     monkeypatch.setattr(sentence_index, "STALE_RETRAIN_CPU_MAX", 5_999)
     with SentenceCollection.open(path, create=True) as col:
         before = col.manifest.generation
@@ -703,12 +710,7 @@ def home_with_stale_lists(
     write_tiny_config(paths, tiny)
     ingest_and_encode(paths, [corpus(tmp_path)])  # ~480 sentences: compressed here
     with monkeypatch.context() as m:
-        kmeans = cq.CPU.kmeans
-
-        def l2_kmeans(x: np.ndarray, k: int, **kw: Any) -> np.ndarray:
-            return kmeans(x, k, **{**kw, "spherical": False})
-
-        m.setattr(cq.CPU, "kmeans", l2_kmeans)
+        old_growth_retrain(m)
         with SentenceCollection.open(paths.vector_dir("sentences")) as col:
             col.rebuild()
             assert col.lists_stale()
@@ -717,21 +719,10 @@ def home_with_stale_lists(
 
 def next_ingest_notes(paths: Paths) -> list[str]:
     """The summary notes of the next `medsearch ingest` on the CPU, with nothing new."""
-    from ingest.encode_stage import run_vectors_stage
     from ingest.pipeline import Ingestor
-    from medsearch.progress import NullProgress
 
     with Ingestor(paths, jobs=0) as ing:
-        notes, encoded = run_vectors_stage(
-            paths,
-            ing.store,
-            profile="tiny",
-            device="cpu",
-            index_factory=None,
-            embeddings=None,
-            encode=True,
-            progress=NullProgress(),
-        )
+        notes, encoded = vectors_stage(paths, ing.store)
     assert encoded == 0
     return notes
 

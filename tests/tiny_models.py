@@ -18,6 +18,7 @@ import pytest
 
 from medsearch.models.profiles import ModelProfile
 from medsearch.paths import Paths
+from medsearch.store import Store
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 _WORD_TEXT = """
@@ -158,23 +159,30 @@ def write_tiny_config(paths: Paths, models: TinyModels, *, search: str = "") -> 
     )
 
 
+def vectors_stage(
+    paths: Paths, store: Store, *, profile: str | None = "tiny"
+) -> tuple[list[str], int]:
+    """`medsearch ingest`'s vector stage on the CPU: (summary notes, articles encoded)."""
+    from ingest.encode_stage import run_vectors_stage
+    from medsearch.progress import NullProgress
+
+    return run_vectors_stage(
+        paths,
+        store,
+        profile=profile,
+        device="cpu",
+        index_factory=None,
+        embeddings=None,
+        encode=True,
+        progress=NullProgress(),
+    )
+
+
 def ingest_and_encode(paths: Paths, inputs: list[Path], *, profile: str | None = "tiny") -> int:
     """The real pipeline: ingest ``inputs`` (if any), then encode with the tiny profile."""
-    from ingest.encode_stage import run_vectors_stage
     from ingest.pipeline import Ingestor
-    from medsearch.progress import NullProgress
 
     with Ingestor(paths, jobs=0) as ing:
         if inputs:
             assert ing.run(inputs).ok
-        _, encoded = run_vectors_stage(
-            paths,
-            ing.store,
-            profile=profile,
-            device="cpu",
-            index_factory=None,
-            embeddings=None,
-            encode=True,
-            progress=NullProgress(),
-        )
-    return encoded
+        return vectors_stage(paths, ing.store, profile=profile)[1]

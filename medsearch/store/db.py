@@ -433,31 +433,27 @@ class Store:
 
     def get_many(self, pmids: Sequence[int]) -> dict[int, Article]:
         """Records for the PMIDs that exist (missing ones are simply absent)."""
-        out: dict[int, Article] = {}
+        return {pmid: unpack(blob) for pmid, blob in self._blobs(pmids)}
+
+    def _blobs(self, pmids: Sequence[int]) -> Iterator[tuple[int, bytes]]:
         for i in range(0, len(pmids), SQL_CHUNK):
             chunk = tuple(pmids[i : i + SQL_CHUNK])
             marks = ",".join("?" * len(chunk))
-            for pmid, blob in self.conn.execute(
+            yield from self.conn.execute(
                 f"SELECT pmid, data FROM records WHERE pmid IN ({marks})", chunk
-            ):
-                out[pmid] = unpack(blob)
-        return out
+            )
 
     def abstracts_many(self, pmids: Sequence[int]) -> dict[int, Article]:
         """As :meth:`get_many`, but each article holds only its PMID and abstract: what
         splitting into sentences needs. Sentence search splits the articles of hundreds
         of candidate sentences a query, and building whole records was most of reading
         them (~52 of ~77 us an article, profiled)."""
-        out: dict[int, Article] = {}
-        for i in range(0, len(pmids), SQL_CHUNK):
-            chunk = tuple(pmids[i : i + SQL_CHUNK])
-            marks = ",".join("?" * len(chunk))
-            for pmid, blob in self.conn.execute(
-                f"SELECT pmid, data FROM records WHERE pmid IN ({marks})", chunk
-            ):
-                data = codec.decode(blob)
-                out[pmid] = Article.from_dict({"pmid": pmid, "abstract": data.get("abstract", ())})
-        return out
+        return {
+            pmid: Article.from_dict(
+                {"pmid": pmid, "abstract": codec.decode(blob).get("abstract", ())}
+            )
+            for pmid, blob in self._blobs(pmids)
+        }
 
     def existing(self, pmids: Sequence[int]) -> set[int]:
         return self._existing(pmids)
