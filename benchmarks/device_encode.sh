@@ -9,7 +9,8 @@
 # ../shared for the call and deleted after it). Results land in $OUT:
 #   encode.txt / encode.json  benchmarks/gpu_encode.py at ARTICLES (default 60,000): the
 #                             stage eager and compiled, the bare forward eager and compiled,
-#                             the token-budget sweep, the rerank head
+#                             the token-budget sweep, the rerank head, and (g) sentence
+#                             search re-scoring 100 / 400 / 1,600 candidates on the GPU
 #   tests.txt                 the `gpu`-marked tests
 #   oom.txt                   a small stage under a memory cap: the back-off at work
 set -uo pipefail

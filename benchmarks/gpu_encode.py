@@ -19,6 +19,10 @@ into a temporary home, then reports, in one run:
     when installed;
 (d) the rerank head: N (query, article) pairs at up to 512 tokens, the old way
     (score_pairs per chunk of 8) and in one call with cancellation between batches;
+(g) sentence search over the sentences (a) wrote, re-scoring 100 / 400 / 1,600 PQ
+    candidates: a whole query (PQ search, reading and splitting the candidates'
+    abstracts, re-encoding them) and the re-encoding alone (issue 10 asks for the
+    re-scoring cost on a CPU and a GPU);
 
 plus GPU utilisation sampled with nvidia-smi during (a) and peak GPU memory. Ratios are
 against (b) and (c) from the same run. Writes the numbers as JSON to $OUT/gpu_encode.json
@@ -37,6 +41,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -400,6 +405,43 @@ def rerank_head(
     }
 
 
+def sentence_search(
+    home: Path, device: str, texts: list[tuple[str, str]], candidates: tuple[int, ...]
+) -> dict[str, Any]:
+    """(g): sentence search at each candidate count, p50 of 10 queries, and the
+    re-encoding of that many sentences alone (best of 5)."""
+    import numpy as np
+
+    from medsearch.paths import Paths
+    from medsearch.retrieval.searcher import open_searcher
+    from medsearch.sentences import split_sentences
+
+    pool = [s for _, abstract in texts[:400] for s in split_sentences(abstract)]
+    searcher = open_searcher(Paths(home), device=device, load=True)
+    try:
+        dense = searcher.dense
+        assert dense is not None and dense.sentences is not None
+        fits = [
+            q for q in pool[::37] if dense.encoder.query_tokens(q) <= dense.encoder.query_max_length
+        ]
+        queries = fits[:10]
+        out: dict[str, Any] = {"sentences": len(dense.sentences), "exact": dense.sentences.exact}
+        for c in candidates:
+            dense.sentence_candidates = c
+            searcher.sentences(queries[0], k=10)  # warm: lists, records, kernels
+            whole = [timed(device, partial(searcher.sentences, q, k=10)) for q in queries]
+            batch = [pool[i % len(pool)] for i in range(c)]
+            reencode = partial(dense.encoder.encode_sentences, batch)
+            encode = min(timed(device, reencode) for _ in range(5))
+            out[str(c)] = {
+                "query_p50_ms": 1e3 * float(np.median(whole)),
+                "reencode_ms": 1e3 * encode,
+            }
+        return out
+    finally:
+        searcher.close()
+
+
 def host_costs(home: Path, profile: ModelProfile, device: str) -> dict[str, float]:
     """(e): the stage's host-side work, each part alone in one thread, in seconds.
 
@@ -610,6 +652,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--host-costs", action="store_true", help="also (e): host-side parts")
     parser.add_argument("--skip-rerank", action="store_true", help="skip (d)")
+    parser.add_argument("--skip-sentence-search", action="store_true", help="skip (g)")
     parser.add_argument("--placement", action="store_true", help="also (f): IVF placement")
     parser.add_argument(
         "--tokenizer",
@@ -701,6 +744,13 @@ def main() -> None:
         stage = stage_end_to_end(home, args.device)
         report["stage"] = with_rates(stage, stage_tokens, args.articles)
         print_stage("(a) vector stage, end to end", report["stage"])
+        if not args.skip_sentence_search:
+            report["sentence_search"] = sentence_search(
+                home, first_device, source, (100, 400, 1600) if gpu else (100, 400)
+            )
+            print(
+                "(g) sentence search, re-scored candidates:", json.dumps(report["sentence_search"])
+            )
         if args.compile_stage:
             # Before the compiled bare forward, so this stage pays its own compilation.
             from medsearch.models.backbone import COMPILE_ENV
