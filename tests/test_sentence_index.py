@@ -245,16 +245,37 @@ def test_stale_lists_past_the_cpu_limit_wait_for_a_gpu(
 
 def test_probes_follow_the_lists_up_to_a_cap() -> None:
     """The probes a query needs stopped growing with the lists (benchmarks/sentence_scale.py):
-    PubMed's 16,384 lists are scanned 256 at a time, not 1/32 of them."""
+    PubMed's 16,384 lists are scanned 256 at a time, not 1/32 of them; small collections
+    128 at a time."""
     from medsearch.index.sentence_faiss import sentence_nprobe
 
     assert [sentence_nprobe(n) for n in (256, 4_096, 8_192, 16_384, 65_536)] == [
-        64,
+        128,
         128,
         256,
         256,
         256,
     ]
+
+
+def test_a_collection_trained_under_an_older_probe_rule_searches_by_the_current_one(
+    tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from medsearch.index import sentence_faiss
+
+    x, ids = uneven_topics(6_000), sids(6_000)
+    path = tmp_path / "s"
+    with monkeypatch.context() as m:  # a rule of one probe when it was trained
+        m.setattr(sentence_faiss, "sentence_nprobe", lambda nlist: 1)
+        with SentenceCollection.open(path, dim=DIM, profile="t", create=True) as col:
+            col.add(ids, x)
+            col.commit()
+            assert col.manifest.nprobe == 1
+    with SentenceCollection.open(path, readonly=True) as reader:
+        now = sentence_faiss.sentence_nprobe(int(reader.manifest.factory.split(",")[0][3:]))
+        queries = x[::500]
+        assert reader.search(queries, 30) == reader.search(queries, 30, nprobe=now)
+        assert reader.search(queries, 30) != reader.search(queries, 30, nprobe=1)
 
 
 def test_sample_replacements_held_back_and_sorted_leave_the_same_sample(

@@ -19,6 +19,7 @@ from medsearch.index import coarse as cq
 from medsearch.index.ivf_parts import ivfpq_with
 
 FLAT = "IDMap,SQfp16"
+SENTENCE_PROBES_MIN = 128
 SENTENCE_PROBES_MAX = 256
 ADD_BATCH = 65_536
 _faiss: Any = faiss
@@ -41,6 +42,10 @@ def factory_of(index: Any) -> str:
         return FLAT
     ivf = _ivf(index)
     return f"IVF{ivf.nlist},PQ{ivf.pq.M}"
+
+
+def nlist_of(index: Any) -> int:
+    return int(_ivf(index).nlist)
 
 
 def nprobe_of(index: Any) -> int | None:
@@ -81,20 +86,24 @@ def _trained(dim: int, factory: str, sample: np.ndarray, coarse: cq.Coarse) -> A
 
 
 def sentence_nprobe(nlist: int) -> int:
-    """Lists visited per query: 1/32 of them, at least 64 and at most 256.
+    """Lists visited per query: 1/32 of them, at least 128 and at most 256.
 
-    Sentence embeddings are not clustered enough for the articles' 1/256:
-    benchmarks/sentence_index.py gave recall@10 (after exact re-scoring of 400
-    candidates) 0.915 -> 0.986 on real minilm sentences (256 lists) going from 16 to 64
-    probes, and 0.86 -> 0.956 on 1M synthetic 768-d vectors (4,096 lists) from 16 to 128.
+    Sentence embeddings are not clustered enough for the articles' 1/256: the probes
+    that find 0.97 of each query's true top 10 stayed at 64-128 from 256 to 4,096 lists
+    and from 250K to 2M synthetic 768-d sentences, fewer (not more) as a collection
+    grows at a fixed number of lists (``benchmarks/sentence_scale.py``). Hence a floor
+    and a cap rather than a fraction:
 
-    The cap: the probes that reach 0.97 of each query's true top 10 stayed at 64-128
-    from 256 to 4,096 lists and from 250K to 2M synthetic sentences (fewer, not more,
-    as a collection grows at a fixed number of lists), and 256 probes reached >= 0.99 at
-    4,096 lists and 1-2M sentences (``benchmarks/sentence_scale.py``). Without the cap
-    16,384 lists at PubMed's ~350M sentences would scan 11M codes a query; with it 5.5M.
+    * the floor: a collection grown as ingest grows it (trained at ~200K sentences with
+      2,048 lists, not retrained before 1.57M) recalled 0.935 of the top 10 at 1.5M
+      synthetic sentences with 64 probes and 0.9545 with 128 (400 candidates re-scored;
+      PQ search p50 16.6 vs 25.0 ms on 2 cores); all 51,680 real minilm sentences at
+      1,024 lists, 0.950 vs 0.974;
+    * the cap: 256 probes reached >= 0.99 of the true top 10's lists at 4,096 lists and
+      1-2M sentences. Without it PubMed's ~350M sentences in 16,384 lists would scan
+      11M codes a query; with it 5.5M.
     """
-    return min(SENTENCE_PROBES_MAX, max(64, nlist // 32))
+    return min(SENTENCE_PROBES_MAX, max(SENTENCE_PROBES_MIN, nlist // 32))
 
 
 def spherical_lists(index: Any) -> bool:

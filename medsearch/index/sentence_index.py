@@ -275,9 +275,12 @@ class SentenceCollection(SlotStore):
         if self._flat is not None:
             scores, slots = vf.search_index(self._flat, q, k, selector, None)
         else:
-            probe = nprobe or self.manifest.nprobe or 1
             assert self._ivf is not None
-            scores, slots = search_parts(self._ivf.indexes(), q, k, selector.sel, probe)
+            indexes = self._ivf.indexes()
+            # The rule of this version, not the manifest's: a collection trained under an
+            # older rule searches as a new one would, with no retrain.
+            probe = nprobe or sf.sentence_nprobe(sf.nlist_of(indexes[0]))
+            scores, slots = search_parts(indexes, q, k, selector.sel, probe)
         out: Results = []
         for row_s, row_c in zip(scores, slots, strict=True):
             keep = row_c >= 0
