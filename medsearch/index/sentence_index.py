@@ -398,8 +398,9 @@ class SentenceCollection(SlotStore):
 
     def _commit(self, *, force_rebuild: bool) -> None:
         self.check_writable()
-        stale = self.retrains_stale_lists()
-        if not (force_rebuild or self._pending or self._dead or self._dirty or stale):
+        # Stale lists are retrained as a rebuild retrains them, whatever else changed.
+        force_rebuild = force_rebuild or self.retrains_stale_lists()
+        if not (force_rebuild or self._pending or self._dead or self._dirty):
             return
         self._write_replacements()
         for fh in self._fh.values():
@@ -465,11 +466,7 @@ class SentenceCollection(SlotStore):
         factory = ivfpq_factory(live, self.dim, self._sample_rows)
         grown = live > RETRAIN_GROWTH * max(trained_on, 1)
         retrain = None
-        if (
-            force_rebuild
-            or self.retrains_stale_lists()
-            or (grown and factory != sf.factory_of(parts.index(parts.parts[0])))
-        ):
+        if force_rebuild or (grown and factory != sf.factory_of(parts.index(parts.parts[0]))):
             retrain, trained_on = self._retrainer(factory), live
         fields = parts.commit(gen, self.manifest.count, self._rows, self._dead_slots(), retrain)
         first = parts.index(Part(*fields["segments"][0]))
