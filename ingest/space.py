@@ -5,8 +5,9 @@ and vectors; finding out that the disk is too small ten hours in helps nobody. S
 ``ingest --download`` plans first: the listing gives each file's size, a file's size
 gives its number of citations (~1,270 gzipped bytes each), and bytes per citation for
 the store, the lexical index and the vectors come from the corpus already in the data
-home when it has enough articles to say, else from :data:`MEASURED` (real PubMed text,
-``benchmarks/footprint.py``). Files already downloaded or already ingested cost nothing.
+home (the store and index once it has enough articles to say), else from :data:`MEASURED`
+(real PubMed text, ``benchmarks/footprint.py``). Files already downloaded or already
+ingested cost nothing.
 
 The estimate gets :data:`HEADROOM` on top (tantivy merges write a segment before they
 delete the old ones; SQLite's WAL grows by a file's worth before a checkpoint), and the
@@ -22,13 +23,14 @@ from pathlib import Path
 
 from ingest.download import RemoteFile
 from medsearch.errors import DiskSpaceError
-from medsearch.footprint import GZ_BYTES_PER_CITATION, PUBMED, human
+from medsearch.footprint import GZ_BYTES_PER_CITATION, PUBMED, REPRESENTATIVE_CITATIONS, human
 
 HEADROOM = 0.10
 """Extra share of the estimate: merges and the WAL need room while they work."""
 
-MIN_CORPUS = 1_000
-"""Articles a data home needs before its own bytes per citation replace :data:`MEASURED`."""
+MIN_CORPUS = REPRESENTATIVE_CITATIONS
+"""Articles a data home needs before its own store and lexical bytes per citation replace
+:data:`MEASURED` (below, a small store overstates PubMed's by up to ~50%: no dictionary yet)."""
 
 UNLISTED_FILE_BYTES = 40_000_000
 """A baseline file's size when the listing gives none (the 2026 mean is ~38.8 MB)."""
@@ -111,11 +113,11 @@ def estimate(
 
 
 def per_citation(footprint: dict[str, object], articles: int) -> PerCitation:
-    """The data home's own bytes per citation (from ``stats``' footprint) once it holds
-    :data:`MIN_CORPUS` articles; each part it has none of yet falls back to
-    :data:`MEASURED` (a lexical-only corpus about to be encoded, say)."""
-    if articles < MIN_CORPUS:
-        return MEASURED
+    """The data home's own bytes per citation (from ``stats``' footprint): the vectors' at
+    any size (projected in their PubMed-scale layout, so the home's own dimension counts),
+    the store's and lexical index's once it holds :data:`MIN_CORPUS` articles. Each part
+    it has none of yet falls back to :data:`MEASURED` (a lexical-only corpus about to be
+    encoded, say)."""
     parts = footprint.get("parts")
     own: dict[str, float] = {}
     if isinstance(parts, list):
@@ -130,6 +132,9 @@ def per_citation(footprint: dict[str, object], articles: int) -> PerCitation:
                 value = projected / PUBMED.citations
             if isinstance(value, int | float) and value > 0:
                 own[str(part["part"])] = float(value)
+    if articles < MIN_CORPUS:
+        own.pop("store", None)
+        own.pop("lexical index", None)
     return PerCitation(
         store=own.get("store", MEASURED.store),
         lexical=own.get("lexical index", MEASURED.lexical),

@@ -43,6 +43,15 @@ gives ~250M; the larger number keeps the estimate on the safe side)."""
 PUBMED_BASELINE_GZ_BYTES = 51_800_000_000
 """The 2026 baseline as downloaded: 1,334 gzipped files."""
 
+REPRESENTATIVE_CITATIONS = 10_000
+"""Citations a data home needs before its store and lexical index weigh per citation what
+they will at PubMed's size. Below it the store has no compression dictionary yet (it trains
+one at 5,000 records) or still holds the pages its first records were rewritten from, and
+fixed overheads weigh: SciFact text cycled to N articles, lexical only, projects the store
+at 55.9 / 53.4 / 40.5 / 33.3 GB and the lexical index at 23.1 / 19.2 / 17.7 / 16.0 GB for
+1K / 4.9K / 10K / 40K articles (936 real citations: store 2.6 KB each, ~0.9 KB at scale).
+Vector parts are projected in their PubMed-scale layout and hold at any size."""
+
 GZ_BYTES_PER_CITATION = PUBMED_BASELINE_GZ_BYTES / PUBMED.citations
 """~1,270 bytes of gzipped XML per citation: how ``ingest --download`` turns a listing's
 file sizes into a number of articles before it has parsed any."""

@@ -6,7 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from medsearch.footprint import PUBMED, Part, Scale, Unit, human, project, total
+from medsearch.footprint import (
+    PUBMED,
+    REPRESENTATIVE_CITATIONS,
+    Part,
+    Scale,
+    Unit,
+    human,
+    project,
+    total,
+)
 from medsearch.index.vector_layout import SAMPLE_MAX, bytes_at_scale
 from medsearch.paths import Paths
 
@@ -165,4 +174,6 @@ def footprint(paths: Paths, info: dict[str, Any], share: float, ratio: float) ->
         },
         "projected_total_bytes": later,
         "projected_total": human(later),
+        # whether the store's and lexical index's bytes per article say what PubMed's will
+        "representative": articles >= REPRESENTATIVE_CITATIONS,
     }

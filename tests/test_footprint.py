@@ -106,9 +106,12 @@ def test_stats_shows_each_part_and_the_pubmed_projection(tmp_path: Path) -> None
     assert parts["sentence vectors"]["projected_bytes"] == 0  # none built: none projected
     assert footprint["projected_total_bytes"] == sum(p["projected_bytes"] for p in parts.values())
 
+    # 59 articles: the store has no compression dictionary yet, and stats says so
+    assert footprint["representative"] is False
     result = runner.invoke(main, ["--home", str(home), "stats"])
     assert result.exit_code == 0, result.output
     assert "all of PubMed" in result.stdout and "lexical index" in result.stdout
+    assert "projection is high" in " ".join(result.stdout.split())
 
 
 def test_stats_on_an_empty_home_says_what_it_can() -> None:

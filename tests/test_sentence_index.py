@@ -712,7 +712,7 @@ def test_stats_counts_the_parts_and_projects_pubmed_in_its_compressed_layout(
     assert info["articles_vectors"]["kind"] == "flat"  # 120 articles: exact for now
     assert articles["projected_bytes"] == round(bytes_at_scale("articles", dim) * PUBMED.citations)
     # ... and a download's disk check plans with the same PubMed-scale figures.
-    per = per_citation(info["footprint"], 1_000)
+    per = per_citation(info["footprint"], searcher.store.count())
     assert per.sentence_vectors == pytest.approx(want / PUBMED.citations)
     assert per.article_vectors == pytest.approx(bytes_at_scale("articles", dim))
 

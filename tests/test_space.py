@@ -26,7 +26,7 @@ from ingest.space import (
 )
 from medsearch.cli import main
 from medsearch.errors import DiskSpaceError
-from medsearch.footprint import GZ_BYTES_PER_CITATION
+from medsearch.footprint import GZ_BYTES_PER_CITATION, PUBMED
 
 PER = PerCitation(store=1000, lexical=500, article_vectors=2000, sentence_vectors=3000)
 
@@ -105,6 +105,26 @@ def test_a_small_corpus_uses_the_measured_figures_a_larger_one_its_own() -> None
     # a lexical-only corpus about to be encoded: vectors fall back to the measured figures
     assert own.article_vectors == MEASURED.article_vectors
     assert own.sentence_vectors == MEASURED.sentence_vectors
+
+
+def test_a_small_corpus_plans_its_vectors_in_its_own_layout_and_dimension() -> None:
+    """Vector parts are projected in their PubMed-scale layout, which holds at any size
+    (a 384-d home needs half a 768-d one's vector bytes); a small store and index do not."""
+    footprint = {
+        "parts": [
+            {"part": "store", "bytes_per_article": 2_600.0, "projected_bytes": 101 * 10**9},
+            {"part": "lexical index", "bytes_per_article": 974.0},
+            {"part": "article vectors", "projected_bytes": 36 * 10**9},
+            {"part": "sentence vectors", "projected_bytes": 28 * 10**9},
+        ]
+    }
+    small = per_citation(footprint, MIN_CORPUS - 1)
+    assert (small.store, small.lexical) == (MEASURED.store, MEASURED.lexical)
+    assert small.article_vectors == pytest.approx(36e9 / PUBMED.citations)
+    assert small.sentence_vectors == pytest.approx(28e9 / PUBMED.citations)
+    large = per_citation(footprint, MIN_CORPUS)
+    assert large.store == pytest.approx(101e9 / PUBMED.citations)
+    assert large.lexical == 974.0
 
 
 # -- the check ----------------------------------------------------------------------------

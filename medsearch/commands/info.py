@@ -68,7 +68,7 @@ def footprint_table(footprint: dict[str, Any]) -> Table:
     """Parts by size, per article, and extrapolated to PubMed's 40.9M citations."""
     from rich.table import Table
 
-    from medsearch.footprint import human
+    from medsearch.footprint import REPRESENTATIVE_CITATIONS, human
 
     target = footprint["target"]
     table = Table(
@@ -102,5 +102,11 @@ def footprint_table(footprint: dict[str, Any]) -> Table:
         f" one without is ~{footprint['without_abstract_size_ratio']:.0%} the size"
         " (store, lexical index)"
     )
+    if footprint.get("representative") is False:
+        table.caption += (
+            f"; under {REPRESENTATIVE_CITATIONS:,} articles the store and lexical index weigh"
+            " more per article than at PubMed's size (the store trains its compression"
+            " dictionary at 5,000), so their projection is high"
+        )
     table.caption_justify = "left"
     return table
