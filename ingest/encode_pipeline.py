@@ -234,6 +234,8 @@ class Rate:
     started: float
     articles: int = 0
     tokens: int = 0
+    vectors: int = 0
+    """Vectors written: one per article, or each abstract sentence."""
     ended: float | None = None
     busy: dict[str, float] = field(default_factory=dict)
     """Working seconds per part of the pipeline (see :func:`run_pipeline`), plus ``commit``."""
@@ -244,9 +246,10 @@ class Rate:
     def start(cls) -> Rate:
         return cls(time.monotonic())
 
-    def add(self, articles: int, tokens: int) -> None:
+    def add(self, articles: int, tokens: int, vectors: int = 0) -> None:
         self.articles += articles
         self.tokens += tokens
+        self.vectors += vectors
 
     def stop(self) -> None:
         """Freeze the clock: the summary reports this kind's own time, not the stage's."""

@@ -262,7 +262,7 @@ def _encode_stale(
         if len(rows.ids):
             collection.add(rows.ids, done.vectors)
         pending.extend(rows.rows)
-        rate.add(len(rows.rows), done.chunk.prepared.tokens)
+        rate.add(len(rows.rows), done.chunk.prepared.tokens, len(rows.ids))
         progress.advance(task, len(rows.rows))
         now = time.monotonic()
         if now - last_shown >= 1.0:
@@ -507,7 +507,7 @@ def run_vectors_stage(
             rates.append(("articles", rate))
             if sentences:
                 rate = encode_sentences(store, encoders, sentence_vectors, progress=progress)
-                rates.append(("sentences of articles", rate))
+                rates.append(("sentences", rate))
             for c in collections.values():
                 c.commit()
         finally:
@@ -584,8 +584,11 @@ def rate_notes(rates: Sequence[tuple[str, Rate]], seconds: float, devices: list[
     for what, rate in rates:
         if rate.articles:
             startup = rate.startup() if gpu else ""
+            done = f"{rate.articles:,} {what}"
+            if what == SENTENCES:
+                done = f"{rate.vectors:,} abstract sentences of {rate.articles:,} articles"
             notes.append(
-                f"encoded {rate.articles:,} {what} in {rate.seconds:,.1f} s:"
+                f"encoded {done} in {rate.seconds:,.1f} s:"
                 f" {rate.describe()} ({human_rate(rate.tokens)} tokens);"
                 f" busy: {rate.bottleneck()}" + (f"; {startup}" if startup else "")
             )

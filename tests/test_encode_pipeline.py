@@ -329,6 +329,10 @@ def test_rates_read_at_a_glance() -> None:
     assert gpus.endswith("; first chunk read after 0.4 s, encoded after 1.5 s, written after 1.6 s")
     rate.firsts = {"read": 0.4, "cpu": 1.5, "write": 1.6}
     assert "first chunk" not in stage.rate_notes([("articles", rate)], 12.0, ["cpu"])[1]
+    # sentences are counted as what they are, with the articles they came from
+    sentences = Rate(started=0.0, articles=100, tokens=30_000, vectors=862)
+    note = stage.rate_notes([("sentences", sentences)], 12.0, ["cpu"])[1]
+    assert note.startswith("encoded 862 abstract sentences of 100 articles in ")
 
 
 def test_progress_names_the_devices_and_the_token_rate(tmp_path: Path, tiny: TinyModels) -> None:
