@@ -13,6 +13,7 @@
 #                             search re-scoring 100 / 400 / 1,600 candidates on the GPU
 #   tests.txt                 the `gpu`-marked tests
 #   oom.txt                   a small stage under a memory cap: the back-off at work
+#   writer.txt                benchmarks/sentence_writer.py: the sentence writer's host work
 set -uo pipefail
 PY=${PY:-python3}
 OUT=${OUT:-/tmp/out}
@@ -27,6 +28,11 @@ fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/machine.txt"
 echo "cores: $(nproc)" | tee -a "$OUT/machine.txt"
 DATA=(--tokenizer .gpu/vocab --corpus .gpu/scifact.jsonl)
+# The sentence writer's own host work, young vs PubMed-sized, on this machine's cores and
+# disk (~1 minute; SKIP_WRITER=1 leaves it out): BENCHMARKS.md measured it on 2 cores.
+if [ "${SKIP_WRITER:-0}" != 1 ]; then
+  timeout 150 "$PY" -m benchmarks.sentence_writer 2>&1 | tee "$OUT/writer.txt"
+fi
 # EXTRA replaces the sweep, e.g. EXTRA="--bare-articles 30000 --skip-rerank" for a larger
 # ARTICLES whose steady rates are the point; ONLY_ENCODE=1 skips the tests and the OOM run;
 # STAGE="" runs the stage once (as the environment says). Session 20's runs (~5 min each):
