@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import os
+import resource
 import shutil
 import tempfile
 import time
@@ -84,6 +86,28 @@ def parse_only(path: Path) -> int:
 
 
 WRITER_CPU: list[float] = []  # the writer thread's CPU seconds per run (see main)
+PROCESS_CPU: list[float] = []  # the writer process's, all threads (tantivy's indexing too)
+PARSER_CPU: list[float | None] = []  # the parser processes', where it can be read
+
+
+def parsers_cpu() -> float | None:
+    """CPU seconds of the parser processes that have ended: children of multiprocessing's
+    forkserver, which reaps them, so their time is its children's time in /proc (Linux);
+    None where that cannot be read."""
+    from multiprocessing import forkserver
+
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")  # cutime, cstime
+
+
+def process_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_ingest(
@@ -102,9 +126,12 @@ def run_ingest(
         if warm is not None:
             ing.run([warm])
         t0 = time.perf_counter()
-        cpu = time.thread_time()
+        cpu, whole, parsers = time.thread_time(), process_cpu(), parsers_cpu()
         summary = ing.run(paths)
         WRITER_CPU.append(time.thread_time() - cpu)
+        PROCESS_CPU.append(process_cpu() - whole)
+        after = parsers_cpu()
+        PARSER_CPU.append(None if after is None or parsers is None else after - parsers)
         return summary.articles, time.perf_counter() - t0
 
 
@@ -177,6 +204,19 @@ def main() -> None:
             f" documents; parsing is in --jobs processes, indexing in tantivy's threads):"
             f" one writer caps ingest near {1e6 / writer_us:,.0f} articles/s on any core count"
         )
+        best = ingest_times.index(full)
+        other_us = 1e6 * PROCESS_CPU[best] / args.articles - 1e6 * WRITER_CPU[best] / args.articles
+        parsers = PARSER_CPU[best]
+        if parsers is not None:
+            parser_us = 1e6 * parsers / args.articles
+            total_us = parser_us + 1e6 * PROCESS_CPU[best] / args.articles
+            print(
+                f"CPU per article (fastest run): parsers {parser_us:.0f} us, writer thread"
+                f" {1e6 * WRITER_CPU[best] / args.articles:.0f} us, tantivy's and other"
+                f" threads {other_us:.0f} us; {total_us:.0f} us in all, i.e."
+                f" {total_us * args.articles / 1e6 / full:.1f} cores busy on average"
+                f" of {os.cpu_count()}"
+            )
         rate = args.articles / full
         print(
             f"extrapolated 2026 baseline (40.9M citations): {40.9e6 / rate / 3600:.1f} h "
