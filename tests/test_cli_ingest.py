@@ -175,6 +175,7 @@ def test_quickstart_offline_ingests_the_demo_and_runs_a_search(tmp_path: Path) -
     code, out, err = cli(home, "quickstart", "--offline", "--no-app")
     assert code == 0, err
     assert "demo corpus" in out and "Example search" in out
+    assert "ignored" not in out + err  # a first run lists nothing it set aside
     with Store(Paths(home).store) as store:
         assert store.count() == 60  # 61 demo records, one deleted by the update file
 

@@ -52,7 +52,8 @@ def quickstart(ctx: click.Context, offline: bool, mirror: str | None, no_app: bo
             "NCBI is not reachable: ingesting the bundled demo corpus (invented records)"
             " with the offline model profile"
         )
-        args = ["ingest", str(demo_corpus())]
+        # the XML files, not the folder: its README would be listed as an ignored input
+        args = ["ingest", *sorted(str(p) for p in demo_corpus().glob("*.xml"))]
     root = ctx.find_root().command
     assert isinstance(root, click.Group)
     code = _invoke(root, ["--home", str(paths.home), *args])
