@@ -98,6 +98,14 @@ def cached_real(limit: int | None, profile: str = "minilm") -> tuple[np.ndarray,
     return vectors, texts
 
 
+def cached_shuffled(profile: str = "minilm", seed: int = 1) -> np.ndarray:
+    """The largest cached set of real sentence vectors (``python -m
+    benchmarks.sentence_data`` makes it), rows shuffled: held-out queries are its tail."""
+    every = np.load(max(CACHE.glob(f"{profile}-*.npy"), key=lambda p: p.stat().st_size))
+    out: np.ndarray = every[np.random.default_rng(seed).permutation(len(every))]
+    return out
+
+
 def synthetic(n: int, dim: int, *, seed: int = 0, topics: int = 4096) -> np.ndarray:
     """Unit vectors ``normalise(topic + spread * noise)`` with a power-law topic size.
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.sentence_data import CACHE, synthetic
+from benchmarks.sentence_data import cached_shuffled, synthetic
 from benchmarks.sentence_index import exact_top
-from benchmarks.sentence_scale import build
+from benchmarks.sentence_scale import build, exact_scores, rescored_recall
 from medsearch.index import sentence_faiss as sf
 
 FIXED = (100, 200, 400, 800, 1600)
@@ -73,11 +73,7 @@ def evaluate(
     out: dict[str, tuple[float, float]] = {}
 
     def recall_at(depths: list[int]) -> float:
-        hits = []
-        for qi, depth in enumerate(depths):
-            top = found[qi, :depth][np.argsort(-exact[qi, :depth], kind="stable")[:k]]
-            hits.append(len(set(top.tolist()) & set(truth[qi, :k].tolist())) / k)
-        return round(float(np.mean(hits)), 4)
+        return rescored_recall(found, exact, truth, depths, k)
 
     for c in FIXED:
         out[f"fixed {c}"] = (recall_at([c] * len(pq)), float(c))
@@ -97,9 +93,8 @@ def run(x: np.ndarray, q: np.ndarray, nlist: int, k: int) -> dict[str, tuple[flo
     index, _, seconds = build(x, nlist)
     index.nprobe = sf.sentence_nprobe(nlist)
     pq, found = index.search(q, max(FIXED))
-    valid = found >= 0
-    exact = np.where(valid, np.einsum("qcd,qd->qc", x[np.where(valid, found, 0)], q), -np.inf)
-    pq = np.where(valid, pq, -np.inf)
+    exact = exact_scores(x, q, found)
+    pq = np.where(found >= 0, pq, -np.inf)
     print(f"  built IVF{nlist},PQ{x.shape[1] // 8} in {seconds:.0f} s, nprobe {index.nprobe}")
     return evaluate(pq, exact, found, truth, k)
 
@@ -115,8 +110,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     t0 = time.perf_counter()
     if args.real:  # python -m benchmarks.sentence_data caches them
-        every = np.load(max(CACHE.glob("minilm-*.npy"), key=lambda p: p.stat().st_size))
-        every = every[np.random.default_rng(1).permutation(len(every))]
+        every = cached_shuffled()
         sizes = [len(every) - args.queries]
         nlists = [min(args.nlist, 1024)]
     else:
