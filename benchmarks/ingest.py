@@ -205,15 +205,16 @@ def main() -> None:
             f" one writer caps ingest near {1e6 / writer_us:,.0f} articles/s on any core count"
         )
         best = ingest_times.index(full)
-        other_us = 1e6 * PROCESS_CPU[best] / args.articles - 1e6 * WRITER_CPU[best] / args.articles
         parsers = PARSER_CPU[best]
         if parsers is not None:
             parser_us = 1e6 * parsers / args.articles
-            total_us = parser_us + 1e6 * PROCESS_CPU[best] / args.articles
+            thread_us = 1e6 * WRITER_CPU[best] / args.articles
+            process_us = 1e6 * PROCESS_CPU[best] / args.articles
+            total_us = parser_us + process_us
             print(
                 f"CPU per article (fastest run): parsers {parser_us:.0f} us, writer thread"
-                f" {1e6 * WRITER_CPU[best] / args.articles:.0f} us, tantivy's and other"
-                f" threads {other_us:.0f} us; {total_us:.0f} us in all, i.e."
+                f" {thread_us:.0f} us, tantivy's and other threads {process_us - thread_us:.0f}"
+                f" us; {total_us:.0f} us in all, i.e."
                 f" {total_us * args.articles / 1e6 / full:.1f} cores busy on average"
                 f" of {os.cpu_count()}"
             )
