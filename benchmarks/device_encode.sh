@@ -40,9 +40,13 @@ fi
 # and one compiled stage long enough to amortise compiling (~5 min, not yet run):
 #   ARTICLES=400000 STAGE="" EXTRA="--bare-articles 20000 --skip-rerank" ONLY_ENCODE=1 \
 #     MEDSEARCH_TORCH_COMPILE=1 ENCODE_TIMEOUT=420
+# Session 23's A/B of the placement stream (the stage with list placement on its own CUDA
+# stream, then on the encoders' stream as before; no compiling, ~3 minutes):
+#   ARTICLES=120000 STAGE="" COMPILE="" SKIP_WRITER=1 ONLY_ENCODE=1 \
+#     EXTRA="--bare-articles 30000 --skip-rerank --shared-stream-stage"
 # shellcheck disable=SC2086
 timeout "${ENCODE_TIMEOUT:-380}" "$PY" benchmarks/gpu_encode.py --articles "$ARTICLES" --skip-st \
-  --compile ${STAGE---compile-stage} ${EXTRA:---budget-sweep} "${DATA[@]}" \
+  ${COMPILE---compile} ${STAGE---compile-stage} ${EXTRA:---budget-sweep} "${DATA[@]}" \
   --json "$OUT/encode.json" 2>&1 \
   | grep -v "^W[0-9]\|Writing model" | tee "$OUT/encode.txt"
 [ "${ONLY_ENCODE:-0}" = 1 ] && exit 0

@@ -273,6 +273,20 @@ def stage_end_to_end(home: Path, device: str) -> dict[str, Any]:
     }
 
 
+def shared_stream_stage(home: Path, device: str) -> dict[str, Any]:
+    """(a'') the stage as it ran before placement got a CUDA stream of its own: the
+    writer's lists and codes queued behind the encoder's forward passes."""
+    from ingest import encode_stage
+    from medsearch.index.coarse import TorchCoarse
+
+    own_stream = encode_stage.coarse_for
+    encode_stage.coarse_for = partial(TorchCoarse, side_stream=False)
+    try:
+        return stage_end_to_end(home, device)
+    finally:
+        encode_stage.coarse_for = own_stream
+
+
 def corpus_tokens(profile: ModelProfile, source: list[tuple[str, str]], n: int) -> int:
     """Tokens the stage encodes for ``n`` articles cycling through ``source`` (articles at
     <= 512, their sentences at <= 64): one pass of the tokenizer over ``source``."""
@@ -640,6 +654,11 @@ def main() -> None:
         action="store_true",
         help="also (a) again with MEDSEARCH_TORCH_COMPILE=1, compilation included",
     )
+    parser.add_argument(
+        "--shared-stream-stage",
+        action="store_true",
+        help="also (a) again with list placement on the encoders' CUDA stream (the old way)",
+    )
     parser.add_argument("--rerank-pairs", type=int, default=None, help="default 100 GPU, 8 CPU")
     parser.add_argument("--skip-st", action="store_true", help="skip sentence-transformers")
     parser.add_argument(
@@ -741,9 +760,16 @@ def main() -> None:
             print("(e) host-side parts, one thread each (s):", json.dumps(report["host"]))
         if args.compile_stage:  # the same stored articles, for a second, compiled stage
             shutil.copytree(home, root / "home-compiled")
+        if args.shared_stream_stage:
+            shutil.copytree(home, root / "home-shared")
         stage = stage_end_to_end(home, args.device)
         report["stage"] = with_rates(stage, stage_tokens, args.articles)
         print_stage("(a) vector stage, end to end", report["stage"])
+        if args.shared_stream_stage and gpu:
+            shared = shared_stream_stage(root / "home-shared", args.device)
+            report["stage_shared_stream"] = with_rates(shared, stage_tokens, args.articles)
+            label = "(a'') the same stage, list placement on the encoders' stream (before)"
+            print_stage(label, report["stage_shared_stream"])
         if not args.skip_sentence_search:
             report["sentence_search"] = sentence_search(
                 home, first_device, source, (100, 400, 1600) if gpu else (100, 400)
@@ -793,7 +819,7 @@ def print_report(report: dict[str, Any]) -> None:
     bare = report["bare"][0]
     bare_seconds = bare["articles"]["seconds"] + bare["sentences"]["seconds"]
     ceiling = (bare["articles"]["tokens"] + bare["sentences"]["tokens"]) / bare_seconds
-    for key in ("stage", "stage_compiled"):
+    for key in ("stage", "stage_shared_stream", "stage_compiled"):
         if (s := report.get(key)) is not None:
             steady = s.get("steady_tokens_per_s")
             print(

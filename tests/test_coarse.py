@@ -8,6 +8,7 @@ benchmarks/gpu_encode.py.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import faiss
@@ -211,3 +212,44 @@ def test_on_a_gpu_the_lists_and_codebooks_match_the_cpu_device() -> None:
     faiss.extract_index_ivf(trained).nprobe = 8
     _, found = trained.search(x[:200], 5)
     assert (found == np.arange(200)[:, None]).any(axis=1).mean() >= 0.9
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_placement_does_not_wait_for_the_encoders_queued_batches() -> None:
+    """The writer places a chunk while an encoder thread has a second's worth of forward
+    passes queued on the device's default stream: its lists come back before those
+    passes end, and are the lists of the old, shared-stream way."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    x = clustered(50_000, seed=14)
+    quantizer = faiss.IndexFlatIP(DIM)
+    quantizer.add(clustered(256, seed=15))
+    own, shared = cq.TorchCoarse("cuda:0"), cq.TorchCoarse("cuda:0", side_stream=False)
+    expected = shared.assign(quantizer, x)
+    own.assign(quantizer, x)  # its stream and cached centroids made, as after a first chunk
+    a = torch.randn(8_192, 8_192, device="cuda:0")
+
+    def queue_forward_passes(seconds: float) -> None:
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(10):
+            a @ a
+        end.record()
+        end.synchronize()
+        per_product = start.elapsed_time(end) / 10_000  # seconds
+        for _ in range(int(seconds / per_product)):
+            a @ a
+
+    queue_forward_passes(0.01)  # measures one product's time
+    queue_forward_passes(1.0)
+    t0 = time.perf_counter()
+    lists = own.assign(quantizer, x)
+    placed = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    queued_left = time.perf_counter() - t1
+    assert lists.tolist() == expected.tolist()
+    assert placed < 0.25 and queued_left > 0.3, (placed, queued_left)
