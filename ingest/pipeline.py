@@ -213,7 +213,12 @@ class Ingestor:
         self.progress.start("articles", "Articles", total=None)
         from ingest.workers import ParserPool
 
-        pool = ParserPool([f.path for f in todo], jobs=self.jobs, dictionary=self.store.dictionary)
+        pool = ParserPool(
+            [f.path for f in todo],
+            jobs=self.jobs,
+            dictionary=self.store.dictionary,
+            spool_root=self.paths.tmp,
+        )
         by_path = {f.path: f for f in todo}
         try:
             for path, messages in pool:

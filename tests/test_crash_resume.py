@@ -176,6 +176,7 @@ def test_sigkill_then_rerun_equals_a_clean_ingest(
 
     again = ingest(home, inputs)
     assert again.wait() == 0, failure(again, home)
+    assert not list((home / "tmp").glob("parse-*"))  # the killed run's spools are gone
     crashed = snapshot(home)
     assert crashed["articles"] == clean["articles"]
     assert crashed["articles"][7].title.startswith("Revised")  # type: ignore[index]

@@ -105,6 +105,7 @@ def test_parallel_parsers_give_the_same_store_as_in_process(tmp_path: Path, corp
     a, b = Paths(tmp_path / "a"), Paths(tmp_path / "b")
     run(a, [corpus], jobs=0)
     run(b, [corpus], jobs=2)
+    assert not list(b.tmp.glob("parse-*"))  # the parsers' spools went with the run
     with Store(a.store) as sa, Store(b.store) as sb:
         for rows in (
             "SELECT pmid, version, content_hash FROM records ORDER BY pmid",

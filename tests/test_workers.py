@@ -1,0 +1,113 @@
+"""Parser processes: every file parsed at once up to ``jobs``, applied in file order.
+
+A parser writes its batches to a spool file, so it never waits for the writer: on a
+baseline file of 30,000 articles the old bounded queue (8 batches) let the parser of a
+file ahead of the writer run 8,000 articles and then block, and many cores ingested at
+about one parser's speed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from pubmed_builders import article_xml, pubmed_file
+
+from ingest.workers import SPOOL_PREFIX, ParserPool
+
+BATCH = 20
+
+
+def baseline_files(folder: Path, files: int, per_file: int) -> list[Path]:
+    """``files`` PubMed files of ``per_file`` articles, PMIDs numbered across them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return [
+        pubmed_file(
+            folder / f"pubmed26n{f + 1:04d}.xml",
+            [
+                article_xml(f * per_file + i + 1, f"Trial {f}-{i}", "Statins lower LDL.")
+                for i in range(per_file)
+            ],
+        )
+        for f in range(files)
+    ]
+
+
+def articles_of(messages: object) -> list[int]:
+    return [
+        row[0]
+        for kind, payload in messages  # type: ignore[attr-defined]
+        if kind == "articles"
+        for row in payload.rows
+    ]
+
+
+def wait_until(condition: object, seconds: float = 60.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_parser_ahead_of_the_writer_finishes_its_file_without_waiting(tmp_path: Path) -> None:
+    # 20 batches a file: more than the 8 the old queue held.
+    files = baseline_files(tmp_path / "in", 2, 20 * BATCH)
+    pool = ParserPool(files, jobs=2, batch_size=BATCH, spool_root=tmp_path / "tmp")
+    walk = iter(pool)
+    path, messages = next(walk)
+    first = next(messages)  # the writer holds the first file's first batch, no further
+    assert path == files[0] and first[0] == "articles"
+    assert wait_until(lambda: pool.parsing() == 0), "a parser waited for the writer"
+    written = articles_of([first]) + articles_of(messages)
+    path, messages = next(walk)
+    written += articles_of(messages)
+    assert next(walk, None) is None
+    assert written == list(range(1, 2 * 20 * BATCH + 1))  # every article, in file order
+
+
+def test_no_more_than_jobs_files_parse_and_few_wait_for_the_writer(tmp_path: Path) -> None:
+    files = baseline_files(tmp_path / "in", 6, 3 * BATCH)
+    pool = ParserPool(files, jobs=1, batch_size=BATCH, spool_root=tmp_path / "tmp")
+    walk = iter(pool)
+    _, messages = next(walk)
+    seen = articles_of([next(messages)])
+    assert wait_until(lambda: pool.parsing() == 0)  # the first file is parsed
+    seen += articles_of([next(messages)])  # the writer's next read starts the second
+    assert pool.in_flight() == 2 and pool.parsing() == 1
+    assert wait_until(lambda: pool.parsing() == 0)  # the second is parsed too
+    seen += articles_of([next(messages)])  # ... and a third waits: two are in flight
+    assert pool.in_flight() == 2 and pool.parsing() == 0
+    seen += articles_of(messages)
+    for _, messages in walk:
+        assert pool.parsing() <= 1 and pool.in_flight() <= 2
+        seen += articles_of(messages)
+    assert seen == list(range(1, 6 * 3 * BATCH + 1))
+
+
+def test_spools_are_removed_as_files_are_written_and_after_a_killed_run(tmp_path: Path) -> None:
+    root = tmp_path / "tmp"
+    killed = root / f"{SPOOL_PREFIX}999999999-abc"  # a writer that no longer runs
+    killed.mkdir(parents=True)
+    (killed / "000001.spool").write_bytes(b"left by kill -9")
+    running = root / f"{SPOOL_PREFIX}{os.getpid()}-abc"  # a writer still running
+    running.mkdir()
+    files = baseline_files(tmp_path / "in", 3, 2 * BATCH)
+    pool = ParserPool(files, jobs=2, batch_size=BATCH, spool_root=root)
+    assert not killed.exists() and running.exists()
+    for _, messages in pool:
+        articles_of(messages)
+    assert sorted(p.name for p in root.iterdir()) == [running.name]
+
+
+def test_a_file_stopped_early_stops_its_parser_and_leaves_no_spool(tmp_path: Path) -> None:
+    files = baseline_files(tmp_path / "in", 3, 20 * BATCH)
+    root = tmp_path / "tmp"
+    pool = ParserPool(files, jobs=2, batch_size=BATCH, spool_root=root)
+    for _, messages in pool:
+        next(messages)
+        break  # Ctrl-C in the writer: the ingest ends here
+    pool.close()
+    assert pool.parsing() == 0 and list(root.iterdir()) == []
