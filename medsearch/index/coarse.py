@@ -65,14 +65,12 @@ class TorchCoarse(Coarse):
 
     On CUDA, placement (:meth:`encode`, :meth:`assign`) runs on a stream of its own. The
     caller is the stage's writer thread, while an encoder thread queues a whole chunk of
-    forward passes (~20 batches, ~1.6 s) on the device's default stream ahead of it; on
-    that stream the writer's copy of the lists back waited for all of them, so it could
-    place at most one chunk per chunk the GPU finished and never caught up after a
-    commit. Once the encoded chunks it had fallen behind by filled their queue, the GPU
-    stood still while the writer worked: GPU time and writer time added up instead of
-    overlapping (run B: sentences at x0.74 of the bare forward, articles, which no list
-    placement touches, at the bare forward's rate). ``side_stream=False`` is the old way,
-    kept for the benchmark's A/B.
+    forward passes (~20 batches, ~1.6 s) on the device's default stream; on that stream
+    the writer's copy of the lists back waited for all of them. Measured on an H100
+    (BENCHMARKS.md, session 23, 120K articles): the writer's busy time fell by 9% and
+    the stage did not change, since the writer no longer bounds it; the stream is kept
+    for the headroom it leaves a writer fed by two GPUs. ``side_stream=False`` is the
+    old way, for the benchmark's A/B.
     """
 
     def __init__(self, device: str, *, side_stream: bool = True) -> None:
