@@ -22,6 +22,7 @@ torch's threads, which is unsafe.
 
 from __future__ import annotations
 
+import errno
 import multiprocessing as mp
 import os
 import pickle
@@ -46,7 +47,8 @@ SPOOL_PREFIX = "parse-"
 # ("done", None) | ("error", (problem, position))
 Message = tuple[str, Any]
 # What a child puts on its queue: ("spooled", end offset) after each message it wrote to
-# its spool, then the last message itself, ("done", None) or ("error", ...)
+# its spool, then the last message itself, ("done", None) or ("error", ...), or
+# ("disk full", (errno, strerror, spool)) when the spool could not be written
 Notice = tuple[str, Any]
 
 
@@ -88,8 +90,12 @@ def _child_main(
                 pickle.dump(message, f, protocol=pickle.HIGHEST_PROTOCOL)
                 f.flush()
                 out.put(("spooled", f.tell()))
-    except OSError as exc:  # the spool could not be written (a full disk, say)
-        out.put(("error", (f"cannot write parsed records to {spool}: {exc.strerror or exc}", None)))
+    except OSError as exc:  # the spool could not be written
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # the writer stops as on any full disk
+            out.put(("disk full", (exc.errno, exc.strerror, spool)))
+        else:
+            problem = f"cannot write parsed records to {spool}: {exc.strerror or exc}"
+            out.put(("error", (problem, None)))
 
 
 def remove_stale_spools(root: Path) -> None:
@@ -149,13 +155,14 @@ class ParserPool:
         self._pending: deque[Path] = deque(self.paths)
         self._running: deque[_Running] = deque()
         self._ctx = mp.get_context("forkserver") if self.jobs else None
-        self._spools: Path | None = None
+        self.spools: Path | None = None
+        """This run's folder of spool files (None when parsing in-process)."""
         if self._ctx is not None:
             self._ctx.set_forkserver_preload(["ingest.pubmed_xml", "ingest.prepare"])
             root = Path(spool_root) if spool_root is not None else Path(tempfile.gettempdir())
             root.mkdir(parents=True, exist_ok=True)
             remove_stale_spools(root)
-            self._spools = Path(tempfile.mkdtemp(prefix=f"{SPOOL_PREFIX}{os.getpid()}-", dir=root))
+            self.spools = Path(tempfile.mkdtemp(prefix=f"{SPOOL_PREFIX}{os.getpid()}-", dir=root))
 
     def __iter__(self) -> Iterator[tuple[Path, Iterator[Message]]]:
         try:
@@ -172,9 +179,9 @@ class ParserPool:
         """Stop every child (after Ctrl-C or an error that ends the run), remove the spools."""
         while self._running:
             self._stop(self._running.popleft())
-        if self._spools is not None:
-            shutil.rmtree(self._spools, ignore_errors=True)
-            self._spools = None
+        if self.spools is not None:
+            shutil.rmtree(self.spools, ignore_errors=True)
+            self.spools = None
 
     def parsing(self) -> int:
         """Files being parsed now (at most ``jobs``)."""
@@ -197,8 +204,8 @@ class ParserPool:
             self._running.append(self._start(self._pending.popleft()))
 
     def _start(self, path: Path) -> _Running:
-        assert self._ctx is not None and self._spools is not None
-        spool = self._spools / f"{len(self.paths) - len(self._pending):06d}.spool"
+        assert self._ctx is not None and self.spools is not None
+        spool = self.spools / f"{len(self.paths) - len(self._pending):06d}.spool"
         out: mp.Queue[Notice] = self._ctx.Queue()  # notices only: a few per 1,000 articles
         proc = self._ctx.Process(
             target=_child_main,
@@ -216,6 +223,8 @@ class ParserPool:
         try:
             while True:
                 notice = self._notice(running)
+                if notice[0] == "disk full":  # raised as the store's own writes would be
+                    raise OSError(*notice[1])
                 if notice[0] != "spooled":
                     yield notice
                     return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import zlib
@@ -12,7 +13,7 @@ import pytest
 from medsearch.errors import NotFoundError, StoreError
 from medsearch.records import AbstractSection, Article, Author, PubDate
 from medsearch.store import Store, codec
-from medsearch.store.db import pack, unpack
+from medsearch.store.db import is_disk_full, pack, unpack
 from medsearch.store.schema import SCHEMA_VERSION
 
 ARTICLE = Article(
@@ -216,3 +217,18 @@ def test_a_store_in_a_folder_named_with_hash_and_question_mark_opens_read_only(
         store.upsert([ARTICLE])
     with Store(folder / "s.sqlite", readonly=True) as reader:
         assert reader.get(42) == ARTICLE
+
+
+@pytest.mark.parametrize(
+    ("error", "full"),
+    [
+        (OSError(errno.ENOSPC, "No space left on device", "/home/x"), True),
+        (OSError(errno.EDQUOT, "Disk quota exceeded", "/home/x"), True),
+        (sqlite3.OperationalError("database or disk is full"), True),
+        (OSError(errno.EACCES, "Permission denied", "/home/x"), False),
+    ],
+)
+def test_a_full_disk_or_a_spent_quota_is_told_apart_from_other_errors(
+    error: BaseException, full: bool
+) -> None:
+    assert is_disk_full(error) is full

@@ -8,10 +8,12 @@ about one parser's speed.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
 
+import pytest
 from pubmed_builders import article_xml, pubmed_file
 
 from ingest.workers import SPOOL_PREFIX, ParserPool
@@ -111,3 +113,18 @@ def test_a_file_stopped_early_stops_its_parser_and_leaves_no_spool(tmp_path: Pat
         break  # Ctrl-C in the writer: the ingest ends here
     pool.close()
     assert pool.parsing() == 0 and list(root.iterdir()) == []
+
+
+def test_a_full_disk_under_the_spools_stops_the_writer_as_a_full_disk(tmp_path: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full (Linux)")
+    files = baseline_files(tmp_path / "in", 1, 2 * BATCH)
+    pool = ParserPool(files, jobs=2, batch_size=BATCH, spool_root=tmp_path / "tmp")
+    assert pool.spools is not None
+    (pool.spools / "000001.spool").symlink_to("/dev/full")  # every write: ENOSPC
+    with pytest.raises(OSError) as raised:
+        for _, messages in pool:
+            articles_of(messages)
+    assert raised.value.errno == errno.ENOSPC
+    pool.close()
+    assert not (tmp_path / "tmp").exists() or list((tmp_path / "tmp").iterdir()) == []

@@ -107,7 +107,8 @@ def row_of(article: Article) -> Row:
 
 
 def is_disk_full(exc: BaseException) -> bool:
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+    """No space left, or the user's disk quota spent: the same remedy either way."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return True
     text = str(exc).lower()
     return "disk is full" in text or "no space left" in text
