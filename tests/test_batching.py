@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from medsearch.models.backbone import pad_rows
+from medsearch.models.backbone import in_order_on_host, pad_rows
 from medsearch.models.batching import (
     GPU_BATCH_TOKENS,
     GPU_PAD_MULTIPLE,
@@ -91,3 +91,45 @@ def test_padding_on_the_host_matches_a_row_by_row_reference(
         assert batch.arrays["token_type_ids"][out].tolist() == [1] * n + [0] * (width - n)
     assert batch.tokens == sum(len(r) for r in rows)
     assert batch.rows.tolist() == picked
+
+
+def test_rows_ordered_on_the_device_come_back_as_the_host_orders_them() -> None:
+    """The GPU path orders a chunk's vectors where they were made, then copies once."""
+    import torch
+
+    rng = np.random.default_rng(7)
+    values = rng.normal(size=(500, 12)).astype(np.float32)
+    planned = np.array_split(rng.permutation(500), 9)  # rows in batch order
+    outputs = [torch.from_numpy(values[rows]) for rows in planned]
+    ordered = in_order_on_host(planned, outputs)
+    np.testing.assert_array_equal(ordered, values)
+    host = restore_order([r.tolist() for r in planned], [o.numpy() for o in outputs])
+    np.testing.assert_array_equal(ordered, host)
+
+
+def test_short_of_device_memory_the_rows_are_ordered_on_the_host(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torch
+
+    def no_memory(*args: object, **kwargs: object) -> torch.Tensor:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 215.00 MiB")
+
+    values = np.arange(40, dtype=np.float32).reshape(20, 2)
+    planned = [np.arange(10, 20), np.arange(0, 10)]
+    outputs = [torch.from_numpy(values[rows]) for rows in planned]
+    monkeypatch.setattr(torch, "empty", no_memory)
+    np.testing.assert_array_equal(in_order_on_host(planned, outputs), values)
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_rows_are_ordered_on_the_device() -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    rng = np.random.default_rng(8)
+    values = rng.normal(size=(70_000, 64)).astype(np.float32)
+    planned = np.array_split(rng.permutation(70_000), 20)
+    outputs = [torch.from_numpy(values[rows]).to("cuda:0") for rows in planned]
+    np.testing.assert_array_equal(in_order_on_host(planned, outputs), values)

@@ -26,6 +26,7 @@ from medsearch.models.batching import (
     Cancelled,
     TokenBudget,
     budget_for,
+    is_out_of_memory,
     restore_order,
     run_with_backoff,
 )
@@ -367,8 +368,35 @@ def run_prepared(
         if progress is not None:
             progress(len(positions))
     if on_gpu:
-        outputs = [o.cpu().numpy() for o in outputs]
+        return in_order_on_host([b.rows for b in batches], outputs)
     return restore_order([b.rows.tolist() for b in batches], outputs)
+
+
+def in_order_on_host(rows: Sequence[np.ndarray], outputs: Sequence[torch.Tensor]) -> np.ndarray:
+    """Per-batch outputs still on their device, put back in input order there and copied
+    to the host once.
+
+    Why on the device: the encoder thread does this between chunks, while the GPU has
+    nothing queued. Copying a sentence chunk's 20 batches back (70K x 768 float32, 215
+    MB, into fresh pages) and scattering them into a fresh array on the host took 46-550
+    ms here (page faults included), and the H100's sentence pass spent ~330 ms a chunk
+    more in its device thread than the bare forward's kernels (BENCHMARKS.md, session
+    23); a scatter on the GPU takes a millisecond. Short of device memory for the
+    ordered copy, the rows come back first and are ordered on the host, as before.
+    """
+    first = outputs[0]
+    total = sum(len(o) for o in outputs)
+    try:
+        ordered = torch.empty((total, *first.shape[1:]), dtype=first.dtype, device=first.device)
+        for where, part in zip(rows, outputs, strict=True):
+            index = torch.from_numpy(np.ascontiguousarray(where, dtype=np.int64))
+            ordered[index.to(first.device)] = part
+    except (RuntimeError, MemoryError) as error:
+        if not is_out_of_memory(error):
+            raise
+        host = [o.cpu().numpy() for o in outputs]
+        return restore_order([np.asarray(r).tolist() for r in rows], host)
+    return ordered.cpu().numpy()
 
 
 def run_batched(
