@@ -12,9 +12,11 @@ run only 8,000 articles ahead before it blocked. On many cores every parser but 
 of the file being written then stood still, and ingest ran at about one parser's speed
 however many ``jobs`` it had. Through a spool a parser never waits for the writer: it
 finishes its file and the next file starts. At most ``jobs`` files parse at once and
-:data:`SPOOL_FILES_PER_JOB` times ``jobs`` are parsed and not yet written, so the disk
-holds a few files' batches (~2.3 KB an article pickled: ~70 MB a baseline file), in the
-data home's ``tmp`` folder, removed as each file is written.
+:data:`SPOOL_AHEAD` more wait, parsed, for the writer, so the disk holds a few files'
+batches (~2.3 KB an article pickled: ~70 MB a baseline file), in the data home's ``tmp``
+folder, removed as each file is written. More waiting files would only help a writer
+that is already the slower side, and each one is ~70 MB more written to the SSD (a
+spool read back within the kernel's writeback delay, ~30 s, may never reach it).
 
 Children come from a ``forkserver``: forking the writer itself would copy tantivy's and
 torch's threads, which is unsafe.
@@ -39,7 +41,7 @@ from typing import Any, BinaryIO
 from medsearch.errors import ParseError
 
 BATCH_SIZE = 1000
-SPOOL_FILES_PER_JOB = 2  # files parsed ahead of the writer, per parser process
+SPOOL_AHEAD = 2  # parsed files that may wait for the writer beside the ones parsing
 POLL_SECONDS = 0.5
 SPOOL_PREFIX = "parse-"
 
@@ -188,17 +190,17 @@ class ParserPool:
         return sum(1 for r in self._running if r.process is not None and r.process.is_alive())
 
     def in_flight(self) -> int:
-        """Files started and not yet written (at most :data:`SPOOL_FILES_PER_JOB` x ``jobs``)."""
+        """Files started and not yet written (at most ``jobs`` + :data:`SPOOL_AHEAD`)."""
         return len(self._running)
 
     def _top_up(self) -> None:
         """Start the next files while fewer than ``jobs`` parse and fewer than
-        :data:`SPOOL_FILES_PER_JOB` x ``jobs`` wait for the writer (one when in-process)."""
+        ``jobs`` + :data:`SPOOL_AHEAD` are in flight (one when in-process)."""
         if self._ctx is None:
             if self._pending and not self._running:
                 self._running.append(_Running(self._pending.popleft(), None, None, None))
             return
-        while self._pending and len(self._running) < SPOOL_FILES_PER_JOB * self.jobs:
+        while self._pending and len(self._running) < self.jobs + SPOOL_AHEAD:
             if self.parsing() >= self.jobs:
                 return
             self._running.append(self._start(self._pending.popleft()))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pubmed_builders import article_xml, pubmed_file
 
-from ingest.workers import SPOOL_PREFIX, ParserPool
+from ingest.workers import SPOOL_AHEAD, SPOOL_PREFIX, ParserPool
 
 BATCH = 20
 
@@ -75,16 +75,17 @@ def test_no_more_than_jobs_files_parse_and_few_wait_for_the_writer(tmp_path: Pat
     pool = ParserPool(files, jobs=1, batch_size=BATCH, spool_root=tmp_path / "tmp")
     walk = iter(pool)
     _, messages = next(walk)
-    seen = articles_of([next(messages)])
-    assert wait_until(lambda: pool.parsing() == 0)  # the first file is parsed
-    seen += articles_of([next(messages)])  # the writer's next read starts the second
-    assert pool.in_flight() == 2 and pool.parsing() == 1
-    assert wait_until(lambda: pool.parsing() == 0)  # the second is parsed too
-    seen += articles_of([next(messages)])  # ... and a third waits: two are in flight
-    assert pool.in_flight() == 2 and pool.parsing() == 0
+    seen = articles_of([next(messages)])  # the writer holds the first file's first batch
+    for in_flight in (2, 3):  # as each file is parsed, the writer's next read starts one
+        assert wait_until(lambda: pool.parsing() == 0)
+        seen += articles_of([next(messages)])
+        assert pool.in_flight() == in_flight and pool.parsing() == 1
+    assert wait_until(lambda: pool.parsing() == 0)
+    seen += articles_of([next(messages)])  # ... and a fourth waits: 1 + SPOOL_AHEAD
+    assert pool.in_flight() == 1 + SPOOL_AHEAD and pool.parsing() == 0
     seen += articles_of(messages)
     for _, messages in walk:
-        assert pool.parsing() <= 1 and pool.in_flight() <= 2
+        assert pool.parsing() <= 1 and pool.in_flight() <= 1 + SPOOL_AHEAD
         seen += articles_of(messages)
     assert seen == list(range(1, 6 * 3 * BATCH + 1))
 
