@@ -26,7 +26,14 @@ from pathlib import Path
 
 from lxml import etree
 
-from ingest.text import flatten, history_date, normalise_space, pub_date
+from ingest.text import (
+    child_text,
+    first_children,
+    flatten,
+    history_date,
+    normalise_space,
+    pub_date,
+)
 from medsearch.errors import ParseError
 from medsearch.records import (
     AbstractSection,
@@ -160,8 +167,9 @@ def _record(elem: Element, stats: ParseStats) -> Article | Deletion | None:
     tag = elem.tag
     record: Article | Deletion | None
     if tag == "PubmedArticle":
-        citation = elem.find("MedlineCitation")
-        record = None if citation is None else _citation(citation, elem.find("PubmedData"))
+        parts = first_children(elem)
+        citation = parts.get("MedlineCitation")
+        record = None if citation is None else _citation(citation, parts.get("PubmedData"))
     elif tag == "MedlineCitation":
         record = _citation(elem, None)
     elif tag == "PubmedBookArticle":
@@ -182,32 +190,44 @@ def _record(elem: Element, stats: ParseStats) -> Article | Deletion | None:
 
 def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
     """A ``MedlineCitation`` (plus its ``PubmedData`` sibling when there is one)."""
-    pmid_el = mc.find("PMID")
+    fields = first_children(mc)
+    pmid_el = fields.get("PMID")
     pmid = _int(pmid_el.text) if pmid_el is not None else None
     if pmid is None or pmid_el is None:
         return None
     version = _int(pmid_el.get("Version")) or 1
-    art = mc.find("Article")
+    art = fields.get("Article")
     if art is None:
         return Article(pmid=pmid, version=version)
-    journal = art.find("Journal")
-    issue = journal.find("JournalIssue") if journal is not None else None
-    info = mc.find("MedlineJournalInfo")
-    medline_ta = _child_text(info, "MedlineTA")
-    title = _flat(art.find("ArticleTitle")) or _flat(art.find("VernacularTitle"))
-    abstract = art.find("Abstract")
+    parts: dict[object, Element] = {}
+    languages: list[Element] = []
+    locations: list[Element] = []
+    for child in art:  # one pass; Language and ELocationID repeat
+        tag = child.tag
+        if tag == "Language":
+            languages.append(child)
+        elif tag == "ELocationID":
+            locations.append(child)
+        elif tag not in parts:
+            parts[tag] = child
+    journal = first_children(parts.get("Journal"))
+    issue = first_children(journal.get("JournalIssue"))
+    info = first_children(fields.get("MedlineJournalInfo"))
+    medline_ta = _clean(child_text(info, "MedlineTA"))
+    title = _flat(parts.get("ArticleTitle")) or _flat(parts.get("VernacularTitle"))
+    abstract = parts.get("Abstract")
     if abstract is None:
-        abstract = mc.find("OtherAbstract")
-    date = pub_date(issue.find("PubDate") if issue is not None else None)
+        abstract = fields.get("OtherAbstract")
+    date = pub_date(issue.get("PubDate"))
     if date.year is None:
-        date = pub_date(art.find("ArticleDate"))
+        date = pub_date(parts.get("ArticleDate"))
     if date.year is None:
         date = history_date(pubmed_data)
-    id_sources: list[Iterable[Element]] = [art.iterfind("ELocationID")]
+    id_sources: list[Iterable[Element]] = [locations]
     if pubmed_data is not None:
         id_sources.insert(0, pubmed_data.iterfind("ArticleIdList/ArticleId"))
-    authors = _authors(art.find("AuthorList"))
-    legacy_affiliation = _flat(art.find("Affiliation"))
+    authors = _authors(parts.get("AuthorList"))
+    legacy_affiliation = _flat(parts.get("Affiliation"))
     if legacy_affiliation and authors and not authors[0].affiliations:
         first = authors[0]
         authors = (
@@ -226,17 +246,17 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
         title=title,
         abstract=_abstract(abstract),
         authors=authors,
-        journal=_child_text(journal, "Title") or medline_ta or "",
-        journal_abbrev=_child_text(journal, "ISOAbbreviation") or medline_ta or "",
-        issn=_child_text(journal, "ISSN") or _child_text(info, "ISSNLinking"),
-        volume=_child_text(issue, "Volume"),
-        issue=_child_text(issue, "Issue"),
-        pages=_pages(art.find("Pagination")),
+        journal=_clean(child_text(journal, "Title")) or medline_ta or "",
+        journal_abbrev=_clean(child_text(journal, "ISOAbbreviation")) or medline_ta or "",
+        issn=_clean(child_text(journal, "ISSN")) or _clean(child_text(info, "ISSNLinking")),
+        volume=_clean(child_text(issue, "Volume")),
+        issue=_clean(child_text(issue, "Issue")),
+        pages=_pages(parts.get("Pagination")),
         pub_date=date,
-        mesh=_mesh(mc.find("MeshHeadingList")),
+        mesh=_mesh(fields.get("MeshHeadingList")),
         keywords=_texts(mc.iterfind("KeywordList/Keyword")),
         publication_types=_texts(art.iterfind("PublicationTypeList/PublicationType")),
-        languages=_texts(art.iterfind("Language")),
+        languages=_texts(languages),
         article_ids=_article_ids(id_sources),
         chemicals=_texts(mc.iterfind("ChemicalList/Chemical/NameOfSubstance")),
     )
@@ -339,13 +359,20 @@ def _mesh(mesh_list: Element | None) -> tuple[MeshHeading, ...]:
         return ()
     headings = []
     for heading in mesh_list.iterfind("MeshHeading"):
-        descriptor = heading.find("DescriptorName")
+        descriptor: Element | None = None
+        found: list[Element] = []
+        for child in heading:  # one pass, not a find and an iterfind per heading
+            tag = child.tag
+            if tag == "QualifierName":
+                found.append(child)
+            elif tag == "DescriptorName" and descriptor is None:
+                descriptor = child
         name = _clean(descriptor.text) if descriptor is not None else None
         if descriptor is None or not name:
             continue
         qualifiers = tuple(
             Qualifier(q_name, q.get("UI"), q.get("MajorTopicYN") == "Y")
-            for q in heading.iterfind("QualifierName")
+            for q in found
             if (q_name := _clean(q.text))
         )
         headings.append(
@@ -359,11 +386,12 @@ def _mesh(mesh_list: Element | None) -> tuple[MeshHeading, ...]:
 def _pages(pagination: Element | None) -> str | None:
     if pagination is None:
         return None
-    medline = _clean(pagination.findtext("MedlinePgn"))
+    parts = first_children(pagination)
+    medline = _clean(child_text(parts, "MedlinePgn"))
     if medline:
         return medline
-    start = _clean(pagination.findtext("StartPage"))
-    end = _clean(pagination.findtext("EndPage"))
+    start = _clean(child_text(parts, "StartPage"))
+    end = _clean(child_text(parts, "EndPage"))
     if start and end:
         return f"{start}-{end}"
     return start

@@ -560,3 +560,37 @@ def test_demo_corpus_parses() -> None:
         r.pmid in baseline and r.version > baseline[r.pmid].version for r in replaced
     )
     assert deletions and all(p in baseline for d in deletions for p in d.pmids)
+
+
+WHITESPACE = [chr(c) for c in range(0x110000) if not chr(c).split()]
+
+
+@given(
+    st.text(
+        alphabet=st.one_of(st.sampled_from(WHITESPACE), st.characters(), st.sampled_from("ab -.")),
+        max_size=40,
+    )
+)
+def test_whitespace_is_collapsed_exactly_as_splitting_and_joining_would(text: str) -> None:
+    """The fast path for text that is already normal changes nothing else."""
+    assert normalise_space(text) == " ".join(text.split())
+
+
+def test_every_whitespace_character_but_the_space_is_unprintable() -> None:
+    """What :func:`normalise_space`'s fast path rests on."""
+    assert len(WHITESPACE) > 20
+    assert [c for c in WHITESPACE if c.isprintable()] == [" "]
+
+
+def test_one_pass_over_the_children_finds_what_find_would(tmp_path: Path) -> None:
+    """``first_children``/``child_text`` stand in for ``find``/``findtext`` in the parser."""
+    from ingest.text import child_text, first_children
+
+    elem = etree.fromstring(
+        "<J><!-- note --><Title>First</Title><Title>Second</Title><ISSN/><Vol> 3 </Vol></J>"
+    )
+    children = first_children(elem)
+    for tag in ("Title", "ISSN", "Vol", "Missing"):
+        assert child_text(children, tag) == elem.findtext(tag)
+        assert children.get(tag) is elem.find(tag)
+    assert first_children(None) == {}
