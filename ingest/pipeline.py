@@ -291,11 +291,8 @@ class Ingestor:
                     if kind == "articles":
                         counts = self.store.upsert_rows(payload.rows, file_id=file_id)
                         lexical = self.lexical
-                        if payload.documents:  # built by the parsers
-                            put = lexical.add_documents if fresh else lexical.upsert_documents
-                            put(payload.documents)
-                        else:
-                            (lexical.add if fresh else lexical.upsert)(payload.articles())
+                        put = lexical.add_documents if fresh else lexical.upsert_documents
+                        put(payload.documents)  # built by the parsers
                         articles += len(payload)
                         books += payload.books
                         added += counts.added

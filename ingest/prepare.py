@@ -11,11 +11,11 @@ to index it (~47 us) and compressed it (~16 us): ~85 us of writer CPU per articl
 ingest near 11,800 articles/s on any number of cores (BENCHMARKS.md, "Ingest that
 scales").
 
-A lone parser process is ingest's critical path on a small machine (one parser on 2
-cores: x0.81 with this work moved into it), so it sends plain rows and the writer does
-the rest, as before; with two or more parsers (:class:`~ingest.workers.ParserPool`
-decides) they do it all. A parser compresses only with a dictionary the store gave it
-when it started; before a store has one (its first
+Before the parser became a third cheaper (session 23), a lone parser process on 2
+cores was ingest's critical path and left this work to the writer; measured since, the
+lone parser doing it too ingests 1.00-1.28x as fast (median ~1.07, six alternated
+pairs), so every parser does. A parser compresses only with a dictionary the store
+gave it when it started; before a store has one (its first
 :data:`~medsearch.store.db.TRAIN_RECORDS` records) rows travel as plain JSON and the
 writer trains and compresses as before. The writer checks every blob's dictionary
 (:meth:`~medsearch.store.db.Store.upsert_rows`), so a parser started with a dictionary
@@ -37,26 +37,22 @@ from medsearch.store.db import Row, row_of
 @dataclass(frozen=True, slots=True)
 class PreparedBatch:
     rows: tuple[Row, ...]
-    documents: tuple[Fields, ...]  # empty when the writer is to build them
+    documents: tuple[Fields, ...]
     books: int
 
     def __len__(self) -> int:
         return len(self.rows)
 
-    def articles(self) -> list[Article]:
-        """The articles back from their rows (in the writer, for a lean batch)."""
-        return [Article.from_dict(codec.decode_raw(codec.plain(row[4]))) for row in self.rows]
 
-
-def prepare(articles: Sequence[Article], dict_id: int = 0, *, full: bool = True) -> PreparedBatch:
-    """Rows and, when ``full``, the lexical documents and rows compressed with the
-    registered dictionary ``dict_id`` (if any); otherwise plain rows only."""
+def prepare(articles: Sequence[Article], dict_id: int = 0) -> PreparedBatch:
+    """Rows, compressed with the registered dictionary ``dict_id`` (if any; plain JSON
+    otherwise), and the lexical documents."""
     rows = [row_of(a) for a in articles]
-    if full and dict_id:
+    if dict_id:
         rows = [(*row[:4], codec.compress(row[4], dict_id), row[5]) for row in rows]
     return PreparedBatch(
         rows=tuple(rows),
-        documents=tuple(article_fields(a) for a in articles) if full else (),
+        documents=tuple(article_fields(a) for a in articles),
         books=sum(1 for a in articles if a.kind == "book"),
     )
 
@@ -65,25 +61,23 @@ def messages(
     items: Iterable[Article | Deletion],
     batch_size: int,
     dictionary: bytes | None = None,
-    *,
-    full: bool = True,
 ) -> Iterator[tuple[str, Any]]:
     """The writer's messages for a stream of records: ``("articles", PreparedBatch)`` and
     ``("delete", pmids)`` in stream order, then ``("done", None)``. ``dictionary``: the
-    store's compression dictionary, when it has one; ``full``: see :func:`prepare`."""
-    dict_id = codec.register(dictionary) if dictionary and full else 0
+    store's compression dictionary, when it has one."""
+    dict_id = codec.register(dictionary) if dictionary else 0
     batch: list[Article] = []
     for item in items:
         if isinstance(item, Deletion):
             if batch:
-                yield ("articles", prepare(batch, dict_id, full=full))
+                yield ("articles", prepare(batch, dict_id))
                 batch = []
             yield ("delete", item.pmids)
         else:
             batch.append(item)
             if len(batch) >= batch_size:
-                yield ("articles", prepare(batch, dict_id, full=full))
+                yield ("articles", prepare(batch, dict_id))
                 batch = []
     if batch:
-        yield ("articles", prepare(batch, dict_id, full=full))
+        yield ("articles", prepare(batch, dict_id))
     yield ("done", None)

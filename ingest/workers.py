@@ -54,14 +54,12 @@ Message = tuple[str, Any]
 Notice = tuple[str, Any]
 
 
-def _parse_messages(
-    path: Path, batch_size: int, dictionary: bytes | None, full: bool
-) -> Iterator[Message]:
+def _parse_messages(path: Path, batch_size: int, dictionary: bytes | None) -> Iterator[Message]:
     from ingest.prepare import messages
     from ingest.pubmed_xml import parse_file
 
     try:
-        yield from messages(parse_file(path), batch_size, dictionary, full=full)
+        yield from messages(parse_file(path), batch_size, dictionary)
     except ParseError as exc:
         yield ("error", (exc.problem, exc.position))
     except MemoryError:
@@ -76,14 +74,13 @@ def _child_main(
     out: mp.Queue[Notice],
     batch_size: int,
     dictionary: bytes | None,
-    full: bool,
 ) -> None:
     # The writer owns Ctrl-C: it rolls back and stops us; we must not die half-way first.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = os.getppid()
     try:
         with open(spool, "wb") as f:
-            for message in _parse_messages(Path(path), batch_size, dictionary, full):
+            for message in _parse_messages(Path(path), batch_size, dictionary):
                 if os.getppid() != parent:  # the writer died (kill -9): do not linger
                     os._exit(1)
                 if message[0] in ("done", "error"):
@@ -133,11 +130,10 @@ class ParserPool:
     for very small inputs. ``spool_root``: where the children's spool files go (the
     data home's ``tmp``; default the system's temporary folder).
 
-    With two or more parsers (or none), each also compresses its rows (with
-    the store's dictionary, asked of ``dictionary`` as each file starts: None until the
-    store has one) and builds the lexical documents, so the writer only appends and
-    more cores make ingest faster. A single parser is the critical path instead, so it
-    leaves that work to the writer (see :mod:`ingest.prepare`).
+    Each parser also compresses its rows (with the store's dictionary, asked of
+    ``dictionary`` as each file starts: None until the store has one) and builds the
+    lexical documents, so the writer only appends and more cores make ingest faster
+    (see :mod:`ingest.prepare`).
     """
 
     def __init__(
@@ -153,7 +149,6 @@ class ParserPool:
         self.jobs = max(0, jobs)
         self.batch_size = batch_size
         self.dictionary = dictionary
-        self.full = self.jobs != 1  # in-process (0) it saves rebuilding every article
         self._pending: deque[Path] = deque(self.paths)
         self._running: deque[_Running] = deque()
         self._ctx = mp.get_context("forkserver") if self.jobs else None
@@ -211,7 +206,7 @@ class ParserPool:
         out: mp.Queue[Notice] = self._ctx.Queue()  # notices only: a few per 1,000 articles
         proc = self._ctx.Process(
             target=_child_main,
-            args=(str(path), str(spool), out, self.batch_size, self.dictionary(), self.full),
+            args=(str(path), str(spool), out, self.batch_size, self.dictionary()),
             daemon=True,
         )
         proc.start()
@@ -219,7 +214,7 @@ class ParserPool:
 
     def _messages(self, running: _Running) -> Iterator[Message]:
         if running.process is None or running.out is None or running.spool is None:
-            yield from _parse_messages(running.path, self.batch_size, self.dictionary(), self.full)
+            yield from _parse_messages(running.path, self.batch_size, self.dictionary())
             return
         spool: BinaryIO | None = None
         try:

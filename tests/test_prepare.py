@@ -34,34 +34,22 @@ def dictionary_for(articles: list[Article]) -> bytes:
     return data
 
 
-def test_a_lean_batch_carries_plain_rows_and_leaves_documents_to_the_writer(
-    articles: list[Article],
-) -> None:
-    batch = prepare(articles, full=False)
-    assert batch.rows == tuple(row_of(a) for a in articles)
-    assert batch.documents == ()
-    assert batch.articles() == articles
-
-
-def test_a_full_batch_carries_the_lexical_documents(articles: list[Article]) -> None:
+def test_a_batch_carries_the_lexical_documents(articles: list[Article]) -> None:
     batch = prepare(articles)  # no dictionary yet: plain rows
     assert batch.documents == tuple(article_fields(a) for a in articles)
     assert batch.rows == tuple(row_of(a) for a in articles)
 
 
-def test_a_full_batch_compresses_with_the_stores_dictionary(articles: list[Article]) -> None:
+def test_a_batch_compresses_with_the_stores_dictionary(articles: list[Article]) -> None:
     dict_id = codec.register(dictionary_for(articles))
     batch = prepare(articles, dict_id)
     for row, article in zip(batch.rows, articles, strict=True):
         assert row[:4] == row_of(article)[:4]
         assert codec.dictionary_of(row[4]) == dict_id
         assert Article.from_dict(codec.decode(row[4])) == article
-    assert batch.articles() == articles  # plain() of either kind of row
 
 
-def test_messages_keep_stream_order_and_use_the_dictionary_only_when_full(
-    articles: list[Article],
-) -> None:
+def test_messages_keep_stream_order_and_use_the_dictionary(articles: list[Article]) -> None:
     dictionary = dictionary_for(articles)
     items: list[Article | Deletion] = [*articles[:4], Deletion((1, 2)), *articles[4:]]
     full = list(messages(items, batch_size=3, dictionary=dictionary))
@@ -69,9 +57,9 @@ def test_messages_keep_stream_order_and_use_the_dictionary_only_when_full(
     batches: list[PreparedBatch] = [p for kind, p in full if kind == "articles"]
     assert [len(b) for b in batches] == [3, 1, 2]
     assert all(codec.dictionary_of(r[4]) != 0 for b in batches for r in b.rows)
-    lean = list(messages(items, batch_size=3, dictionary=dictionary, full=False))
-    assert all(r[4][:1] == b"{" for kind, b in lean if kind == "articles" for r in b.rows)
-    assert all(not b.documents for kind, b in lean if kind == "articles")
+    assert all(len(b.documents) == len(b) for b in batches)
+    plain = list(messages(items, batch_size=3))  # a store that has no dictionary yet
+    assert all(r[4][:1] == b"{" for kind, b in plain if kind == "articles" for r in b.rows)
 
 
 def test_several_parsers_give_the_store_and_index_a_lone_parser_gives(
