@@ -9,7 +9,8 @@
 # reference loops over the first two: target >= 10,000 articles/s) and lexical.txt (an
 # 8-shard index searched from 8 threads, the flat sum against dis_max: target top-1000
 # p95 <= 150 ms at 10M, <= 300 ms at 40.9M; LEXDOCS documents, 1M built there in 93 s,
-# then scale linearly, as 10M -> 20M measured on 2 cores). To try it here, smaller:
+# then scale linearly, as 10M -> 20M measured on 2 cores; LEXDOCS=0: ingest only). To try
+# it here, smaller:
 #
 #   PY=.venv/bin/python OUT=/tmp/out ARTICLES=4000 PER_FILE=1000 LEXDOCS=20000 \
 #     bash benchmarks/device_cores.sh
@@ -35,6 +36,7 @@ fi
 timeout 300 "$PY" -m benchmarks.ingest --articles "$ARTICLES" --jobs 8 \
   --files $(((ARTICLES + PER_FILE - 1) / PER_FILE)) --reference-files 2 --repeat 1 \
   2>&1 | tee "$OUT/ingest.txt"
+[ "$LEXDOCS" = 0 ] && exit 0 # LEXDOCS=0: the ingest alone
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 LEX=$WORK/lexical
