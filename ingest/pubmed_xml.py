@@ -339,7 +339,7 @@ def _authors(author_list: Element | None) -> tuple[Author, ...]:
             elif tag == "CollectiveName" and collective is None:
                 collective = flatten(child) or None
             elif tag == "AffiliationInfo":
-                info.extend(_texts(child.iterfind("Affiliation")))
+                info.extend(_texts(a for a in child if a.tag == "Affiliation"))
             elif tag == "Affiliation":
                 direct.extend(_texts((child,)))
         if last or collective or fore:
