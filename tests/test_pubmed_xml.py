@@ -582,7 +582,7 @@ def test_every_whitespace_character_but_the_space_is_unprintable() -> None:
     assert [c for c in WHITESPACE if c.isprintable()] == [" "]
 
 
-def test_one_pass_over_the_children_finds_what_find_would(tmp_path: Path) -> None:
+def test_one_pass_over_the_children_finds_what_find_would() -> None:
     """``first_children``/``child_text`` stand in for ``find``/``findtext`` in the parser."""
     from ingest.text import child_text, first_children
 
