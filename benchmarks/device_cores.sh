@@ -17,6 +17,8 @@
 #
 # Session 23 ran ARTICLES=120000 LEXDOCS=1000000 with 16 files of 7,500 articles (the
 # old default): 7,422 articles/s, with parsers then held 8,000 articles ahead of the writer.
+# The shards are now built one process each (`--processes`), so 10M documents should fit
+# a call of their own: LEXDOCS=10000000 LEXTIME=480 ARTICLES=0 (ARTICLES=0: no ingest).
 set -euo pipefail
 PY=${PY:-python3}
 OUT=${OUT:-/tmp/out}
@@ -33,14 +35,14 @@ fi
   echo "cores: $(nproc)"
   "$PY" -c "import lxml, tantivy, faiss, zstandard, orjson, numpy; print('imports ok')"
 } | tee "$OUT/machine.txt"
-timeout 300 "$PY" -m benchmarks.ingest --articles "$ARTICLES" --jobs 8 \
+[ "$ARTICLES" = 0 ] || timeout 300 "$PY" -m benchmarks.ingest --articles "$ARTICLES" --jobs 8 \
   --files $(((ARTICLES + PER_FILE - 1) / PER_FILE)) --reference-files 2 --repeat 1 \
   2>&1 | tee "$OUT/ingest.txt"
 [ "$LEXDOCS" = 0 ] && exit 0 # LEXDOCS=0: the ingest alone
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 LEX=$WORK/lexical
-timeout 240 "$PY" -m benchmarks.lexical_shards --docs "$LEXDOCS" --shards 8 --dir "$LEX" \
-  --queries 30 2>&1 | grep -v "  indexed" | tee "$OUT/lexical.txt"
+timeout "${LEXTIME:-240}" "$PY" -m benchmarks.lexical_shards --docs "$LEXDOCS" --shards 8 \
+  --dir "$LEX" --queries 30 --processes 2>&1 | grep -v "  indexed" | tee "$OUT/lexical.txt"
 timeout 120 "$PY" -m benchmarks.lexical_form --index "$LEX" --queries 30 2>&1 \
   | tee -a "$OUT/lexical.txt"
