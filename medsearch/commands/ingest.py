@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 def default_jobs(cores: int | None = None) -> int:
     """Parser processes: the cores left after the writer and tantivy's indexing threads.
 
-    The single writer absorbs ~10K articles/s; each parser produces ~5K/s, so a few
-    parsers saturate it and more would only compete for cores.
+    The writer thread costs ~42-53 us an article (one writer keeps up with ~19-24K
+    articles/s) and a parser process ~206 us (~4.9K/s each, 2 cores; BENCHMARKS.md,
+    session 23), so up to 8 parsers feed it and more would only compete for cores with
+    tantivy's threads.
     """
     from medsearch.index.lexical import writer_threads
 
