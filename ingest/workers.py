@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from medsearch.errors import ParseError
+from medsearch.store.db import is_disk_full
 
 BATCH_SIZE = 1000
 SPOOL_AHEAD = 2  # parsed files that may wait for the writer beside the ones parsing
@@ -90,8 +91,8 @@ def _child_main(
                 f.flush()
                 out.put(("spooled", f.tell()))
     except OSError as exc:  # the spool could not be written
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # the writer stops as on any full disk
-            out.put(("disk full", (exc.errno, exc.strerror, spool)))
+        if is_disk_full(exc):  # the writer stops as on any full disk
+            out.put(("disk full", (exc.errno or errno.ENOSPC, exc.strerror, spool)))
         else:
             problem = f"cannot write parsed records to {spool}: {exc.strerror or exc}"
             out.put(("error", (problem, None)))
