@@ -109,7 +109,7 @@ class LexicalIndex:
         self._index = index
         self._schema = index.schema
         self._analyzers = ls.analyzers()
-        ls.register(index, self._analyzers)
+        ls.register(index)
         self._writer: Any | None = None
         self.writer_threads = writer_threads(os.cpu_count())
         self.writer_heap = WRITER_HEAP_BYTES
