@@ -180,7 +180,7 @@ def test_quickstart_offline_ingests_the_demo_and_runs_a_search(tmp_path: Path) -
         assert store.count() == 60  # 61 demo records, one deleted by the update file
 
 
-def test_default_parser_processes_leave_cores_for_the_writer() -> None:
+def test_default_parser_processes_take_most_cores_and_leave_the_writer_some() -> None:
     from medsearch.commands.ingest import default_jobs
 
-    assert [default_jobs(n) for n in (1, 2, 4, 8, 32)] == [1, 1, 1, 3, 8]
+    assert [default_jobs(n) for n in (1, 2, 4, 8, 16, 32)] == [1, 2, 2, 5, 8, 8]

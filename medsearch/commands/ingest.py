@@ -19,17 +19,17 @@ if TYPE_CHECKING:
 
 
 def default_jobs(cores: int | None = None) -> int:
-    """Parser processes: the cores left after the writer and tantivy's indexing threads.
+    """Parser processes: ~60% of the cores, two where there are two, at most 8.
 
-    The writer thread costs ~42-53 us an article (one writer keeps up with ~19-24K
-    articles/s) and a parser process ~206 us (~4.9K/s each, 2 cores; BENCHMARKS.md,
-    session 23), so up to 8 parsers feed it and more would only compete for cores with
-    tantivy's threads.
+    Per article a parser costs ~230 us, the writer thread ~50 and tantivy's indexing
+    threads ~90 since documents arrive split into words (BENCHMARKS.md, session 24), so
+    parsers are ~60% of ingest's CPU. On 2 cores two parsers beside the writer ingest
+    4,729-4,779 articles/s against 3,791-4,147 for one, which had become the critical
+    path. 8 parsers supply more than one writer thread takes (~14-20K articles/s), so
+    more would only fill the spool.
     """
-    from medsearch.index.lexical import writer_threads
-
     cores = cores or os.cpu_count() or 2
-    return max(1, min(8, cores - 1 - writer_threads(cores)))
+    return max(min(cores, 2), min(8, round(cores * 0.6)))
 
 
 def fetch_files(
@@ -158,7 +158,7 @@ def check_space(
     "-j",
     type=click.IntRange(min=0),
     default=None,
-    help="Parser processes (0: parse in-process).",
+    help="Parser processes (default: ~60% of the cores, 2 to 8; 0: parse in-process).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_context

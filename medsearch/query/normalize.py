@@ -59,8 +59,9 @@ _GREEK = re.compile("[" + "".join(GREEK_NAMES) + "]")
 
 
 def has_greek(text: str) -> bool:
-    """Whether normalisation would change ``text`` (a C-speed scan: ingest calls this a lot)."""
-    return _GREEK.search(text) is not None
+    """Whether normalisation would change ``text`` (C-speed scans: ingest calls this a lot;
+    ``isascii`` answers most text ~20x faster than the regex)."""
+    return not text.isascii() and _GREEK.search(text) is not None
 
 
 def _needs_space(char: str) -> bool:
