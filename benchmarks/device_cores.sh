@@ -4,7 +4,7 @@
 #   run(command="bash benchmarks/device_cores.sh", carry=[".whl"])
 #
 # `.whl/` (git-ignored) holds the wheels that machine lacks: tantivy, faiss-cpu, orjson,
-# zstandard, platformdirs, built for its Python. Results land in $OUT: ingest.txt
+# zstandard, platformdirs, regex (transformers brings it there), built for its Python. Results land in $OUT: ingest.txt
 # (`benchmarks.ingest --jobs 8` over baseline-sized files of 30,000 articles, the
 # reference loops over the first two: target >= 10,000 articles/s) and lexical.txt (an
 # 8-shard index searched from 8 threads, the flat sum against dis_max: target top-1000
@@ -17,6 +17,8 @@
 #
 # Session 23 ran ARTICLES=120000 LEXDOCS=1000000 with 16 files of 7,500 articles (the
 # old default): 7,422 articles/s, with parsers then held 8,000 articles ahead of the writer.
+# Since session 24 documents reach tantivy split into words by the parsers, which halved
+# tantivy's indexing CPU (~183 -> ~88 us an article on 2 cores); expected here now ~12-17K/s.
 # The shards are now built one process each (`--processes`), so 10M documents should fit
 # a call of their own: LEXDOCS=10000000 LEXTIME=480 ARTICLES=0 (ARTICLES=0: no ingest).
 set -euo pipefail
@@ -27,7 +29,7 @@ PER_FILE=${PER_FILE:-30000}
 LEXDOCS=${LEXDOCS:-1000000}
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-if ! "$PY" -c "import tantivy, faiss, orjson, zstandard, platformdirs" 2> /dev/null; then
+if ! "$PY" -c "import tantivy, faiss, orjson, zstandard, platformdirs, regex" 2> /dev/null; then
   "$PY" -m pip install --quiet --no-index --no-deps --target /tmp/site .whl/*.whl
   export PYTHONPATH="/tmp/site:$PYTHONPATH"
 fi

@@ -4,7 +4,7 @@
 #   run(command="bash benchmarks/device_encode.sh", carry=[".whl", ".gpu"], timeout_s=560)
 #
 # `.whl/` (git-ignored) holds the wheels that machine lacks (tantivy, faiss-cpu, orjson,
-# zstandard, platformdirs, built for its Python); `.gpu/` (git-ignored) a saved
+# zstandard, platformdirs, regex (transformers brings it there), built for its Python); `.gpu/` (git-ignored) a saved
 # bert-base-uncased tokenizer (`vocab/`) and a BEIR corpus (`scifact.jsonl`, copied from
 # ../shared for the call and deleted after it). Results land in $OUT:
 #   encode.txt / encode.json  benchmarks/gpu_encode.py at ARTICLES (default 60,000): the
@@ -20,7 +20,7 @@ OUT=${OUT:-/tmp/out}
 ARTICLES=${ARTICLES:-60000}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-if ! "$PY" -c "import tantivy, faiss, orjson, zstandard, platformdirs" 2> /dev/null; then
+if ! "$PY" -c "import tantivy, faiss, orjson, zstandard, platformdirs, regex" 2> /dev/null; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
   export PYTHONPATH="/tmp/site:$PYTHONPATH"
