@@ -9,9 +9,11 @@ home (the store and index once it has enough articles to say), else from :data:`
 (real PubMed text, ``benchmarks/footprint.py``). Files already downloaded or already
 ingested cost nothing.
 
-The estimate gets :data:`HEADROOM` on top (tantivy merges write a segment before they
-delete the old ones; SQLite's WAL grows by a file's worth before a checkpoint), and the
-user's ``[ingest] keep_free_bytes`` is kept free besides.
+While it runs, ingest also keeps a few files' parsed records in spools (see
+:mod:`ingest.workers`), counted too. The estimate gets :data:`HEADROOM` on top (tantivy
+merges write a segment before they delete the old ones; SQLite's WAL grows by a file's
+worth before a checkpoint), and the user's ``[ingest] keep_free_bytes`` is kept free
+besides.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.download import RemoteFile
+from ingest.workers import SPOOL_AHEAD
 from medsearch.errors import DiskSpaceError
 from medsearch.footprint import GZ_BYTES_PER_CITATION, PUBMED, REPRESENTATIVE_CITATIONS, human
 
@@ -34,6 +37,15 @@ MIN_CORPUS = REPRESENTATIVE_CITATIONS
 
 UNLISTED_FILE_BYTES = 40_000_000
 """A baseline file's size when the listing gives none (the 2026 mean is ~38.8 MB)."""
+
+SPOOL_BYTES_PER_GZ_BYTE = 2.3
+"""A parser's spool against its gzipped file: 2,922 bytes an article pickled (rows
+compressed, lexical documents; the 936 real records of ../shared/data/pubmed) against
+~1,270 gzipped."""
+
+SPOOLED_FILES = 8 + SPOOL_AHEAD
+"""The most files spooled at once: as many as parse (``default_jobs`` caps them at 8)
+and those parsed that wait for the writer."""
 
 FreeBytes = Callable[[Path], int]
 
@@ -69,10 +81,12 @@ class SpaceNeeded:
     store: int
     lexical: int
     vectors: int
+    spool: int = 0
+    """Parsed records waiting for the writer: written and removed as ingest runs."""
 
     @property
     def total(self) -> int:
-        written = self.downloads + self.store + self.lexical + self.vectors
+        written = self.downloads + self.store + self.lexical + self.vectors + self.spool
         return round(written * (1 + HEADROOM))
 
 
@@ -100,7 +114,8 @@ def estimate(
     """The bytes ``files`` will take: downloads, then store, index and (with ``encode``)
     vectors for the citations of the files not in ``ingested`` (the ledger's names)."""
     new = [f for f in files if f.name not in ingested]
-    gz = sum(f.size if f.size is not None else UNLISTED_FILE_BYTES for f in new)
+    sizes = sorted(f.size if f.size is not None else UNLISTED_FILE_BYTES for f in new)
+    gz = sum(sizes)
     citations = round(gz / GZ_BYTES_PER_CITATION)
     vectors = per.article_vectors + per.sentence_vectors if encode else 0.0
     return SpaceNeeded(
@@ -109,6 +124,7 @@ def estimate(
         store=round(citations * per.store),
         lexical=round(citations * per.lexical),
         vectors=round(citations * vectors),
+        spool=round(sum(sizes[-SPOOLED_FILES:]) * SPOOL_BYTES_PER_GZ_BYTE),
     )
 
 
@@ -167,7 +183,8 @@ def check(
         f"not enough disk for this ingest: it needs about {human(needed.total)}"
         f" ({needed.total:,} bytes: downloads {human(needed.downloads)}, store"
         f" {human(needed.store)}, lexical index {human(needed.lexical)}, vectors"
-        f" {human(needed.vectors)} for ~{needed.citations:,} citations, +{HEADROOM:.0%})"
+        f" {human(needed.vectors)} for ~{needed.citations:,} citations, parser spools"
+        f" {human(needed.spool)} while it runs, +{HEADROOM:.0%})"
         f"{kept}, but {human(free)} ({free:,} bytes) is free under the data home {home};"
         " free space, use --limit N, choose another --home, or pass --skip-space-check"
     )

@@ -16,6 +16,8 @@ from ingest.space import (
     HEADROOM,
     MEASURED,
     MIN_CORPUS,
+    SPOOL_BYTES_PER_GZ_BYTE,
+    SPOOLED_FILES,
     UNLISTED_FILE_BYTES,
     PerCitation,
     SpaceNeeded,
@@ -73,8 +75,17 @@ def test_the_estimate_counts_citations_from_gzipped_bytes(tmp_path: Path) -> Non
     assert needed.citations == 10_000
     assert (needed.downloads, needed.store, needed.lexical) == (gz, 10_000_000, 5_000_000)
     assert needed.vectors == 10_000 * 5000
-    written = gz + 10_000_000 + 5_000_000 + 50_000_000
+    assert needed.spool == round(gz * SPOOL_BYTES_PER_GZ_BYTE)  # parsed, waiting for the writer
+    written = gz + 10_000_000 + 5_000_000 + 50_000_000 + needed.spool
     assert needed.total == round(written * (1 + HEADROOM))
+
+
+def test_spools_count_the_largest_files_that_can_wait_at_once(tmp_path: Path) -> None:
+    """Not the whole baseline: spools are removed as files are written."""
+    files = [remote(f"f{i}.xml.gz", 1000 + i) for i in range(SPOOLED_FILES + 5)]
+    needed = estimate(files, tmp_path, PER)
+    largest = sum(1000 + i for i in range(5, SPOOLED_FILES + 5))
+    assert needed.spool == round(largest * SPOOL_BYTES_PER_GZ_BYTE)
 
 
 def test_without_encoding_no_vectors_are_counted(tmp_path: Path) -> None:
