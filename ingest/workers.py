@@ -13,9 +13,9 @@ of the file being written then stood still, and ingest ran at about one parser's
 however many ``jobs`` it had. Through a spool a parser never waits for the writer: it
 finishes its file and the next file starts. At most ``jobs`` files parse at once and
 :data:`SPOOL_AHEAD` more wait, parsed, for the writer, so the disk holds a few files'
-batches (~2.3 KB an article pickled: ~70 MB a baseline file), in the data home's ``tmp``
+batches (~2.9 KB a real article pickled: ~90 MB a baseline file), in the data home's ``tmp``
 folder, removed as each file is written. More waiting files would only help a writer
-that is already the slower side, and each one is ~70 MB more written to the SSD (a
+that is already the slower side, and each one is ~90 MB more written to the SSD (a
 spool read back within the kernel's writeback delay, ~30 s, may never reach it).
 
 Children come from a ``forkserver``: forking the writer itself would copy tantivy's and
