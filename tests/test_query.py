@@ -24,6 +24,7 @@ from medsearch.query import (
     Term,
     YearRange,
     normalize_text,
+    normalize_with_offsets,
     parse_plain,
     parse_query,
 )
@@ -279,6 +280,17 @@ def test_greek_letters_are_spelled_out_the_same_way_everywhere() -> None:
     assert normalize_text("α-synuclein") == "alpha-synuclein"
     assert normalize_text("TNFα") == "TNF alpha"
     assert normalize_text("no greek") == "no greek"
+    assert normalize_text("αβ-crystallin, 5 µg/kg, IFNγR1 κB") == (
+        "alphabeta-crystallin, 5 mu g/kg, IFN gamma R1 kappa B"
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.one_of(st.sampled_from("αβγµΔΩς aZ1-é"), st.characters()), max_size=40))
+def test_normalising_alone_gives_the_text_the_offsets_are_for(text: str) -> None:
+    """Ingest spells Greek out one substitution at a time; snippets map offsets character
+    by character: the two must agree on every text."""
+    assert normalize_text(text) == normalize_with_offsets(text)[0]
 
 
 # -- meaning of each construct ---------------------------------------------------------------
