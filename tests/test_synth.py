@@ -72,3 +72,28 @@ def test_word_frequencies_follow_a_zipf_law() -> None:
     # long tail means most of the vocabulary is rare
     assert 6 <= ranked[0] / ranked[9] <= 20
     assert sum(1 for c in ranked if c <= 2) > len(ranked) / 3
+
+
+def test_real_records_cycle_into_a_file_of_any_size_each_under_a_new_pmid(
+    tmp_path: Path,
+) -> None:
+    from benchmarks.real_records import load_records, write_cycled_pubmed
+
+    source = tmp_path / "real"
+    source.mkdir()
+    (source / "a.xml").write_bytes((REPO / "tests/fixtures/tricky_articles.xml").read_bytes())
+    originals = [a for a in parse_file(source / "a.xml") if isinstance(a, Article)]
+    records = load_records(source)
+    assert len(records) == len(originals)
+    out = tmp_path / "cycled.xml.gz"
+    n = 2 * len(records) + 1
+    write_cycled_pubmed(out, n, records, start_pmid=900_000, offset=1)
+    cycled = [a for a in parse_file(out) if isinstance(a, Article)]
+    assert [a.pmid for a in cycled] == list(range(900_000, 900_000 + n))
+    for i, article in enumerate(cycled):
+        original = originals[(1 + i) % len(originals)]
+        assert (article.title, article.abstract, article.authors) == (
+            original.title,
+            original.abstract,
+            original.authors,
+        )
