@@ -18,8 +18,9 @@ query builder drops stand-alone ones from ranked OR queries instead.
 
 Documents reach tantivy already split (:func:`words`: the tokens joined by spaces), and
 the index splits them back on spaces. tantivy's regex tokenizer costs ~0.4 us a token,
-~80-90 us of indexing-thread CPU an article; :func:`words` costs ~9 us an article, in
-the parser processes, which ingest runs on every core. Queries and snippets keep the
+~90 us of indexing-thread CPU a synthetic article and ~100-130 us a real one;
+:func:`words` costs ~15 us a real article, in the parser processes, which ingest runs
+on every core. Queries and snippets keep the
 regex tokenizer on the raw text, for its character offsets; the two split alike on every
 character Python's Unicode tables know (``tests/test_lexical_words.py``), so an index
 built either way answers the same, and indexes built before need no rebuild.
@@ -141,7 +142,7 @@ def words(text: str) -> str:
     byte but letters and digits, and another gives each byte its class, where ``a0``
     and ``0a`` are the places a letter meets a digit (``IL6``) and a space goes in. The
     few characters beyond ASCII (a median of 2 in a real PubMed abstract that has any:
-    ``±``, ``≥``, ``é``) are classed one by one, once each per process. ~5-9 us an ASCII
+    ``±``, ``≥``, ``é``) are classed one by one, once each per process. ~6-9 us an ASCII
     abstract against ~12-25 us for a regex substitution and ~50-100 us for ``findall``.
     """
     if text.isascii():
