@@ -19,6 +19,7 @@
 # old default): 7,422 articles/s, with parsers then held 8,000 articles ahead of the writer.
 # Since session 24 documents reach tantivy split into words by the parsers, which halved
 # tantivy's indexing CPU (~183 -> ~88 us an article on 2 cores); expected here now ~12-17K/s.
+# WRITER_THREADS=N sets tantivy's indexing threads (default 4 on 16 cores).
 # REAL=DIR cycles the real PubMed records of DIR instead of synthetic ones (they parse
 # ~1.65x slower): carry ../shared/data/pubmed as .gpu/pubmed and pass REAL=.gpu/pubmed.
 # The shards are now built one process each (`--processes`), so 10M documents should fit
@@ -41,7 +42,8 @@ fi
 } | tee "$OUT/machine.txt"
 [ "$ARTICLES" = 0 ] || timeout "${INGESTTIME:-300}" "$PY" -m benchmarks.ingest \
   --articles "$ARTICLES" --jobs 8 --files $(((ARTICLES + PER_FILE - 1) / PER_FILE)) \
-  --reference-files 2 --repeat 1 ${REAL:+--real "$REAL"} 2>&1 | tee "$OUT/ingest.txt"
+  --reference-files 2 --repeat 1 ${REAL:+--real "$REAL"} \
+  ${WRITER_THREADS:+--writer-threads "$WRITER_THREADS"} 2>&1 | tee "$OUT/ingest.txt"
 [ "$LEXDOCS" = 0 ] && exit 0 # LEXDOCS=0: the ingest alone
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -169,6 +169,12 @@ def main() -> None:
         "--files", type=int, help="split the articles over N files (default: --jobs, at least 1)"
     )
     ap.add_argument(
+        "--writer-threads",
+        type=int,
+        default=None,
+        help="tantivy indexing threads (default: medsearch's own choice for this machine)",
+    )
+    ap.add_argument(
         "--real",
         type=Path,
         default=None,
@@ -182,6 +188,11 @@ def main() -> None:
         help="run the reference loops over the first N files only (default: all)",
     )
     args = ap.parse_args()
+    if args.writer_threads:  # every index this process opens, shards split them as usual
+        from medsearch.index import lexical
+
+        threads = args.writer_threads
+        lexical.writer_threads = lambda cores: threads
     work = Path(tempfile.mkdtemp(prefix="medsearch-bench-ingest-"))
     try:
         warm = work / "pubmed26n0001.xml.gz"
