@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.download import RemoteFile
-from ingest.workers import SPOOL_AHEAD
+from ingest.workers import MAX_PARSERS, SPOOL_AHEAD
 from medsearch.errors import DiskSpaceError
 from medsearch.footprint import GZ_BYTES_PER_CITATION, PUBMED, REPRESENTATIVE_CITATIONS, human
 
@@ -43,9 +43,9 @@ SPOOL_BYTES_PER_GZ_BYTE = 2.3
 compressed, lexical documents; the 936 real records of ../shared/data/pubmed) against
 ~1,270 gzipped."""
 
-SPOOLED_FILES = 8 + SPOOL_AHEAD
-"""The most files spooled at once: as many as parse (``default_jobs`` caps them at 8)
-and those parsed that wait for the writer."""
+SPOOLED_FILES = MAX_PARSERS + SPOOL_AHEAD
+"""The most files spooled at once: as many as parse by default and those parsed that
+wait for the writer."""
 
 FreeBytes = Callable[[Path], int]
 

@@ -43,6 +43,7 @@ from medsearch.store.db import is_disk_full
 
 BATCH_SIZE = 1000
 SPOOL_AHEAD = 2  # parsed files that may wait for the writer beside the ones parsing
+MAX_PARSERS = 8  # the default's cap: 8 parsers outrun one writer thread (default_jobs)
 POLL_SECONDS = 0.5
 SPOOL_PREFIX = "parse-"
 

@@ -28,8 +28,10 @@ def default_jobs(cores: int | None = None) -> int:
     path. 8 parsers supply more than one writer thread takes (~14-20K articles/s), so
     more would only fill the spool.
     """
+    from ingest.workers import MAX_PARSERS
+
     cores = cores or os.cpu_count() or 2
-    return max(min(cores, 2), min(8, round(cores * 0.6)))
+    return max(min(cores, 2), min(MAX_PARSERS, round(cores * 0.6)))
 
 
 def fetch_files(
