@@ -4,9 +4,10 @@
 #   run(command="bash benchmarks/device_cores.sh", carry=[".whl"])
 #
 # `.whl/` (git-ignored) holds the wheels that machine lacks: tantivy, faiss-cpu, orjson,
-# zstandard, platformdirs, regex (transformers brings it there), built for its Python. Results land in $OUT: ingest.txt
-# (`benchmarks.ingest --jobs 8` over baseline-sized files of 30,000 articles, the
-# reference loops over the first two: target >= 10,000 articles/s) and lexical.txt (an
+# zstandard, platformdirs, regex (transformers brings it there), built for its Python.
+# Results land in $OUT: ingest.txt (`benchmarks.ingest --jobs 8` over baseline-sized
+# files of 30,000 articles, the reference loops over the first two: target >= 10,000
+# articles/s) and lexical.txt (an
 # 8-shard index searched from 8 threads, the flat sum against dis_max: target top-1000
 # p95 <= 150 ms at 10M, <= 300 ms at 40.9M; LEXDOCS documents, 1M built there in 93 s,
 # then scale linearly, as 10M -> 20M measured on 2 cores; LEXDOCS=0: ingest only). To try

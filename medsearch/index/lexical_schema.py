@@ -20,10 +20,10 @@ Documents reach tantivy already split (:func:`words`: the tokens joined by space
 the index splits them back on spaces. tantivy's regex tokenizer costs ~0.4 us a token,
 ~90 us of indexing-thread CPU a synthetic article and ~100-130 us a real one;
 :func:`words` costs ~15 us a real article, in the parser processes, which ingest runs
-on every core. Queries and snippets keep the
-regex tokenizer on the raw text, for its character offsets; the two split alike on every
-character Python's Unicode tables know (``tests/test_lexical_words.py``), so an index
-built either way answers the same, and indexes built before need no rebuild.
+on every core. Queries and snippets keep the regex tokenizer on the raw text, for its
+character offsets; the two split alike on every character Python's Unicode tables know
+(``tests/test_lexical_words.py``), so an index built either way answers the same, and
+indexes built before need no rebuild.
 """
 
 from __future__ import annotations
