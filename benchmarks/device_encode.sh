@@ -5,8 +5,9 @@
 #
 # `.whl/` (git-ignored) holds the wheels that machine lacks (tantivy, faiss-cpu, orjson,
 # zstandard, platformdirs, regex: transformers brings it there; built for its Python);
-# `.gpu/` (git-ignored) a saved bert-base-uncased tokenizer (`vocab/`) and a BEIR corpus (`scifact.jsonl`, copied from
-# ../shared for the call and deleted after it). Results land in $OUT:
+# `.gpu/` (git-ignored) a saved bert-base-uncased tokenizer (`vocab/`) and a BEIR corpus
+# (`scifact.jsonl`, copied from ../shared for the call and deleted after it). Results land
+# in $OUT:
 #   encode.txt / encode.json  benchmarks/gpu_encode.py at ARTICLES (default 60,000): the
 #                             stage eager and compiled, the bare forward eager and compiled,
 #                             the token-budget sweep, the rerank head, and (g) sentence
