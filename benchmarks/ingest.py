@@ -44,6 +44,7 @@ from lxml import etree
 
 from benchmarks.real_records import Record, load_records, write_cycled_pubmed
 from benchmarks.synth import write_synthetic_pubmed
+from medsearch.progress import NullProgress
 from medsearch.store.db import TRAIN_RECORDS
 
 
@@ -112,6 +113,32 @@ def parse_only(path: Path) -> int:
 WRITER_CPU: list[float] = []  # the writer thread's CPU seconds per run (see main)
 PROCESS_CPU: list[float] = []  # the writer process's, all threads (tantivy's indexing too)
 PARSER_CPU: list[float | None] = []  # the parser processes', where it can be read
+FILE_TIMES: list[list[float]] = []  # per run: seconds from its start to each file written
+COMMITS: list[int] = []  # per run: units written (files in one transaction and commit)
+
+
+class FileClock(NullProgress):
+    """Notes when each file has been written, for the rate once the pipeline is full."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.t0 = time.perf_counter()
+        self.times: list[float] = []
+
+    def advance(self, key: str, amount: int = 1) -> None:
+        if key == "files":
+            self.times.extend([time.perf_counter() - self.t0] * amount)
+
+
+def steady_rate(times: list[float], per_file: float, jobs: int) -> float | None:
+    """Articles/s over the files written after the first ``jobs``: at the start the writer
+    follows the first file's parser (one core's pace) while the others parse, so a run
+    of a few rounds understates what a full baseline of ~1,300 files sees (the model
+    and its fit to 16-core runs are in BENCHMARKS.md); None when too few files."""
+    skip = max(1, jobs)
+    if len(times) < skip + 2:
+        return None
+    return (len(times) - skip) * per_file / (times[-1] - times[skip - 1])
 
 
 def parsers_cpu() -> float | None:
@@ -146,12 +173,16 @@ def run_ingest(
 
     if shards > 1:  # as a corpus past SHARD_DOCS is kept: the writer feeds every shard
         ShardedLexicalIndex.create(Paths(home).lexical_index, shards).close()
-    with Ingestor(Paths(home), jobs=jobs) as ing:
+    clock = FileClock()
+    with Ingestor(Paths(home), jobs=jobs, progress=clock) as ing:
         if warm is not None:
             ing.run([warm])
         t0 = time.perf_counter()
+        clock.t0, clock.times = t0, []
         cpu, whole, parsers = time.thread_time(), process_cpu(), parsers_cpu()
         summary = ing.run(paths)
+        FILE_TIMES.append(clock.times)
+        COMMITS.append(summary.commits)
         WRITER_CPU.append(time.thread_time() - cpu)
         PROCESS_CPU.append(process_cpu() - whole)
         after = parsers_cpu()
@@ -274,6 +305,12 @@ def main() -> None:
                 f" us; {total_us:.0f} us in all, i.e."
                 f" {total_us * args.articles / 1e6 / full:.1f} cores busy on average"
                 f" of {os.cpu_count()}"
+            )
+        steady = steady_rate(FILE_TIMES[best], args.articles / n_files, args.jobs)
+        if steady is not None:
+            print(
+                f"steady rate, files after the first {max(1, args.jobs)}: {steady:,.0f}"
+                f" articles/s; {len(FILE_TIMES[best])} files in {COMMITS[best]} commits"
             )
         rate = args.articles / full
         print(

@@ -1,14 +1,18 @@
 """parse -> store -> lexical index (-> encode -> vector index); resumable, file by file.
 
-The unit of work is one input file. Its records, its deletions and its ledger row are
+The unit of work is one input file, or a few consecutive ones that the parsers have
+already finished (:data:`UNIT_FILES`: on many cores the writer is the ceiling and each
+commit stalls it). A unit's records, deletions and ledger rows (one per file) are
 written to SQLite in one transaction, and its changes to the tantivy index are committed
-just before that transaction commits (with the file name as the commit payload). So:
+just before that transaction commits (with the last file's name as the commit payload).
+So:
 
 - an interruption (Ctrl-C, kill, crash, full disk) before the SQLite commit leaves the
-  store as it was; re-running re-applies the file, and because every tantivy change is
-  "delete this PMID, add this document" the re-application is idempotent;
-- a file that fails to parse is rolled back in both places, recorded as failed in the
-  ledger, and retried on the next run while the other files go on.
+  store as it was; re-running re-applies the unit's files, and because every tantivy
+  change is "delete this PMID, add this document" the re-application is idempotent;
+- a file that fails to parse (always a unit of its own: a file joins a unit only once
+  it is parsed whole) is rolled back in both places, recorded as failed in the ledger,
+  and retried on the next run while the other files go on.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +52,30 @@ class InputFile:
         return self.path.name
 
 
+Source = tuple[InputFile, Iterable["Message"]]
+"""One input and its parser's messages."""
+
+UNIT_FILES = 4
+"""Files written in one unit at most: one SQLite transaction and one tantivy commit.
+A commit stalls the writer (tantivy flushes its segments; ~0.3-0.6 s a baseline file on
+16 cores, by the model in BENCHMARKS.md), and on many cores that writer is the ceiling,
+so files already parsed whole are written together; a file still parsing starts a unit
+of its own, so 2 cores and single files behave as before."""
+UNIT_ARTICLES = 100_000
+"""Articles after which a unit takes no more files: what a crash or Ctrl-C can lose
+(seconds of work) and what tantivy holds staged (~1.3 KB a staged delete)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Applied:
+    """One file written inside a unit, counted in the summary once the unit commits."""
+
+    item: InputFile
+    articles: int
+    books: int
+    counts: ApplyCounts
+
+
 @dataclass
 class IngestSummary:
     """What a run did; ``ok`` is False when any input failed."""
@@ -62,6 +90,8 @@ class IngestSummary:
     articles: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    commits: int = 0
+    """Units written: files in one transaction and one tantivy commit (see UNIT_FILES)."""
     encoded: int = 0
     notes: list[str] = field(default_factory=list)
     ignored: list[Ignored] = field(default_factory=list)
@@ -84,6 +114,7 @@ class IngestSummary:
             "books": self.books,
             "encoded": self.encoded,
             "seconds": round(self.seconds, 3),
+            "commits": self.commits,
             "failures": [{"file": f, "error": e} for f, e in self.failures],
             "ignored": len(self.ignored),
             "ignored_files": [i.to_dict() for i in self.ignored],
@@ -220,11 +251,29 @@ class Ingestor:
             spool_root=self.paths.tmp,
         )
         by_path = {f.path: f for f in todo}
+        files = iter(pool)
+        held: list[tuple[InputFile, Iterator[Message], bool]] = []  # starts the next unit
+
+        def take() -> tuple[InputFile, Iterator[Message], bool] | None:
+            if held:
+                return held.pop()
+            nxt = next(files, None)
+            return None if nxt is None else (by_path[nxt[0]], nxt[1], pool.parsed_whole())
+
+        def more(unit_files: int, unit_articles: int) -> Source | None:
+            nxt = take()
+            if nxt is None:
+                return None
+            item, messages, whole = nxt
+            if whole and unit_files < UNIT_FILES and unit_articles < UNIT_ARTICLES:
+                return item, messages
+            held.append(nxt)
+            return None
+
         try:
-            for path, messages in pool:
-                self.apply(by_path[path], messages, summary)
+            while (first := take()) is not None:
+                self._apply_unit((first[0], first[1]), summary, more=more)
                 self.lexical = self._split_if_large(self.lexical)
-                self.progress.advance("files")
         finally:
             pool.close()
             self.progress.finish("articles")
@@ -281,57 +330,92 @@ class Ingestor:
         lexical index holds none of the source's PMIDs, so documents are added, not
         upserted (tantivy keeps each staged delete, ~1.3 KB, until the unit's commit).
         """
-        t0 = time.monotonic()
-        articles = books = 0
-        added = replaced = deleted = 0
+        self._apply_unit((item, messages), summary, fresh=fresh)
+
+    def _apply_unit(
+        self,
+        first: Source,
+        summary: IngestSummary,
+        *,
+        more: Callable[[int, int], Source | None] = lambda files, articles: None,
+        fresh: bool = False,
+    ) -> None:
+        """Apply ``first`` and the files ``more`` adds (asked with the unit's files and
+        articles so far) in one SQLite transaction and one tantivy commit, each file with
+        its own ledger row. ``more`` adds only files already parsed whole, which cannot
+        fail to parse, so a parse failure is always the unit's only file; a full disk,
+        Ctrl-C or a crash loses the whole unit, which the next run applies again."""
+        applied: list[_Applied] = []
+        source: Source | None = first
         try:
             with self.store.transaction():
-                file_id = self._record(item, "done")
-                for kind, payload in messages:
-                    if kind == "articles":
-                        counts = self.store.upsert_rows(payload.rows, file_id=file_id)
-                        lexical = self.lexical
-                        put = lexical.add_documents if fresh else lexical.upsert_documents
-                        put(payload.documents)  # built by the parsers
-                        articles += len(payload)
-                        books += payload.books
-                        added += counts.added
-                        replaced += counts.replaced
-                        self.progress.advance("articles", len(payload))
-                    elif kind == "delete":
-                        deleted += self.store.delete(payload, file_id=file_id)
-                        self.lexical.delete(payload)
-                    elif kind == "error":
-                        problem, position = payload
-                        raise ParseError(str(item.path), problem, position)
-                self._record(
-                    item,
-                    "done",
-                    articles=articles,
-                    counts=ApplyCounts(added, replaced, deleted),
-                    books=books,
-                    seconds=time.monotonic() - t0,
-                )
-                self.lexical.commit(payload=item.name)
+                while source is not None:
+                    applied.append(self._apply_file(*source, fresh=fresh))
+                    self.progress.advance("files")
+                    source = more(len(applied), sum(a.articles for a in applied))
+                self.lexical.commit(payload=applied[-1].item.name)
         except ParseError as exc:
             self.lexical.rollback()
-            summary.failures.append((str(item.path), str(exc)))
+            failed = source[0] if source is not None else first[0]
+            summary.failures.append((str(failed.path), str(exc)))
             self.progress.message(f"failed: {exc}")
-            self._record_failure(item, str(exc))
+            self._record_failure(failed, str(exc))
+            for earlier in applied:  # cannot happen from run(): see the docstring
+                self.progress.message(f"{earlier.item.name} will be applied on the next run")
             return
         except BaseException as exc:
             self.lexical.rollback()
             if is_disk_full(exc) and not isinstance(exc, DiskFullError):
+                names = [a.item.name for a in applied]
+                if source is not None and source[0].name not in names:
+                    names.append(source[0].name)
+                what = "it" if len(names) == 1 else "them"
                 raise DiskFullError(
-                    f"disk full while ingesting {item.name}; nothing from it was kept"
+                    f"disk full while ingesting {', '.join(names)}; nothing from {what} was kept"
                 ) from exc
             raise
-        summary.ingested += 1
-        summary.articles += articles
-        summary.books += books
-        summary.added += added
-        summary.replaced += replaced
-        summary.deleted += deleted
+        summary.commits += 1
+        for a in applied:
+            summary.ingested += 1
+            summary.articles += a.articles
+            summary.books += a.books
+            summary.added += a.counts.added
+            summary.replaced += a.counts.replaced
+            summary.deleted += a.counts.deleted
+
+    def _apply_file(self, item: InputFile, messages: Iterable[Message], *, fresh: bool) -> _Applied:
+        """One file's messages, inside the unit's transaction, with its ledger row."""
+        t0 = time.monotonic()
+        articles = books = 0
+        added = replaced = deleted = 0
+        file_id = self._record(item, "done")
+        for kind, payload in messages:
+            if kind == "articles":
+                counts = self.store.upsert_rows(payload.rows, file_id=file_id)
+                lexical = self.lexical
+                put = lexical.add_documents if fresh else lexical.upsert_documents
+                put(payload.documents)  # built by the parsers
+                articles += len(payload)
+                books += payload.books
+                added += counts.added
+                replaced += counts.replaced
+                self.progress.advance("articles", len(payload))
+            elif kind == "delete":
+                deleted += self.store.delete(payload, file_id=file_id)
+                self.lexical.delete(payload)
+            elif kind == "error":
+                problem, position = payload
+                raise ParseError(str(item.path), problem, position)
+        counts = ApplyCounts(added, replaced, deleted)
+        self._record(
+            item,
+            "done",
+            articles=articles,
+            counts=counts,
+            books=books,
+            seconds=time.monotonic() - t0,
+        )
+        return _Applied(item, articles, books, counts)
 
     def _record_failure(self, item: InputFile, error: str) -> None:
         with self.store.transaction():

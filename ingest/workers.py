@@ -34,7 +34,7 @@ import signal
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -123,6 +123,8 @@ class _Running:
     process: mp.process.BaseProcess | None
     out: mp.Queue[Notice] | None
     spool: Path | None
+    notices: deque[Notice] = field(default_factory=deque)
+    """Notices taken off ``out`` by :meth:`ParserPool.parsed_whole`, not yet read."""
 
 
 class ParserPool:
@@ -182,6 +184,21 @@ class ParserPool:
             shutil.rmtree(self.spools, ignore_errors=True)
             self.spools = None
 
+    def parsed_whole(self) -> bool:
+        """Whether the file just yielded is parsed to its end without error: its spool is
+        whole and its messages cannot fail. Never waits (False when in doubt, and always
+        in-process); the writer asks so it can join that file to the unit it is writing
+        (see :mod:`ingest.pipeline`)."""
+        running = self._running[0] if self._running else None
+        if running is None or running.out is None:
+            return False
+        while True:
+            try:
+                running.notices.append(running.out.get_nowait())
+            except queue.Empty:
+                break
+        return bool(running.notices) and running.notices[-1][0] == "done"
+
     def parsing(self) -> int:
         """Files being parsed now (at most ``jobs``)."""
         return sum(1 for r in self._running if r.process is not None and r.process.is_alive())
@@ -237,6 +254,9 @@ class ParserPool:
     def _notice(self, running: _Running) -> Notice:
         """The child's next notice; other files start meanwhile as parsers finish."""
         assert running.process is not None and running.out is not None
+        if running.notices:
+            self._top_up()
+            return running.notices.popleft()
         while True:
             self._top_up()
             try:
