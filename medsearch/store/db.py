@@ -1,8 +1,9 @@
 """The SQLite article store: articles, deletions, the file ledger, encoding bookkeeping.
 
 Why plain ``sqlite3`` and not sqlite-utils: ingest writes ~40M rows through one
-``executemany`` per batch inside one transaction per input file, and the ledger row for
-that file is written in the same transaction. That all-or-nothing unit is what makes an
+``executemany`` per batch inside one transaction per input file (or a few files the
+parsers finished, see :mod:`ingest.pipeline`), and each file's ledger row is written in
+the same transaction. That all-or-nothing unit is what makes an
 interrupted ingest resumable, and it is clearest with the standard library's explicit
 ``BEGIN``/``COMMIT``.
 
