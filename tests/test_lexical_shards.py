@@ -57,9 +57,11 @@ def test_shards_find_every_match_the_whole_index_finds(
         one, many = whole.search(query, k=200), sharded.search(query, k=200)
         assert many.total == one.total > 0
         assert {h.pmid for h in many.hits} == {h.pmid for h in one.hits}
-        scores = [h.score for h in many.hits]
-        assert scores == sorted(scores, reverse=True)  # merged best first
+        keys = [(-h.score, h.pmid) for h in many.hits]
+        assert keys == sorted(keys)  # merged best first, ties by PMID
         assert many.terms == one.terms
+        for k in (1, 5, 17):  # each shard's top k hold the merged top k
+            assert sharded.search(query, k=k).hits == many.hits[:k]
     sharded.texts = lambda pmids: {p: (article(p).title, article(p).abstract_text) for p in pmids}
     top = sharded.search("aspirin stroke", k=5, snippets=2)
     assert [bool(h.snippet) for h in top.hits] == [True, True, False, False, False]

@@ -28,11 +28,9 @@ import numpy as np
 from medsearch.errors import StoreError
 from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical import (
-    DEFAULT_SNIPPETS,
     REBUILD_HINT,
-    LexicalHit,
     LexicalIndex,
-    LexicalResult,
+    Ranked,
     Ranking,
     TextSource,
     recorded_version,
@@ -179,26 +177,22 @@ class ShardedLexicalIndex(LexicalIndex):
             found |= part
         return found
 
-    def search(
+    def rank(
         self,
         query: str,
         *,
         k: int = 10,
         filters: Filters | None = None,
         count: bool = True,
-        snippets: int = DEFAULT_SNIPPETS,
         syntax: bool = True,
         ranking: Ranking | None = None,
-    ) -> LexicalResult:
-        def one(shard: LexicalIndex) -> LexicalResult:
-            return shard.search(
-                query,
-                k=k,
-                filters=filters,
-                count=count,
-                snippets=0,
-                syntax=syntax,
-                ranking=ranking,
+    ) -> Ranked:
+        """Every shard's top ``k`` at once, merged; :meth:`LexicalIndex.search` builds
+        the hits (and snippets) of the merged top ``k`` alone."""
+
+        def one(shard: LexicalIndex) -> Ranked:
+            return shard.rank(
+                query, k=k, filters=filters, count=count, syntax=syntax, ranking=ranking
             )
 
         # every shard at once: the others on the pool, the first on this thread
@@ -208,25 +202,19 @@ class ShardedLexicalIndex(LexicalIndex):
         except BaseException:
             wait(later)  # they fail the same way (a query's syntax error): let them finish
             raise
-        results = [first, *(f.result() for f in later)]
-        hits = [h for r in results for h in r.hits]
-        scored = any(h.score for h in hits)
-        order: Callable[[LexicalHit], tuple[float, int]] = (
-            (lambda h: (-h.score, h.pmid)) if scored else (lambda h: (0.0, -h.pmid))
-        )
-        hits.sort(key=order)
-        head = hits[:k]
-        if snippets > 0 and self.texts is not None and head:
-            texts = self.texts([h.pmid for h in head[:snippets]])
-            head = [
-                LexicalHit(h.pmid, h.score, *self._snippet(*texts[h.pmid], first.terms))
-                if h.pmid in texts
-                else h
-                for h in head
-            ]
-        total = sum(r.total for r in results)
-        return LexicalResult(
-            hits=tuple(head), total=total, filters=first.filters, terms=first.terms
+        ranked = [first, *(f.result() for f in later)]
+        scores = np.fromiter((s for r in ranked for s in r.scores), dtype=np.float64)
+        pmids = np.fromiter((p for r in ranked for p in r.pmids), dtype=np.int64)
+        if scores.any():  # best first, ties by PMID; unranked (filters only): newest first
+            order = np.lexsort((pmids, -scores))[:k]
+        else:
+            order = np.argsort(-pmids, kind="stable")[:k]
+        return Ranked(
+            scores=scores[order].tolist(),
+            pmids=pmids[order].tolist(),
+            total=sum(r.total for r in ranked),
+            filters=first.filters,
+            terms=first.terms,
         )
 
 
