@@ -6,7 +6,8 @@ zstd compression with the store's dictionary, and the lexical index's fields (te
 normalised, keys folded: :func:`~medsearch.index.lexical_schema.article_fields`). The
 writer then inserts the blobs and the ``articles`` rows (the SQL columns,
 :mod:`medsearch.store.columns`: always computed here, whoever compresses) and hands
-tantivy its documents. Before this split the writer rebuilt every article from its JSON
+tantivy its documents (as JSON: :func:`~medsearch.index.lexical_schema.document`).
+Before this split the writer rebuilt every article from its JSON
 to index it (~47 us) and compressed it (~16 us): ~85 us of writer CPU per article capped
 ingest near 11,800 articles/s on any number of cores (BENCHMARKS.md, "Ingest that
 scales").
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from medsearch.index.lexical_schema import Fields, article_fields
+from medsearch.index.lexical_schema import Doc, article_fields, document
 from medsearch.records import Article, Deletion
 from medsearch.store import codec
 from medsearch.store.db import Row, row_of
@@ -37,7 +38,7 @@ from medsearch.store.db import Row, row_of
 @dataclass(frozen=True, slots=True)
 class PreparedBatch:
     rows: tuple[Row, ...]
-    documents: tuple[Fields, ...]
+    documents: tuple[Doc, ...]
     books: int
 
     def __len__(self) -> int:
@@ -52,7 +53,7 @@ def prepare(articles: Sequence[Article], dict_id: int = 0) -> PreparedBatch:
         rows = [(*row[:4], codec.compress(row[4], dict_id), row[5]) for row in rows]
     return PreparedBatch(
         rows=tuple(rows),
-        documents=tuple(article_fields(a) for a in articles),
+        documents=tuple(document(article_fields(a)) for a in articles),
         books=sum(1 for a in articles if a.kind == "book"),
     )
 

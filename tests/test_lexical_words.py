@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical import LexicalIndex
 from medsearch.query.normalize import normalize_text
-from medsearch.records import AbstractSection, Article, Author, MeshHeading
+from medsearch.records import AbstractSection, Article, Author, MeshHeading, PubDate
 
 # the query side's tokenizer without its filters, which could hide a difference
 REGEX = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(ls.TOKEN_PATTERN)).build()
@@ -192,3 +192,31 @@ def test_an_index_built_with_the_regex_tokenizer_answers_as_one_built_from_split
     reopened = LexicalIndex.open(tmp_path / "old", create=False)
     assert _hits(reopened) == expected
     reopened.close()
+
+
+def test_documents_sent_as_json_index_as_the_fields_themselves(tmp_path: Path) -> None:
+    """The parsers send each document as JSON (``ls.document``) for tantivy's
+    ``add_json``; the index answers as one given the same fields as a ``Document``."""
+    from tantivy import Document
+
+    articles = [
+        *ARTICLES,
+        Article(pmid=5, title="Dated", journal="N Engl J Med", pub_date=PubDate(2020)),
+    ]
+    via_json = LexicalIndex.open(tmp_path / "json")
+    via_json.upsert(articles)
+    via_json.commit()
+    direct = LexicalIndex.open(tmp_path / "direct")
+    writer = direct._writer_or_open()
+    for article in articles:
+        writer.add_document(Document.from_dict(ls.article_fields(article), direct._schema))
+    direct.commit()
+    queries = [*QUERIES, "N Engl J Med[ta]", "2020[dp]"]
+    assert [h.pmid for h in via_json.search("N Engl J Med[ta] 2020[dp]").hits] == [5]
+    for query in queries:
+        assert [(h.pmid, h.score) for h in via_json.search(query, k=10).hits] == [
+            (h.pmid, h.score) for h in direct.search(query, k=10).hits
+        ], query
+    assert via_json.count() == direct.count() == len(articles)
+    via_json.close()
+    direct.close()

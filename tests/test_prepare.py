@@ -10,7 +10,7 @@ from pubmed_builders import article_xml, pubmed_file
 
 from ingest.prepare import PreparedBatch, messages, prepare
 from ingest.pubmed_xml import parse_file
-from medsearch.index.lexical_schema import article_fields
+from medsearch.index.lexical_schema import article_fields, document
 from medsearch.records import Article, Deletion
 from medsearch.store import codec
 from medsearch.store.db import row_of
@@ -36,7 +36,7 @@ def dictionary_for(articles: list[Article]) -> bytes:
 
 def test_a_batch_carries_the_lexical_documents(articles: list[Article]) -> None:
     batch = prepare(articles)  # no dictionary yet: plain rows
-    assert batch.documents == tuple(article_fields(a) for a in articles)
+    assert batch.documents == tuple(document(article_fields(a)) for a in articles)
     assert batch.rows == tuple(row_of(a) for a in articles)
 
 

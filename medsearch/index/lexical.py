@@ -180,14 +180,14 @@ class LexicalIndex:
 
     def upsert(self, articles: Sequence[Article]) -> None:
         """Stage ``articles``, each replacing any document with its PMID."""
-        self.upsert_documents([ls.article_fields(a) for a in articles])
+        self.upsert_documents([ls.document(ls.article_fields(a)) for a in articles])
 
-    def upsert_documents(self, documents: Sequence[ls.Fields]) -> None:
-        """:meth:`upsert` for fields a parser process built (:func:`ls.article_fields`)."""
+    def upsert_documents(self, documents: Sequence[ls.Doc]) -> None:
+        """:meth:`upsert` for documents a parser process built (:func:`ls.document`)."""
         writer = self._writer_or_open()
-        for fields in documents:
-            writer.delete_documents_by_term(ls.PMID, fields[ls.PMID][0])
-            writer.add_document(ls.fields_document(fields, self._schema))
+        for pmid, text in documents:
+            writer.delete_documents_by_term(ls.PMID, pmid)
+            writer.add_json(text)
 
     def add(self, articles: Sequence[Article]) -> None:
         """Stage ``articles`` into an index that holds none of their PMIDs (a rebuild from
@@ -196,13 +196,13 @@ class LexicalIndex:
         Not :meth:`upsert`: tantivy keeps every staged delete in memory until the commit,
         ~1.3 KB each, and a rebuild commits once at the end: 13 GB at 10M articles.
         """
-        self.add_documents([ls.article_fields(a) for a in articles])
+        self.add_documents([ls.document(ls.article_fields(a)) for a in articles])
 
-    def add_documents(self, documents: Sequence[ls.Fields]) -> None:
-        """:meth:`add` for fields already built."""
+    def add_documents(self, documents: Sequence[ls.Doc]) -> None:
+        """:meth:`add` for documents already built."""
         writer = self._writer_or_open()
-        for fields in documents:
-            writer.add_document(ls.fields_document(fields, self._schema))
+        for _, text in documents:
+            writer.add_json(text)
 
     def delete_all(self) -> None:
         """Stage the removal of every document, in one operation (no per-document delete

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import regex
 import tantivy
 
@@ -263,8 +264,17 @@ def _split(text: str) -> str:
     return words(normalize_text(text))
 
 
-def fields_document(fields: Fields, schema: Any) -> Any:
-    return tantivy.Document.from_dict(fields, schema)
+Doc = tuple[int, str]
+"""A lexical document as it travels from a parser to the writer: its PMID and its
+fields as JSON, which the writer hands to tantivy's ``add_json`` (parsed in Rust)."""
+
+
+def document(fields: Fields) -> Doc:
+    """``fields`` ready for the writer. Why JSON: ``Document.from_dict`` and unpickling
+    the fields' lists cost the single writer thread ~10 us an article more than
+    ``add_json`` of a string and unpickling it (BENCHMARKS.md, "Ingest"); the parser
+    process, one of many, pays ~2 us for ``orjson.dumps``."""
+    return fields[PMID][0], orjson.dumps(fields).decode()
 
 
 def payload_document(payload: str) -> Any:

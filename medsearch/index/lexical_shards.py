@@ -104,19 +104,17 @@ class ShardedLexicalIndex(LexicalIndex):
             parts[int(pmid) % len(self.shards)].append(int(pmid))
         return parts
 
-    def _by_shard(
-        self, documents: Sequence[ls.Fields]
-    ) -> list[tuple[LexicalIndex, list[ls.Fields]]]:
-        parts: list[list[ls.Fields]] = [[] for _ in self.shards]
-        for fields in documents:
-            parts[fields[ls.PMID][0] % len(self.shards)].append(fields)
+    def _by_shard(self, documents: Sequence[ls.Doc]) -> list[tuple[LexicalIndex, list[ls.Doc]]]:
+        parts: list[list[ls.Doc]] = [[] for _ in self.shards]
+        for doc in documents:
+            parts[doc[0] % len(self.shards)].append(doc)
         return [(shard, part) for shard, part in zip(self.shards, parts, strict=True) if part]
 
-    def upsert_documents(self, documents: Sequence[ls.Fields]) -> None:
+    def upsert_documents(self, documents: Sequence[ls.Doc]) -> None:
         for shard, part in self._by_shard(documents):
             shard.upsert_documents(part)
 
-    def add_documents(self, documents: Sequence[ls.Fields]) -> None:
+    def add_documents(self, documents: Sequence[ls.Doc]) -> None:
         for shard, part in self._by_shard(documents):
             shard.add_documents(part)
 
