@@ -19,7 +19,7 @@
 # Session 23 ran ARTICLES=120000 LEXDOCS=1000000 with 16 files of 7,500 articles (the
 # old default): 7,422 articles/s, with parsers then held 8,000 articles ahead of the writer.
 # Since session 24 documents reach tantivy split into words by the parsers, which halved
-# tantivy's indexing CPU (~183 -> ~88 us an article on 2 cores); expected here now ~12-17K/s.
+# tantivy's indexing CPU (~183 -> ~88 us an article on 2 cores).
 # WRITER_THREADS=N sets tantivy's indexing threads (default 4 on 16 cores).
 # REAL=DIR cycles the real PubMed records of DIR instead of synthetic ones (they parse
 # ~1.65x slower): carry ../shared/data/pubmed as .gpu/pubmed and pass REAL=.gpu/pubmed.
@@ -30,7 +30,9 @@
 # weighing on a few rounds; `benchmarks.ingest` now also prints the steady rate (files
 # after the first `--jobs`), the figure for a full baseline: use ARTICLES=720000 or more.
 # 3M documents in 8 shards: common p95 53.4 ms; SHARDS=N (default 8) and JOBS=N (default
-# 8) try other counts.
+# 8) try other counts. Since those runs, files the parsers finished share a commit and
+# documents reach the writer as JSON (writer thread ~-33%): the model in BENCHMARKS.md
+# expects a steady ~13K articles/s on real records, ~15K on synthetic ones.
 set -euo pipefail
 PY=${PY:-python3}
 OUT=${OUT:-/tmp/out}
