@@ -360,6 +360,7 @@ class Ingestor:
             summary.failures.append((str(failed.path), str(exc)))
             self.progress.message(f"failed: {exc}")
             self._record_failure(failed, str(exc))
+            self.progress.advance("files")  # a failed file is done with for this run
             for earlier in applied:  # cannot happen from run(): see the docstring
                 self.progress.message(f"{earlier.item.name} will be applied on the next run")
             return

@@ -254,11 +254,10 @@ class ParserPool:
     def _notice(self, running: _Running) -> Notice:
         """The child's next notice; other files start meanwhile as parsers finish."""
         assert running.process is not None and running.out is not None
-        if running.notices:
-            self._top_up()
-            return running.notices.popleft()
         while True:
             self._top_up()
+            if running.notices:  # taken off the queue by parsed_whole
+                return running.notices.popleft()
             try:
                 notice: Notice = running.out.get(timeout=POLL_SECONDS)
                 return notice

@@ -99,7 +99,9 @@ def test_a_unit_holds_at_most_unit_files(tmp_path: Path) -> None:
 def test_a_file_that_fails_to_parse_is_a_unit_of_its_own(tmp_path: Path) -> None:
     paths = Paths(tmp_path / "home")
     inputs = files(tmp_path / "in", 4, bad=2)
-    summary = ingest(paths, inputs, ParsersAhead())
+    progress = ParsersAhead()
+    summary = ingest(paths, inputs, progress)
+    assert progress.files == 4  # the files bar counts the failed file too, as it always did
     assert [f for f, _ in summary.failures] == [str(inputs[2])]
     assert summary.ingested == 3
     assert summary.commits == 2  # files 1-2, then file 4 (file 3 rolled back alone)
