@@ -122,7 +122,9 @@ def found(index: LexicalIndex, query: str, **kwargs: object) -> set[int]:
 
 
 def test_plain_words_are_a_ranked_or() -> None:
-    assert parse_query("aspirin stroke").node == Or((Term("aspirin", 0), Term("stroke", 8)))
+    assert parse_query("aspirin stroke").node == Or(
+        (Term("aspirin", 0), Term("stroke", 8)), words=True
+    )
 
 
 def test_operators_run_left_to_right_without_precedence_like_pubmed() -> None:
@@ -132,7 +134,7 @@ def test_operators_run_left_to_right_without_precedence_like_pubmed() -> None:
 
 def test_adjacent_words_bind_tighter_than_operators() -> None:
     node = parse_query("heart attack AND aspirin").node
-    assert node == And((Or((Term("heart", 0), Term("attack", 6))), Term("aspirin", 17)))
+    assert node == And((Or((Term("heart", 0), Term("attack", 6)), words=True), Term("aspirin", 17)))
 
 
 def test_not_is_and_not_and_may_lead() -> None:
@@ -142,7 +144,7 @@ def test_not_is_and_not_and_may_lead() -> None:
 
 def test_lower_case_operators_are_words() -> None:
     assert parse_query("salt and pepper").node == Or(
-        (Term("salt", 0), Term("and", 5), Term("pepper", 9))
+        (Term("salt", 0), Term("and", 5), Term("pepper", 9)), words=True
     )
 
 
@@ -162,7 +164,8 @@ def test_phrase_prefix_and_unclosed_quote() -> None:
 def test_tag_applies_to_the_run_of_words_before_it() -> None:
     assert parse_query("smith ja[au]").node == Tagged("au", Phrase("smith ja", 0), 8)
     assert parse_query("aspirin stroke[Title/Abstract]").node == Or(
-        (Tagged("tiab", Term("aspirin", 0), 14), Tagged("tiab", Term("stroke", 8), 14))
+        (Tagged("tiab", Term("aspirin", 0), 14), Tagged("tiab", Term("stroke", 8), 14)),
+        words=True,
     )
     assert parse_query("stroke [Title]").node == Tagged("ti", Term("stroke", 0), 7)
 

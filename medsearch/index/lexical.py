@@ -25,7 +25,7 @@ import tantivy
 
 from medsearch.errors import StoreError, UsageError
 from medsearch.index import lexical_schema as ls
-from medsearch.index.lexical_query import LEGACY_RANKING, QueryBuilder, Ranking
+from medsearch.index.lexical_query import LEGACY_RANKING, Frequencies, QueryBuilder, Ranking
 from medsearch.index.lexical_snippets import (
     highlight_spans,
     make_snippet,
@@ -81,6 +81,7 @@ class Ranked:
     total: int
     filters: Filters
     terms: tuple[str, ...]
+    dropped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,13 +93,16 @@ class LexicalResult:
     returned), which lets tantivy skip non-competitive documents (block-max WAND).
     ``filters`` are the effective filters: the caller's merged with the query's tags.
     ``terms`` are the analyzer tokens of the positive query words (``immun*`` for a
-    prefix); :meth:`LexicalIndex.highlight` finds them in any text.
+    prefix); :meth:`LexicalIndex.highlight` finds them in any text. ``dropped``: the
+    commonest words of a long query, left out of the ranking to bound its cost
+    (:class:`~medsearch.index.lexical_query.WordBudget`).
     """
 
     hits: tuple[LexicalHit, ...]
     total: int
     filters: Filters = field(default_factory=Filters)
     terms: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
 
 
 class LexicalIndex:
@@ -304,7 +308,11 @@ class LexicalIndex:
                 snippet, title = self._snippet(*texts[pmid], ranked.terms)
             hits.append(LexicalHit(pmid=pmid, score=score, snippet=snippet, title=title))
         return LexicalResult(
-            hits=tuple(hits), total=ranked.total, filters=ranked.filters, terms=ranked.terms
+            hits=tuple(hits),
+            total=ranked.total,
+            filters=ranked.filters,
+            terms=ranked.terms,
+            dropped=ranked.dropped,
         )
 
     def rank(
@@ -316,25 +324,35 @@ class LexicalIndex:
         count: bool = True,
         syntax: bool = True,
         ranking: Ranking | None = None,
+        frequencies: Frequencies | None = None,
     ) -> Ranked:
         """:meth:`search` without building hits: the PMIDs and scores, best first.
 
         A sharded index merges its shards' top ``k`` from these and builds hits for the
         merged top ``k`` alone: a thousand hit objects cost ~0.7 ms of Python under the
-        GIL, which eight shards' threads would otherwise take in turn.
+        GIL, which eight shards' threads would otherwise take in turn. It also hands
+        every shard the same ``frequencies``, so they all leave out the same words.
         """
         if k < 1:
             raise UsageError(f"k must be at least 1, not {k}")
         caller = filters or Filters()
         parsed = parse_query(query) if syntax else parse_plain(query)
-        builder = QueryBuilder(self._schema, self._analyzers, ranking or self.ranking)
+        searcher = self._index.searcher()
+        builder = QueryBuilder(
+            self._schema,
+            self._analyzers,
+            ranking or self.ranking,
+            frequencies or self.frequencies(searcher),
+        )
         effective = caller.merge(parsed.filters)
         # applied separately: --journal X with Y[ta] needs both, merge() would allow either
         tantivy_query = builder.build(parsed.node, caller, parsed.filters)
         terms = tuple(dict.fromkeys(builder.terms))
+        dropped = tuple(builder.dropped)
         if tantivy_query is None:
-            return Ranked(scores=[], pmids=[], total=0, filters=effective, terms=terms)
-        searcher = self._index.searcher()
+            return Ranked(
+                scores=[], pmids=[], total=0, filters=effective, terms=terms, dropped=dropped
+            )
         k = min(k, max(1, int(searcher.num_docs)))  # tantivy sizes its heap by k
         if parsed.node is None:  # filters only: no ranking, newest first like PubMed
             result = searcher.search(
@@ -348,7 +366,19 @@ class LexicalIndex:
         found = searcher.fast_field_values(ls.PMID, addresses) if addresses else []
         pmids = [int(p or 0) for p in found]
         total = int(result.count) if count and result.count is not None else len(pmids)
-        return Ranked(scores=scores, pmids=pmids, total=total, filters=effective, terms=terms)
+        return Ranked(
+            scores=scores,
+            pmids=pmids,
+            total=total,
+            filters=effective,
+            terms=terms,
+            dropped=dropped,
+        )
+
+    def frequencies(self, searcher: Any | None = None) -> Frequencies:
+        """This index's document frequencies, for one query's :class:`WordBudget`."""
+        searcher = searcher or self._index.searcher()
+        return Frequencies(int(searcher.num_docs), searcher.doc_freq)
 
     def matching_pmids(self, filters: Filters, limit: int) -> tuple[np.ndarray | None, int]:
         """The PMIDs of every article ``filters`` accept, when there are at most ``limit``

@@ -12,6 +12,7 @@ without shifting scores.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,6 +106,24 @@ _EXACT_FIELDS = {"pt": ls.PUB_TYPE, "ta": ls.JOURNAL_KEY, "la": ls.LANGUAGE}
 
 
 @dataclass(frozen=True, slots=True)
+class WordBudget:
+    """How much of the index a run of plain words may walk: a query's cost, bounded.
+
+    tantivy scores every posting of every ranked (word, field) term, so a query costs
+    about the postings of its words: 40 words of a pasted paragraph cost ~4x a
+    three-word query at 10M documents (BENCHMARKS.md, "Long queries"), and at 40.9M
+    that is seconds. Past ``min_words``, a run of side-by-side words keeps its rarest
+    words while their postings stay within ``postings`` times the index's documents;
+    the commonest words beyond that are left out of the lexical ranking (they still
+    highlight, and the dense side of hybrid search reads the whole text). Short
+    queries, phrases, truncations and explicit ``OR`` alternatives are never cut.
+    """
+
+    min_words: int = 4
+    postings: float = 2.0  # x the documents: what a 2-3 common-word query walks
+
+
+@dataclass(frozen=True, slots=True)
 class Ranking:
     """How plain words are ranked; the defaults are the measured choice."""
 
@@ -113,6 +132,28 @@ class Ranking:
     # None: a word's score is the sum of its fields' scores. A number: the best field's
     # score plus tie_breaker times the others (Lucene's dis_max, BEIR's best_fields).
     tie_breaker: float | None = TIE_BREAKER
+    budget: WordBudget | None = WordBudget()  # None: every word ranks, whatever it costs
+
+
+class Frequencies:
+    """Document frequencies for :class:`WordBudget`, asked once per (field, token).
+
+    One object serves every shard of a query, so all shards drop the same words; it
+    reads one index's statistics (a shard holds a PMID-modulo sample of the whole, so
+    its fractions are the whole's). ``doc_freq`` is tantivy's ``Searcher.doc_freq``.
+    """
+
+    def __init__(self, documents: int, doc_freq: Callable[[str, str], int]) -> None:
+        self.documents = documents
+        self._doc_freq = doc_freq
+        self._seen: dict[tuple[str, str], int] = {}
+
+    def __call__(self, field_name: str, token: str) -> int:
+        key = (field_name, token)
+        found = self._seen.get(key)
+        if found is None:  # two shards' threads may both ask: the same answer either way
+            found = self._seen[key] = int(self._doc_freq(field_name, token))
+        return found
 
 
 LEGACY_RANKING = Ranking(
@@ -129,7 +170,9 @@ class QueryBuilder:
     schema: Any
     analyzers: ls.Analyzers
     ranking: Ranking = field(default_factory=Ranking)
+    frequencies: Frequencies | None = None  # None: no WordBudget (nothing to weigh by)
     terms: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # words the WordBudget left out
 
     def build(self, node: Node | None, *filter_sets: Filters) -> Any | None:
         """The whole query, or None when nothing can match (no words, no filters).
@@ -162,6 +205,8 @@ class QueryBuilder:
             children = node.children
             if tag is None and self.ranking.drop_stop_words:
                 children = _drop_stop_words(children)
+            if tag is None and node.words:
+                children = self.within_budget(children, negated=negated)
             # one flat union: a sum's per-field clauses are not nested under their word,
             # since tantivy unions of unions cost ~2x (scores are the same sums)
             built: list[Any] = []
@@ -174,6 +219,40 @@ class QueryBuilder:
         if isinstance(node, YearRange):
             return year_range(self.schema, node.start, node.end)
         return self.leaf(node, tag, negated=negated)
+
+    def within_budget(self, children: tuple[Node, ...], *, negated: bool) -> tuple[Node, ...]:
+        """``children`` without the commonest plain words past the :class:`WordBudget`."""
+        budget, frequencies = self.ranking.budget, self.frequencies
+        words = {i: c for i, c in enumerate(children) if isinstance(c, Term)}
+        if budget is None or frequencies is None or len(words) <= budget.min_words:
+            return children
+        costs = {i: self.postings(word.text, frequencies) for i, word in words.items()}
+        limit = budget.postings * max(1, frequencies.documents)
+        cheapest_first = sorted(words, key=lambda i: (costs[i], i))
+        spent, kept = 0, budget.min_words
+        for i in cheapest_first[: budget.min_words]:
+            spent += costs[i]
+        for i in cheapest_first[budget.min_words :]:
+            if spent + costs[i] > limit:
+                break  # every word after this one costs at least as much
+            spent += costs[i]
+            kept += 1
+        left_out = set(cheapest_first[kept:])
+        for i in sorted(left_out):
+            self.dropped.append(words[i].text)
+            if not negated:  # still a word of the query: highlighted where it appears
+                self.terms.extend(t for _, t in self.analyzers.tokens(words[i].text))
+        return tuple(c for i, c in enumerate(children) if i not in left_out)
+
+    def postings(self, text: str, frequencies: Frequencies) -> int:
+        """What ranking ``text`` walks: per ranked field, the documents holding its
+        rarest token (a phrase's matches are drawn from those)."""
+        tokens = [t for _, t in self.analyzers.tokens(text)]
+        if not tokens:
+            return 0
+        return sum(
+            min(frequencies(name, token) for token in tokens) for name, _ in self.ranking.fields
+        )
 
     def conjunction(self, node: And, tag: str | None, *, negated: bool) -> Any | None:
         clauses: list[tuple[Any, Any]] = []

@@ -35,6 +35,7 @@ from medsearch.index.lexical import (
     TextSource,
     recorded_version,
 )
+from medsearch.index.lexical_query import Frequencies
 from medsearch.records import Article, Filters
 
 SHARDS_FILE = "shards.json"
@@ -184,13 +185,22 @@ class ShardedLexicalIndex(LexicalIndex):
         count: bool = True,
         syntax: bool = True,
         ranking: Ranking | None = None,
+        frequencies: Frequencies | None = None,
     ) -> Ranked:
         """Every shard's top ``k`` at once, merged; :meth:`LexicalIndex.search` builds
         the hits (and snippets) of the merged top ``k`` alone."""
+        # one shard's statistics for all: every shard leaves out the same words
+        frequencies = frequencies or self.shards[0].frequencies()
 
         def one(shard: LexicalIndex) -> Ranked:
             return shard.rank(
-                query, k=k, filters=filters, count=count, syntax=syntax, ranking=ranking
+                query,
+                k=k,
+                filters=filters,
+                count=count,
+                syntax=syntax,
+                ranking=ranking,
+                frequencies=frequencies,
             )
 
         # every shard at once: the others on the pool, the first on this thread
@@ -213,6 +223,7 @@ class ShardedLexicalIndex(LexicalIndex):
             total=sum(r.total for r in ranked),
             filters=first.filters,
             terms=first.terms,
+            dropped=first.dropped,
         )
 
 

@@ -71,9 +71,15 @@ class And:
 
 @dataclass(frozen=True, slots=True)
 class Or:
-    """Explicit ``OR`` and also adjacent words: ranked, more matched words score higher."""
+    """Explicit ``OR`` and also adjacent words: ranked, more matched words score higher.
+
+    ``words``: the children were typed side by side (``aspirin stroke prevention``), not
+    joined by ``OR``. A long run of such words may be ranked on its rarer ones
+    (``lexical_query.WordBudget``); every alternative of an explicit ``OR`` always counts.
+    """
 
     children: tuple[Node, ...]
+    words: bool = False
 
 
 @dataclass(frozen=True, slots=True)

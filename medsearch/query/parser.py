@@ -16,6 +16,7 @@ either parses or raises :class:`QuerySyntaxError` with the offending position.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from medsearch.errors import QuerySyntaxError
 from medsearch.query.filters import lift_filters
@@ -69,7 +70,9 @@ def parse_plain(text: str) -> ParsedQuery:
     citation sentences with ``[12]``, abstracts for "similar articles").
     """
     words = tuple(Term(m.group(), m.start()) for m in re.finditer(r"\S+", text))
-    node: Node | None = None if not words else words[0] if len(words) == 1 else Or(words)
+    node: Node | None = (
+        None if not words else words[0] if len(words) == 1 else Or(words, words=True)
+    )
     return ParsedQuery(text=text, node=node)
 
 
@@ -130,7 +133,7 @@ class _Parser:
         if not units:  # unreachable: callers check the token first; kept as a clean error
             pos = token.pos if token is not None else 0
             raise QuerySyntaxError(f"expected a word at {pos}", pos)
-        return units[0] if len(units) == 1 else Or(tuple(units))
+        return units[0] if len(units) == 1 else Or(tuple(units), words=True)
 
     def unit(self, depth: int) -> Node:
         token = self.take()
@@ -179,7 +182,7 @@ class _Parser:
         tag = self.peek()  # the loop only took words because a tag follows them
         if tag is not None and tag.text in WHOLE_VALUE_TAGS:
             return Phrase(" ".join(w.text for w in words), token.pos)
-        return Or(tuple(_word(w) for w in words))
+        return Or(tuple(_word(w) for w in words), words=True)
 
 
 def _word(token: Token) -> Node:
@@ -213,8 +216,7 @@ def apply_tag(tag: str, node: Node, pos: int) -> Node:
     if isinstance(node, Tagged | YearRange):
         return node  # the innermost tag wins: ("x"[ti])[ab] searches the title
     if isinstance(node, And | Or):
-        kind = type(node)
-        return kind(tuple(apply_tag(tag, child, pos) for child in node.children))
+        return replace(node, children=tuple(apply_tag(tag, child, pos) for child in node.children))
     if isinstance(node, Not):
         return Not(apply_tag(tag, node.child, pos))
     if tag == "dp":

@@ -50,6 +50,16 @@ def dense_text(query: str) -> str:
     return " ".join(_TAGS.sub(" ", query).split())
 
 
+def dropped_note(words: Sequence[str], *, dense_reads_all: bool) -> str:
+    """What a user reads when a long query's commonest words did not rank (WordBudget)."""
+    shown = ", ".join(words[:6]) + (", ..." if len(words) > 6 else "")
+    after = "; the dense side read every word" if dense_reads_all else ""
+    return (
+        f"long query: {len(words)} common word(s) left out of the BM25 ranking to keep it "
+        f"fast ({shown}){after}"
+    )
+
+
 @dataclass
 class Searcher:
     store: Store
@@ -268,6 +278,8 @@ class Searcher:
             snippets=final_k if snippets else 0,  # only the head is shown; ~0.3 ms each
         )
         timings.append(("lexical", time.perf_counter() - t0))
+        if lex.dropped and mode != "dense":
+            notes.append(dropped_note(lex.dropped, dense_reads_all=mode != "lexical"))
         lexical = [
             Candidate(pmid=h.pmid, score=h.score, sources=("lexical",), snippet=h.snippet)
             for h in lex.hits
