@@ -144,7 +144,7 @@ def evaluate(
     its corpus alone (never its queries or judgements) the first time.
     """
     from medsearch.metrics import evaluate_run
-    from medsearch.retrieval.searcher import open_searcher
+    from medsearch.retrieval.searcher import LONG_QUERY, open_searcher
 
     if mode not in EVAL_MODES:
         raise UsageError(f"unknown mode {mode!r}; choose one of {', '.join(EVAL_MODES)}")
@@ -163,6 +163,7 @@ def evaluate(
         notes.extend(_ensure_delta(home, progress))
     run: dict[str, list[str]] = {}
     used_rerankers: set[str] = set()
+    long_queries = 0
     progress.start("queries", f"Queries ({mode})", total=len(wanted))
     with open_searcher(home) as searcher:
         first = "hybrid" if mode == "rerank" else mode
@@ -171,11 +172,17 @@ def evaluate(
             if mode == "rerank" or (first != "lexical" and searcher.rerank_plan(rerank).cross):
                 result = searcher.rerank(result)
             used_rerankers.update(result.rerankers)
-            notes.extend(n for n in result.notes if n not in notes)
+            long_queries += any(n.startswith(LONG_QUERY) for n in result.notes)
+            notes.extend(n for n in result.notes if n not in notes and not n.startswith(LONG_QUERY))
             run[qid] = [pmids.doc_id(h.pmid) for h in result.hits]
             progress.advance("queries")
         used = searcher.profile_name
     progress.finish("queries")
+    if long_queries:
+        notes.append(
+            f"{long_queries} of {len(wanted)} queries ranked without some common words "
+            "(long queries: see WordBudget in medsearch/index/lexical_query.py)"
+        )
     if used_rerankers:
         notes.append(f"reranked by {' + '.join(sorted(used_rerankers))}")
     metrics = evaluate_run(run, qrels, k_values=(10, 100))

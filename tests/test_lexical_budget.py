@@ -23,6 +23,7 @@ from medsearch.index.lexical_query import Ranking, WordBudget
 from medsearch.query.nodes import Or
 from medsearch.query.parser import parse_plain, parse_query
 from medsearch.records import AbstractSection, Article
+from medsearch.retrieval.searcher import LONG_QUERY, dropped_note
 
 DOCS = 40
 COMMON = ("cohort", "patients", "outcome", "therapy", "risk", "trial")  # in every abstract
@@ -147,3 +148,10 @@ def test_every_shard_leaves_out_the_same_words(tmp_path: Path) -> None:
     alone = sharded.search(kept, k=DOCS, snippets=0, syntax=False, ranking=EVERY_WORD)
     assert ranking(result) == ranking(alone)
     sharded.close()
+
+
+def test_the_note_names_each_left_out_word_once() -> None:
+    note = dropped_note(["use", "cells", "use"], dense_reads_all=True)
+    assert note.startswith(LONG_QUERY)
+    assert "2 common word(s)" in note and "(use, cells)" in note and "dense side" in note
+    assert "dense side" not in dropped_note(["use"], dense_reads_all=False)

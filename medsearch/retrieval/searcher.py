@@ -50,12 +50,17 @@ def dense_text(query: str) -> str:
     return " ".join(_TAGS.sub(" ", query).split())
 
 
+LONG_QUERY = "long query:"
+"""How the note of :func:`dropped_note` starts (``medsearch eval`` counts them)."""
+
+
 def dropped_note(words: Sequence[str], *, dense_reads_all: bool) -> str:
     """What a user reads when a long query's commonest words did not rank (WordBudget)."""
-    shown = ", ".join(words[:6]) + (", ..." if len(words) > 6 else "")
+    unique = list(dict.fromkeys(words))
+    shown = ", ".join(unique[:6]) + (", ..." if len(unique) > 6 else "")
     after = "; the dense side read every word" if dense_reads_all else ""
     return (
-        f"long query: {len(words)} common word(s) left out of the BM25 ranking to keep it "
+        f"{LONG_QUERY} {len(unique)} common word(s) left out of the BM25 ranking to keep it "
         f"fast ({shown}){after}"
     )
 
