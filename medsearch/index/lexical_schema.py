@@ -221,42 +221,46 @@ ingest's parser processes build them and the writer only hands them to tantivy."
 
 
 def article_fields(article: Article) -> Fields:
-    """The indexed fields of ``article``."""
+    """The indexed fields of ``article`` (a field is absent when it has no value).
+
+    Lists are built whole rather than appended through a helper: ingest calls this
+    once per article in every parser process (~20 values a real record)."""
     fields: Fields = {PMID: [article.pmid]}
-
-    def add(name: str, value: Any) -> None:
-        fields.setdefault(name, []).append(value)
-
     abstract = article.abstract_text
     if article.title:
         title = _split(article.title)
-        add(TITLE, title)
+        fields[TITLE] = [title]
         if not abstract:
-            add(TITLE_ALONE, title)
+            fields[TITLE_ALONE] = [title]
     if abstract:
-        add(ABSTRACT, _split(abstract))
-    for heading in article.mesh:
-        descriptor = _split(heading.descriptor)
-        add(MESH, descriptor)
-        for qualifier in heading.qualifiers:
-            add(MESH, _split(qualifier.name))
-        if heading.is_major:
-            add(MESH_MAJOR, descriptor)
-    for keyword in article.keywords:
-        add(KEYWORDS, _split(keyword))
-    for i, author in enumerate(article.authors):
-        name = _split(author.display)
-        add(AUTHORS, name)
-        if i == 0:
-            add(FIRST_AUTHOR, name)
-    for journal in sorted({exact_key(j) for j in (article.journal, article.journal_abbrev) if j}):
-        add(JOURNAL_KEY, journal)
-    for pub_type in sorted({exact_key(t) for t in article.publication_types}):
-        add(PUB_TYPE, pub_type)
-    for language in sorted({exact_key(lang) for lang in article.languages}):
-        add(LANGUAGE, language)
+        fields[ABSTRACT] = [_split(abstract)]
+    if article.mesh:
+        mesh: list[Any] = []
+        major: list[Any] = []
+        for heading in article.mesh:
+            descriptor = _split(heading.descriptor)
+            mesh.append(descriptor)
+            mesh.extend(_split(qualifier.name) for qualifier in heading.qualifiers)
+            if heading.is_major:
+                major.append(descriptor)
+        fields[MESH] = mesh
+        if major:
+            fields[MESH_MAJOR] = major
+    if article.keywords:
+        fields[KEYWORDS] = [_split(keyword) for keyword in article.keywords]
+    if article.authors:
+        names = [_split(author.display) for author in article.authors]
+        fields[AUTHORS] = names
+        fields[FIRST_AUTHOR] = [names[0]]
+    journals = {exact_key(j) for j in (article.journal, article.journal_abbrev) if j}
+    if journals:
+        fields[JOURNAL_KEY] = sorted(journals)
+    if article.publication_types:
+        fields[PUB_TYPE] = sorted({exact_key(t) for t in article.publication_types})
+    if article.languages:
+        fields[LANGUAGE] = sorted({exact_key(lang) for lang in article.languages})
     if article.year is not None:
-        add(YEAR, article.year)
+        fields[YEAR] = [article.year]
     return fields
 
 
