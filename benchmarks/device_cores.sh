@@ -5,7 +5,7 @@
 #
 # `.whl/` (git-ignored) holds the wheels that machine lacks: tantivy, faiss-cpu, orjson,
 # zstandard, platformdirs, regex (transformers brings it there), built for its Python.
-# Results land in $OUT: ingest.txt (`benchmarks.ingest --jobs 8` over baseline-sized
+# Results land in $OUT: ingest-JOBS.txt (`benchmarks.ingest --jobs 8` over baseline-sized
 # files of 30,000 articles, the reference loops over the first two: target >= 10,000
 # articles/s) and lexical.txt (an
 # 8-shard index searched from 8 threads, the flat sum against dis_max: target top-1000
@@ -51,10 +51,13 @@ fi
   echo "cores: $(nproc)"
   "$PY" -c "import lxml, tantivy, faiss, zstandard, orjson, numpy; print('imports ok')"
 } | tee "$OUT/machine.txt"
-[ "$ARTICLES" = 0 ] || timeout "${INGESTTIME:-300}" "$PY" -m benchmarks.ingest \
-  --articles "$ARTICLES" --jobs "${JOBS:-8}" --files $(((ARTICLES + PER_FILE - 1) / PER_FILE)) \
-  --reference-files 2 --repeat 1 ${REAL:+--real "$REAL"} \
-  ${WRITER_THREADS:+--writer-threads "$WRITER_THREADS"} 2>&1 | tee "$OUT/ingest.txt"
+# JOBS="8 12" runs the ingest once per parser count (ingest-8.txt, ingest-12.txt)
+for jobs in ${JOBS:-8}; do
+  [ "$ARTICLES" = 0 ] || timeout "${INGESTTIME:-300}" "$PY" -m benchmarks.ingest \
+    --articles "$ARTICLES" --jobs "$jobs" --files $(((ARTICLES + PER_FILE - 1) / PER_FILE)) \
+    --reference-files 2 --repeat 1 ${REAL:+--real "$REAL"} \
+    ${WRITER_THREADS:+--writer-threads "$WRITER_THREADS"} 2>&1 | tee "$OUT/ingest-$jobs.txt"
+done
 [ "$LEXDOCS" = 0 ] && exit 0 # LEXDOCS=0: the ingest alone
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
