@@ -87,7 +87,7 @@ def test_short_queries_are_never_cut_however_common(index: LexicalIndex) -> None
     assert result.dropped == ()
 
 
-def test_phrases_truncations_and_explicit_or_are_never_cut(index: LexicalIndex) -> None:
+def test_phrases_truncations_explicit_or_and_not_are_never_cut(index: LexicalIndex) -> None:
     tight = Ranking(budget=WordBudget(min_words=1, postings=0.01))
     phrase = index.search('warfarin "cohort patients" "outcome therapy"', k=5, ranking=tight)
     assert phrase.dropped == ()
@@ -98,6 +98,8 @@ def test_phrases_truncations_and_explicit_or_are_never_cut(index: LexicalIndex) 
     )
     assert alternatives.dropped == ()
     assert alternatives.total == DOCS  # every alternative still matches
+    excluded = index.search("warfarin NOT (dabigatran cohort patients outcome therapy)", k=5)
+    assert excluded.dropped == () and excluded.total == 0  # every excluded word excludes
 
 
 def test_side_by_side_words_are_marked_as_such_by_the_parser() -> None:

@@ -116,7 +116,8 @@ class WordBudget:
     words while their postings stay within ``postings`` times the index's documents;
     the commonest words beyond that are left out of the lexical ranking (they still
     highlight, and the dense side of hybrid search reads the whole text). Short
-    queries, phrases, truncations and explicit ``OR`` alternatives are never cut.
+    queries, phrases, truncations, explicit ``OR`` alternatives and words after ``NOT``
+    are never cut.
     """
 
     min_words: int = 4
@@ -205,8 +206,8 @@ class QueryBuilder:
             children = node.children
             if tag is None and self.ranking.drop_stop_words:
                 children = _drop_stop_words(children)
-            if tag is None and node.words:
-                children = self.within_budget(children, negated=negated)
+            if tag is None and node.words and not negated:  # NOT (...) excludes them all
+                children = self.within_budget(children)
             # one flat union: a sum's per-field clauses are not nested under their word,
             # since tantivy unions of unions cost ~2x (scores are the same sums)
             built: list[Any] = []
@@ -220,7 +221,7 @@ class QueryBuilder:
             return year_range(self.schema, node.start, node.end)
         return self.leaf(node, tag, negated=negated)
 
-    def within_budget(self, children: tuple[Node, ...], *, negated: bool) -> tuple[Node, ...]:
+    def within_budget(self, children: tuple[Node, ...]) -> tuple[Node, ...]:
         """``children`` without the commonest plain words past the :class:`WordBudget`."""
         budget, frequencies = self.ranking.budget, self.frequencies
         words = {i: c for i, c in enumerate(children) if isinstance(c, Term)}
@@ -238,10 +239,9 @@ class QueryBuilder:
             spent += costs[i]
             kept += 1
         left_out = set(cheapest_first[kept:])
-        for i in sorted(left_out):
+        for i in sorted(left_out):  # still words of the query: highlighted where they appear
             self.dropped.append(words[i].text)
-            if not negated:  # still a word of the query: highlighted where it appears
-                self.terms.extend(t for _, t in self.analyzers.tokens(words[i].text))
+            self.terms.extend(t for _, t in self.analyzers.tokens(words[i].text))
         return tuple(c for i, c in enumerate(children) if i not in left_out)
 
     def postings(self, text: str, frequencies: Frequencies) -> int:
