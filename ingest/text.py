@@ -186,6 +186,9 @@ def year_number(text: str | None) -> int | None:
     """The first plausible four-digit year in ``text``."""
     if not text:
         return None
+    if len(text) == 4 and text.isascii() and text.isdigit():  # <Year>2021</Year>: no regex
+        value = int(text)
+        return value if MIN_YEAR <= value <= MAX_YEAR else None
     for match in _YEAR.finditer(text):
         value = int(match.group(1))
         if MIN_YEAR <= value <= MAX_YEAR:
