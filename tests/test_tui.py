@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from pubmed_builders import article_xml, pubmed_file
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, Static, TextArea
 
@@ -284,6 +285,20 @@ async def test_filters_restrict_the_year_range(paths: Paths) -> None:
         await pilot.press("enter")
         await settle(app, pilot)
         assert {h.pmid for h in app.screen.query_one(ResultsList).hits} == {100, 101}
+
+
+async def test_a_pasted_paragraph_is_searched_whole(paths: Paths) -> None:
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        bar = app.screen.query_one(SearchBar)
+        bar.focus()
+        await pilot.press(*"sleep ")
+        bar.post_message(events.Paste("Short sleep predicted\ncognitive decline\r\n in adults.\n"))
+        await pilot.pause()
+        assert bar.value == "sleep Short sleep predicted cognitive decline in adults."
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.screen.query_one(ResultsList).hits[0].pmid == 105
 
 
 async def test_history_is_saved_and_recalled_with_up(paths: Paths) -> None:
