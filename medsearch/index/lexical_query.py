@@ -115,7 +115,7 @@ class WordBudget:
     that is seconds. Past ``min_words``, a run of side-by-side words keeps its rarest
     words while their postings stay within ``postings`` times the index's documents;
     the commonest words beyond that are left out of the lexical ranking (they still
-    highlight, and the dense side of hybrid search reads the whole text). Short
+    highlight, and the dense side of hybrid search is not cut). Short
     queries, phrases, truncations, explicit ``OR`` alternatives and words after ``NOT``
     are never cut.
     """

@@ -58,7 +58,7 @@ def dropped_note(words: Sequence[str], *, dense_reads_all: bool) -> str:
     """What a user reads when a long query's commonest words did not rank (WordBudget)."""
     unique = list(dict.fromkeys(words))
     shown = ", ".join(unique[:6]) + (", ..." if len(unique) > 6 else "")
-    after = "; the dense side read every word" if dense_reads_all else ""
+    after = "; the dense side is not cut" if dense_reads_all else ""
     return (
         f"{LONG_QUERY} {len(unique)} common word(s) left out of the BM25 ranking to keep it "
         f"fast ({shown}){after}"
