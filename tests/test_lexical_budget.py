@@ -81,6 +81,14 @@ def test_a_budget_that_fits_every_word_changes_nothing(index: LexicalIndex) -> N
     assert ranking(result) == ranking(every)
 
 
+def test_a_pasted_paper_keeps_at_most_max_words_of_its_rarest_words(
+    index: LexicalIndex,
+) -> None:
+    capped = Ranking(budget=WordBudget(postings=100.0, max_words=6))  # postings fit
+    result = index.search(LONG, k=DOCS, snippets=0, syntax=False, ranking=capped)
+    assert result.dropped == ("risk", "trial")  # the dearest two, ties by position
+
+
 def test_short_queries_are_never_cut_however_common(index: LexicalIndex) -> None:
     tight = Ranking(budget=WordBudget(postings=0.01))
     result = index.search("cohort patients outcome therapy", k=5, snippets=0, ranking=tight)

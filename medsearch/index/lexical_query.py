@@ -113,15 +113,17 @@ class WordBudget:
     about the postings of its words: 40 words of a pasted paragraph cost ~4x a
     three-word query at 10M documents (BENCHMARKS.md, "Long queries"), and at 40.9M
     that is seconds. Past ``min_words``, a run of side-by-side words keeps its rarest
-    words while their postings stay within ``postings`` times the index's documents;
-    the commonest words beyond that are left out of the lexical ranking (they still
-    highlight, and the dense side of hybrid search is not cut). Short
-    queries, phrases, truncations, explicit ``OR`` alternatives and words after ``NOT``
-    are never cut.
+    words while their postings stay within ``postings`` times the index's documents,
+    and at most ``max_words`` of them (a pasted paper's thousands of rare words cost
+    per word, not per posting); the commonest words beyond that are left out of the
+    lexical ranking (they still highlight, and the dense side of hybrid search is not
+    cut). Short queries, phrases, truncations, explicit ``OR`` alternatives and words
+    after ``NOT`` are never cut.
     """
 
     min_words: int = 4
     postings: float = 2.0  # x the documents: what a 2-3 common-word query walks
+    max_words: int = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +176,7 @@ class QueryBuilder:
     frequencies: Frequencies | None = None  # None: no WordBudget (nothing to weigh by)
     terms: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # words the WordBudget left out
+    _tokens: dict[tuple[str, bool], list[tuple[int, str]]] = field(default_factory=dict, repr=False)
 
     def build(self, node: Node | None, *filter_sets: Filters) -> Any | None:
         """The whole query, or None when nothing can match (no words, no filters).
@@ -221,6 +224,15 @@ class QueryBuilder:
             return year_range(self.schema, node.start, node.end)
         return self.leaf(node, tag, negated=negated)
 
+    def tokens(self, text: str, *, stem: bool = True) -> list[tuple[int, str]]:
+        """The analyzer's tokens of ``text``, once per text (a pasted paper repeats
+        its words hundreds of times)."""
+        key = (text, stem)
+        found = self._tokens.get(key)
+        if found is None:
+            found = self._tokens[key] = self.analyzers.tokens(text, stem=stem)
+        return found
+
     def within_budget(self, children: tuple[Node, ...]) -> tuple[Node, ...]:
         """``children`` without the commonest plain words past the :class:`WordBudget`."""
         budget, frequencies = self.ranking.budget, self.frequencies
@@ -234,20 +246,20 @@ class QueryBuilder:
         for i in cheapest_first[: budget.min_words]:
             spent += costs[i]
         for i in cheapest_first[budget.min_words :]:
-            if spent + costs[i] > limit:
+            if spent + costs[i] > limit or kept >= budget.max_words:
                 break  # every word after this one costs at least as much
             spent += costs[i]
             kept += 1
         left_out = set(cheapest_first[kept:])
         for i in sorted(left_out):  # still words of the query: highlighted where they appear
             self.dropped.append(words[i].text)
-            self.terms.extend(t for _, t in self.analyzers.tokens(words[i].text))
+            self.terms.extend(t for _, t in self.tokens(words[i].text))
         return tuple(c for i, c in enumerate(children) if i not in left_out)
 
     def postings(self, text: str, frequencies: Frequencies) -> int:
         """What ranking ``text`` walks: per ranked field, the documents holding its
         rarest token (a phrase's matches are drawn from those)."""
-        tokens = [t for _, t in self.analyzers.tokens(text)]
+        tokens = [t for _, t in self.tokens(text)]
         if not tokens:
             return 0
         return sum(
@@ -285,7 +297,7 @@ class QueryBuilder:
             return [tantivy.Query.term_query(self.schema, _EXACT_FIELDS[tag], key)]
         fields = self.ranking.fields if tag is None else _TAG_FIELDS[tag]
         stem = tag not in ("au", "1au")
-        tokens = self.analyzers.tokens(node.text, stem=stem)
+        tokens = self.tokens(node.text, stem=stem)
         if not tokens:
             return []
         if isinstance(node, Prefix):
@@ -304,7 +316,7 @@ class QueryBuilder:
         self, text: str, tokens: list[tuple[int, str]], *, stem: bool
     ) -> list[tuple[int, str]]:
         """The last token unstemmed but cut to its stem (``diabetes*`` -> ``diabet``)."""
-        raw = self.analyzers.tokens(text, stem=False)
+        raw = self.tokens(text, stem=False)
         last = raw[-1][1]
         if stem:
             last = _common_prefix(last, tokens[-1][1]) or last
