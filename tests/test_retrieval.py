@@ -25,7 +25,7 @@ from medsearch.index.sentence_index import SentenceCollection
 from medsearch.index.vector import VectorCollection
 from medsearch.paths import Paths
 from medsearch.records import Filters
-from medsearch.retrieval.searcher import Searcher, open_searcher
+from medsearch.retrieval.searcher import LONG_TEXT, Searcher, open_searcher
 from medsearch.store import Store
 
 TOPICS = [
@@ -143,6 +143,22 @@ def test_rerank_orders_the_head_by_cross_encoder_scores(searcher: Searcher) -> N
 def test_a_cancelled_rerank_returns_the_first_stage_unchanged(searcher: Searcher) -> None:
     first = searcher.search("amyloid", k=6)
     assert searcher.rerank(first, is_cancelled=lambda: True) == first
+
+
+def test_a_text_past_the_query_encoder_is_read_as_an_article(searcher: Searcher) -> None:
+    """A pasted abstract (over 64 query tokens) gets the article encoder, as similar
+    articles do; a short query keeps the query encoder."""
+    long_text = " ".join(f"{title}. {abstract}" for title, abstract in TOPICS[:4])
+    assert searcher.encoder("test").query_tokens(long_text) > 64
+    dense = searcher.search(long_text, mode="dense", k=5)
+    like_article = searcher.similar_text("", long_text, k=5)
+    assert [h.pmid for h in dense.hits] == [h.pmid for h in like_article.hits]
+    assert LONG_TEXT in dense.notes
+    short = searcher.search("IL-6 cytokine storm", mode="dense", k=5)
+    assert searcher.dense is not None
+    by_query = searcher.dense.search_vector(searcher.dense.encode_query("IL-6 cytokine storm"), 5)
+    assert [h.pmid for h in short.hits] == [p for p, _ in by_query]
+    assert LONG_TEXT not in short.notes
 
 
 def test_similar_articles_exclude_the_article_itself(searcher: Searcher) -> None:

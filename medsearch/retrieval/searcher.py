@@ -50,6 +50,10 @@ def dense_text(query: str) -> str:
     return " ".join(_TAGS.sub(" ", query).split())
 
 
+LONG_TEXT = (
+    "long text: the dense side read it with the article encoder (as similar articles do);"
+    " the query encoder reads short queries"
+)
 LONG_QUERY = "long query:"
 """How the note of :func:`dropped_note` starts (``medsearch eval`` counts them)."""
 
@@ -294,10 +298,12 @@ class Searcher:
         else:
             text = dense_text(query) if syntax else query
             t1 = time.perf_counter()
-            dense = self._dense_candidates(
+            dense, as_article = self._dense_candidates(
                 text, lex.filters, max(k, self.settings.dense_candidates)
             )
             timings.append(("dense", time.perf_counter() - t1))
+            if as_article:
+                notes.append(LONG_TEXT)
             if mode == "dense":
                 ranked, total = dense[:k], len(dense)
             else:
@@ -366,12 +372,27 @@ class Searcher:
             )
         return out
 
-    def _dense_candidates(self, text: str, filters: Filters, depth: int) -> list[Candidate]:
+    def _dense_candidates(
+        self, text: str, filters: Filters, depth: int
+    ) -> tuple[list[Candidate], bool]:
+        """The dense side's candidates, and whether the text was read as an article.
+
+        A text longer than the query encoder reads (64 tokens for MedCPT: a pasted
+        abstract, a paragraph) is encoded by the article encoder instead, as ``similar
+        --text`` does: article-to-article similarity is what MedCPT's article encoder
+        was measured on (RELISH), and the query encoder, trained on PubMed's short
+        queries, would see only the text's first 64 tokens. A symmetric profile
+        (minilm) has one encoder, so nothing changes there.
+        """
         dense = self.dense_side("dense search")
-        vector = dense.encode_query(text)
+        encoder = dense.encoder
+        as_article = (
+            not encoder.profile.symmetric and encoder.query_tokens(text) > encoder.query_max_length
+        )
+        vector = encoder.encode_articles([("", text)]) if as_article else dense.encode_query(text)
         allowed, accept = self.dense_filter(filters)
         pairs = dense.search_vector(vector, depth, allowed=allowed, accept=accept)
-        return [Candidate(pmid=p, score=s, sources=("dense",)) for p, s in pairs]
+        return [Candidate(pmid=p, score=s, sources=("dense",)) for p, s in pairs], as_article
 
     def dense_filter(
         self, filters: Filters
