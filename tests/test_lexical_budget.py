@@ -17,9 +17,10 @@ from click.testing import CliRunner
 from pubmed_builders import article_xml, pubmed_file
 
 from medsearch.cli import main
+from medsearch.index import lexical_schema as ls
 from medsearch.index import lexical_shards as lsh
 from medsearch.index.lexical import LexicalIndex, LexicalResult
-from medsearch.index.lexical_query import Ranking, WordBudget
+from medsearch.index.lexical_query import RANKED_FIELDS, QueryBuilder, Ranking, WordBudget
 from medsearch.query.nodes import Or
 from medsearch.query.parser import parse_plain, parse_query
 from medsearch.records import AbstractSection, Article
@@ -165,3 +166,22 @@ def test_the_note_names_each_left_out_word_once() -> None:
     assert note.startswith(LONG_QUERY)
     assert "2 common word(s)" in note and "(use, cells)" in note and "dense side is not" in note
     assert "dense side" not in dropped_note(["use"], dense_reads_all=False)
+
+
+def test_a_word_typed_n_times_counts_n_times_in_one_walk(index: LexicalIndex) -> None:
+    once = {h.pmid: h.score for h in index.search("warfarin", k=DOCS, snippets=0).hits}
+    thrice = index.search("warfarin Warfarin warfarin", k=DOCS, snippets=0)
+    assert {h.pmid: h.score for h in thrice.hits} == pytest.approx(
+        {pmid: 3 * score for pmid, score in once.items()}, rel=1e-5
+    )
+    pasted = index.search(" ".join(["cohort"] * 300), k=DOCS, snippets=0, syntax=False)
+    assert pasted.dropped == () and len(pasted.hits) == DOCS  # one word, however often
+    built = QueryBuilder(ls.build_schema(), ls.analyzers()).build(
+        parse_plain("warfarin warfarin Warfarin cohort").node
+    )
+    assert repr(built).count('"warfarin"') == len(RANKED_FIELDS)  # one term query a field
+
+
+def test_words_without_tokens_are_not_reported_as_left_out(index: LexicalIndex) -> None:
+    result = index.search("%%% ^^^ ### @@@ &&& warfarin", k=5, snippets=0, syntax=False)
+    assert result.dropped == () and result.hits

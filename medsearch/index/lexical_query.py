@@ -212,11 +212,16 @@ class QueryBuilder:
             if tag is None and node.words and not negated:  # NOT (...) excludes them all
                 children = self.within_budget(children)
             # one flat union: a sum's per-field clauses are not nested under their word,
-            # since tantivy unions of unions cost ~2x (scores are the same sums)
+            # since tantivy unions of unions cost ~2x (scores are the same sums); a word
+            # typed n times is one clause boosted n times, the same sum for one walk
+            times = self.repeats(children, tag)
             built: list[Any] = []
-            for c in children:
+            for i, c in enumerate(children):
                 if isinstance(c, Term | Phrase | Prefix):
-                    built.extend(self.leaf_clauses(c, tag, negated=negated))
+                    n = times.get(i, 1)
+                    built.extend(
+                        _boosted(q, n) for q in self.leaf_clauses(c, tag, negated=negated) if n
+                    )
                 elif (q := self.node(c, tag, negated=negated)) is not None:
                     built.append(q)
             return _any(built)
@@ -233,35 +238,61 @@ class QueryBuilder:
             found = self._tokens[key] = self.analyzers.tokens(text, stem=stem)
         return found
 
+    def words_of(
+        self, children: tuple[Node, ...], tag: str | None
+    ) -> dict[tuple[str, ...], list[int]]:
+        """The plain words among ``children`` by their tokens (``Sepsis`` = ``sepsis``),
+        each with the positions it was typed at; words without tokens are left out."""
+        stem = tag not in ("au", "1au")
+        found: dict[tuple[str, ...], list[int]] = {}
+        for i, c in enumerate(children):
+            if isinstance(c, Term) and (
+                tokens := tuple(t for _, t in self.tokens(c.text, stem=stem))
+            ):
+                found.setdefault(tokens, []).append(i)
+        return found
+
+    def repeats(self, children: tuple[Node, ...], tag: str | None) -> dict[int, int]:
+        """How many times each repeated word was typed, at its first position (0 at the
+        others); a word typed once is absent."""
+        if tag in _EXACT_FIELDS or tag == "pmid":
+            return {}
+        times: dict[int, int] = {}
+        for places in self.words_of(children, tag).values():
+            if len(places) > 1:
+                times[places[0]] = len(places)
+                times.update((i, 0) for i in places[1:])
+        return times
+
     def within_budget(self, children: tuple[Node, ...]) -> tuple[Node, ...]:
         """``children`` without the commonest plain words past the :class:`WordBudget`."""
         budget, frequencies = self.ranking.budget, self.frequencies
-        words = {i: c for i, c in enumerate(children) if isinstance(c, Term)}
+        words = self.words_of(children, None)
         if budget is None or frequencies is None or len(words) <= budget.min_words:
             return children
-        costs = {i: self.postings(word.text, frequencies) for i, word in words.items()}
+        costs = {tokens: self.postings(tokens, frequencies) for tokens in words}
         limit = budget.postings * max(1, frequencies.documents)
-        cheapest_first = sorted(words, key=lambda i: (costs[i], i))
+        cheapest_first = sorted(words, key=lambda tokens: (costs[tokens], words[tokens][0]))
         spent, kept = 0, budget.min_words
-        for i in cheapest_first[: budget.min_words]:
-            spent += costs[i]
-        for i in cheapest_first[budget.min_words :]:
-            if spent + costs[i] > limit or kept >= budget.max_words:
+        for tokens in cheapest_first[: budget.min_words]:
+            spent += costs[tokens]
+        for tokens in cheapest_first[budget.min_words :]:
+            if spent + costs[tokens] > limit or kept >= budget.max_words:
                 break  # every word after this one costs at least as much
-            spent += costs[i]
+            spent += costs[tokens]
             kept += 1
-        left_out = set(cheapest_first[kept:])
-        for i in sorted(left_out):  # still words of the query: highlighted where they appear
-            self.dropped.append(words[i].text)
-            self.terms.extend(t for _, t in self.tokens(words[i].text))
+        left_out: set[int] = set()
+        for tokens in sorted(cheapest_first[kept:], key=lambda tokens: words[tokens][0]):
+            first = children[words[tokens][0]]
+            self.dropped.append(first.text if isinstance(first, Term) else "")  # as first typed
+            self.terms.extend(tokens)  # still words of the query: highlighted where they appear
+            left_out.update(words[tokens])
         return tuple(c for i, c in enumerate(children) if i not in left_out)
 
-    def postings(self, text: str, frequencies: Frequencies) -> int:
-        """What ranking ``text`` walks: per ranked field, the documents holding its
-        rarest token (a phrase's matches are drawn from those)."""
-        tokens = [t for _, t in self.tokens(text)]
-        if not tokens:
-            return 0
+    def postings(self, tokens: tuple[str, ...], frequencies: Frequencies) -> int:
+        """What ranking a word of ``tokens`` walks (once, however often it was typed): per
+        ranked field, the documents holding its rarest token (a phrase's matches are
+        drawn from those)."""
         return sum(
             min(frequencies(name, token) for token in tokens) for name, _ in self.ranking.fields
         )
