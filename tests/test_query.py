@@ -161,6 +161,13 @@ def test_phrase_prefix_and_unclosed_quote() -> None:
     assert parse_query('"breast cancer').node == Phrase("breast cancer", 0)  # lenient
 
 
+def test_a_stray_quote_in_pasted_prose_does_not_swallow_the_rest() -> None:
+    prose = 'the so-called "lactate paradox in septic shock patients was studied in the unit'
+    node = parse_query(prose).node
+    assert isinstance(node, Or) and not any(isinstance(c, Phrase) for c in node.children)
+    assert Term("lactate", 15) in node.children
+
+
 def test_tag_applies_to_the_run_of_words_before_it() -> None:
     assert parse_query("smith ja[au]").node == Tagged("au", Phrase("smith ja", 0), 8)
     assert parse_query("aspirin stroke[Title/Abstract]").node == Or(

@@ -20,7 +20,12 @@ from tiny_models import (
 
 from ingest.pipeline import Ingestor
 from medsearch.cli import main
-from medsearch.errors import IndexMismatchError, NotFoundError, VectorsMissingError
+from medsearch.errors import (
+    IndexMismatchError,
+    NotFoundError,
+    QuerySyntaxError,
+    VectorsMissingError,
+)
 from medsearch.index.sentence_index import SentenceCollection
 from medsearch.index.vector import VectorCollection
 from medsearch.paths import Paths
@@ -143,6 +148,17 @@ def test_rerank_orders_the_head_by_cross_encoder_scores(searcher: Searcher) -> N
 def test_a_cancelled_rerank_returns_the_first_stage_unchanged(searcher: Searcher) -> None:
     first = searcher.search("amyloid", k=6)
     assert searcher.rerank(first, is_cancelled=lambda: True) == first
+
+
+def test_pasted_prose_that_is_not_a_query_is_searched_as_plain_words(
+    searcher: Searcher,
+) -> None:
+    prose = "Metformin lowers glucose (as first-line therapy in type 2 diabetes [12]"
+    result = searcher.search(prose, mode="lexical", k=3)
+    assert result.hits[0].pmid == 1001
+    assert any(n.startswith("read as plain words") and "[12]" in n for n in result.notes)
+    with pytest.raises(QuerySyntaxError, match="unclosed parenthesis"):
+        searcher.search("(metformin glucose", mode="lexical")  # typed: the error helps
 
 
 def test_a_text_past_the_query_encoder_is_read_as_an_article(searcher: Searcher) -> None:

@@ -4,7 +4,9 @@ Biomedical names carry query punctuation inside them, so the rules are about con
 a ``(`` inside a word belongs to the word when it closes within it (``5-HT(2A)``), a
 ``[...]`` glued between letters that is not a field tag belongs to the word
 (``benzo[a]pyrene``), and only upper-case ``AND``/``OR``/``NOT`` are operators, as in
-PubMed. An unclosed ``"`` quotes to the end of the text (lenient, like PubMed).
+PubMed. An unclosed ``"`` quotes to the end of the text (lenient, like PubMed), unless
+that would make a phrase of more than :data:`MAX_OPEN_PHRASE` words: then it is a stray
+quote in pasted prose, and the words after it stay words.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from medsearch.errors import QuerySyntaxError
 TokenKind = Literal["word", "phrase", "lparen", "rparen", "and", "or", "not", "tag"]
 
 OPERATORS: dict[str, TokenKind] = {"AND": "and", "OR": "or", "NOT": "not"}
+MAX_OPEN_PHRASE = 8  # words an unclosed quote may gather before it counts as stray
 
 # Every spelling PubMed users type, mapped to the canonical short tag.
 TAG_ALIASES: dict[str, str] = {
@@ -84,6 +87,9 @@ def tokenize(text: str) -> list[Token]:
             i += 1
         elif char == '"':
             end = text.find('"', i + 1)
+            if end < 0 and len(text[i + 1 :].split()) > MAX_OPEN_PHRASE:
+                i += 1  # a stray quote: what follows is read as it would be without it
+                continue
             stop = n if end < 0 else end
             tokens.append(Token("phrase", text[i + 1 : stop], i))
             i = stop + 1

@@ -23,9 +23,16 @@ import numpy as np
 
 from medsearch import heap
 from medsearch.config import Settings
-from medsearch.errors import ModelError, StoreError, UsageError, VectorsMissingError
+from medsearch.errors import (
+    ModelError,
+    QuerySyntaxError,
+    StoreError,
+    UsageError,
+    VectorsMissingError,
+)
 from medsearch.models.batching import Cancelled
 from medsearch.paths import Paths
+from medsearch.query.parser import parse_query
 from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
 from medsearch.store import Store
@@ -48,6 +55,27 @@ _TAGS = re.compile(r"\[[A-Za-z0-9 ]+\]|\b(?:AND|OR|NOT)\b|[()\"*]")
 def dense_text(query: str) -> str:
     """The words of a PubMed-style query, for an encoder that reads natural language."""
     return " ".join(_TAGS.sub(" ", query).split())
+
+
+PROSE_WORDS = 8
+"""From this many words, text that does not parse as a query is searched as plain words."""
+
+
+def prose_reason(query: str) -> str | None:
+    """Why ``query`` should be read as plain words: the syntax error of pasted prose.
+
+    A sentence or an abstract pasted into the search box often holds a ``(`` closed in
+    the next sentence, a citation marker ``[12]`` or an upper-case ``NOT``; refusing it
+    with a syntax error helps nobody. A short query keeps its error, which points at the
+    typo in what was typed as a query.
+    """
+    if len(query.split()) < PROSE_WORDS:
+        return None
+    try:
+        parse_query(query)
+    except QuerySyntaxError as exc:
+        return str(exc)
+    return None
 
 
 LONG_TEXT = (
@@ -255,6 +283,9 @@ class Searcher:
         snippets: bool,
     ) -> SearchResult:
         notes: list[str] = []
+        if syntax and (reason := prose_reason(query)) is not None:
+            syntax = False  # pasted prose that is not a query: its words, not an error
+            notes.append(f"read as plain words, not query syntax ({reason})")
         if mode is None and self.default_mode != "lexical":
             try:
                 self.encoder("hybrid search")
