@@ -159,6 +159,10 @@ class Frequencies:
         return found
 
 
+Words = dict[tuple[str, ...], list[tuple[int, str]]]
+"""A run's plain words: their tokens -> (position, text) wherever they were typed."""
+
+
 LEGACY_RANKING = Ranking(
     fields=((ls.TITLE, 1.0), (ls.ABSTRACT, 1.0), (ls.MESH, 0.5), (ls.KEYWORDS, 0.5)),
     tie_breaker=0.3,
@@ -209,19 +213,21 @@ class QueryBuilder:
             children = node.children
             if tag is None and self.ranking.drop_stop_words:
                 children = _drop_stop_words(children)
-            if tag is None and node.words and not negated:  # NOT (...) excludes them all
-                children = self.within_budget(children)
             # one flat union: a sum's per-field clauses are not nested under their word,
             # since tantivy unions of unions cost ~2x (scores are the same sums); a word
             # typed n times is one clause boosted n times, the same sum for one walk
-            times = self.repeats(children, tag)
+            words = self.words_of(children, tag)
+            times = repeats(words)
+            if tag is None and node.words and not negated:  # NOT (...) excludes them all
+                for tokens in self.over_budget(words):
+                    times.update((i, 0) for i, _ in words[tokens])
             built: list[Any] = []
             for i, c in enumerate(children):
                 if isinstance(c, Term | Phrase | Prefix):
-                    n = times.get(i, 1)
-                    built.extend(
-                        _boosted(q, n) for q in self.leaf_clauses(c, tag, negated=negated) if n
-                    )
+                    if n := times.get(i, 1):  # 0: a repeat, or left out by the budget
+                        built.extend(
+                            _boosted(q, n) for q in self.leaf_clauses(c, tag, negated=negated)
+                        )
                 elif (q := self.node(c, tag, negated=negated)) is not None:
                     built.append(q)
             return _any(built)
@@ -238,41 +244,30 @@ class QueryBuilder:
             found = self._tokens[key] = self.analyzers.tokens(text, stem=stem)
         return found
 
-    def words_of(
-        self, children: tuple[Node, ...], tag: str | None
-    ) -> dict[tuple[str, ...], list[int]]:
+    def words_of(self, children: tuple[Node, ...], tag: str | None) -> Words:
         """The plain words among ``children`` by their tokens (``Sepsis`` = ``sepsis``),
-        each with the positions it was typed at; words without tokens are left out."""
+        each with the positions and text it was typed as; words without tokens, and the
+        values of exact-match tags, are left out."""
+        if tag in _EXACT_FIELDS or tag == "pmid":
+            return {}
         stem = tag not in ("au", "1au")
-        found: dict[tuple[str, ...], list[int]] = {}
+        found: Words = {}
         for i, c in enumerate(children):
             if isinstance(c, Term) and (
                 tokens := tuple(t for _, t in self.tokens(c.text, stem=stem))
             ):
-                found.setdefault(tokens, []).append(i)
+                found.setdefault(tokens, []).append((i, c.text))
         return found
 
-    def repeats(self, children: tuple[Node, ...], tag: str | None) -> dict[int, int]:
-        """How many times each repeated word was typed, at its first position (0 at the
-        others); a word typed once is absent."""
-        if tag in _EXACT_FIELDS or tag == "pmid":
-            return {}
-        times: dict[int, int] = {}
-        for places in self.words_of(children, tag).values():
-            if len(places) > 1:
-                times[places[0]] = len(places)
-                times.update((i, 0) for i in places[1:])
-        return times
-
-    def within_budget(self, children: tuple[Node, ...]) -> tuple[Node, ...]:
-        """``children`` without the commonest plain words past the :class:`WordBudget`."""
+    def over_budget(self, words: Words) -> list[tuple[str, ...]]:
+        """The commonest of ``words`` past the :class:`WordBudget`, in typed order; they
+        are recorded as dropped and still highlight."""
         budget, frequencies = self.ranking.budget, self.frequencies
-        words = self.words_of(children, None)
         if budget is None or frequencies is None or len(words) <= budget.min_words:
-            return children
+            return []
         costs = {tokens: self.postings(tokens, frequencies) for tokens in words}
         limit = budget.postings * max(1, frequencies.documents)
-        cheapest_first = sorted(words, key=lambda tokens: (costs[tokens], words[tokens][0]))
+        cheapest_first = sorted(words, key=lambda tokens: (costs[tokens], words[tokens][0][0]))
         spent, kept = 0, budget.min_words
         for tokens in cheapest_first[: budget.min_words]:
             spent += costs[tokens]
@@ -281,13 +276,11 @@ class QueryBuilder:
                 break  # every word after this one costs at least as much
             spent += costs[tokens]
             kept += 1
-        left_out: set[int] = set()
-        for tokens in sorted(cheapest_first[kept:], key=lambda tokens: words[tokens][0]):
-            first = children[words[tokens][0]]
-            self.dropped.append(first.text if isinstance(first, Term) else "")  # as first typed
+        left_out = sorted(cheapest_first[kept:], key=lambda tokens: words[tokens][0][0])
+        for tokens in left_out:
+            self.dropped.append(words[tokens][0][1])  # as first typed
             self.terms.extend(tokens)  # still words of the query: highlighted where they appear
-            left_out.update(words[tokens])
-        return tuple(c for i, c in enumerate(children) if i not in left_out)
+        return left_out
 
     def postings(self, tokens: tuple[str, ...], frequencies: Frequencies) -> int:
         """What ranking a word of ``tokens`` walks (once, however often it was typed): per
@@ -369,6 +362,17 @@ class QueryBuilder:
         if len(tokens) == 1:
             return tantivy.Query.term_query(self.schema, name, tokens[0][1])
         return tantivy.Query.phrase_query(self.schema, name, words)
+
+
+def repeats(words: Words) -> dict[int, int]:
+    """How many times each repeated word was typed, at its first position (0 at the
+    others); a word typed once is absent."""
+    times: dict[int, int] = {}
+    for places in words.values():
+        if len(places) > 1:
+            times[places[0][0]] = len(places)
+            times.update((i, 0) for i, _ in places[1:])
+    return times
 
 
 def _common_prefix(a: str, b: str) -> str:
