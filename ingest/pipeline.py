@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ingest.download import md5_of
 from ingest.inputs import Ignored, Reason, describe, discover
+from ingest.workers import Arrivals
 from medsearch.errors import DiskFullError, ParseError, StoreError, UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress
@@ -54,6 +56,88 @@ class InputFile:
 
 Source = tuple[InputFile, Iterable["Message"]]
 """One input and its parser's messages."""
+
+Finished = Callable[[InputFile, bool], None]
+"""Told of each file a run is done with, and whether the store now has it."""
+
+
+class Incoming:
+    """Input files handed to a running ingest as they land: a download beside it.
+
+    The downloading thread calls :meth:`add` for each verified file and :meth:`end` when
+    it stops; :meth:`Ingestor.run` starts parsing each file as it comes (after the files
+    given on the command line), so the two overlap instead of taking turns, and tells
+    ``on_finished`` of every file it is done with, which may then be deleted (see
+    ``--delete-downloads``). ``expected``: how many files the download will bring, for
+    the progress bar. Files added before the run starts wait for it.
+    """
+
+    def __init__(self, expected: int = 0, on_finished: Finished | None = None) -> None:
+        self.expected = expected
+        self.on_finished = on_finished
+        self.added = 0
+        self._lock = threading.Lock()
+        self._early: list[InputFile] = []
+        self._ended = False
+        self._feed: Arrivals | None = None
+        self._items: dict[Path, InputFile] = {}
+        self._done: frozenset[str] = frozenset()
+        self._local: frozenset[str] = frozenset()
+        self._mine: set[Path] = set()
+        self.skipped = 0
+        """Files whose content the store had already (under another name)."""
+
+    def add(self, item: InputFile) -> None:
+        with self._lock:
+            self.added += 1
+            if self._feed is None:
+                self._early.append(item)
+                return
+            fate = self._put(item)
+        if fate is not None and self.on_finished is not None:
+            self.on_finished(item, fate)
+
+    def end(self) -> None:
+        with self._lock:
+            self._ended = True
+            if self._feed is not None:
+                self._feed.end()
+
+    def attach(self, feed: Arrivals, items: dict[Path, InputFile], done: frozenset[str]) -> None:
+        """Feed ``feed`` from now on (``items``: where the run looks files up by path, the
+        run's own files already in it); content the store has (``done``: ledger
+        checksums) or the run has already is skipped, not parsed twice."""
+        with self._lock:
+            self._feed, self._items = feed, items
+            self._done, self._local = done, frozenset(i.checksum for i in items.values())
+            early, self._early = self._early, []
+            fates = [(item, self._put(item)) for item in early]
+            if self._ended:
+                feed.end()
+        for item, fate in fates:
+            if fate is not None and self.on_finished is not None:
+                self.on_finished(item, fate)
+
+    def finished(self, item: InputFile, in_store: bool) -> None:
+        """The run is done with ``item``: ``on_finished`` hears of it if it came from here."""
+        with self._lock:
+            mine = item.path in self._mine
+            self._mine.discard(item.path)
+        if mine and self.on_finished is not None:
+            self.on_finished(item, in_store)
+
+    def _put(self, item: InputFile) -> bool | None:
+        """Hand ``item`` to the run (None), or skip it: True when the store has its
+        content, False when one of the run's own files has it (and will apply it)."""
+        assert self._feed is not None
+        if item.checksum in self._done or item.checksum in self._local:
+            self.skipped += 1
+            return item.checksum in self._done
+        self._mine.add(item.path)
+        self._items[item.path] = item  # before the path: the run looks it up when it comes
+        self._feed.add(item.path)
+        return None
+
 
 UNIT_FILES = 4
 """Files written in one unit at most: one SQLite transaction and one tantivy commit.
@@ -228,29 +312,39 @@ class Ingestor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, inputs: Sequence[Path]) -> IngestSummary:
+    def run(self, inputs: Sequence[Path], *, incoming: Incoming | None = None) -> IngestSummary:
+        """Apply ``inputs`` (files and folders), then the files ``incoming`` brings as
+        they land (a download running beside the ingest), in order, unit by unit."""
         started = time.monotonic()
         summary = IngestSummary()
-        found = discover(inputs)
-        summary.failures.extend(found.missing)
-        summary.ignored.extend(found.ignored)
-        if not found.files and not found.missing:
-            where = ", ".join(str(p) for p in inputs)
-            also = f" (ignored {describe(found.ignored)})" if found.ignored else ""
-            raise UsageError(f"no PubMed files (*.xml, *.xml.gz) in {where}{also}")
-        todo = self._plan(found.files, summary)
-        self.progress.start("files", "Files", total=summary.files)
+        todo: list[InputFile] = []
+        if inputs or incoming is None:
+            found = discover(inputs)
+            summary.failures.extend(found.missing)
+            summary.ignored.extend(found.ignored)
+            if not found.files and not found.missing and incoming is None:
+                where = ", ".join(str(p) for p in inputs)
+                also = f" (ignored {describe(found.ignored)})" if found.ignored else ""
+                raise UsageError(f"no PubMed files (*.xml, *.xml.gz) in {where}{also}")
+            todo = self._plan(found.files, summary)
+        feed = Arrivals((f.path for f in todo), ended=incoming is None)
+        by_path = {f.path: f for f in todo}
+        if incoming is not None:
+            done = frozenset(e.checksum for e in self.store.ledger() if e.status == "done")
+            incoming.attach(feed, by_path, done)
+        self.progress.start(
+            "files", "Files", total=summary.files + (incoming.expected if incoming else 0)
+        )
         self.progress.advance("files", summary.skipped)
         self.progress.start("articles", "Articles", total=None)
         from ingest.workers import ParserPool
 
         pool = ParserPool(
-            [f.path for f in todo],
+            feed,
             jobs=self.jobs,
             dictionary=self.store.dictionary,
             spool_root=self.paths.tmp,
         )
-        by_path = {f.path: f for f in todo}
         files = iter(pool)
         held: list[tuple[InputFile, Iterator[Message], bool]] = []  # starts the next unit
 
@@ -261,6 +355,8 @@ class Ingestor:
             return None if nxt is None else (by_path[nxt[0]], nxt[1], pool.parsed_whole())
 
         def more(unit_files: int, unit_articles: int) -> Source | None:
+            if not held and pool.in_flight() < 2:
+                return None  # the next file has not arrived yet: a unit never waits for one
             nxt = take()
             if nxt is None:
                 return None
@@ -272,10 +368,16 @@ class Ingestor:
 
         try:
             while (first := take()) is not None:
-                self._apply_unit((first[0], first[1]), summary, more=more)
+                for item, in_store in self._apply_unit((first[0], first[1]), summary, more=more):
+                    if incoming is not None:
+                        incoming.finished(item, in_store)
                 self.lexical = self._split_if_large(self.lexical)
         finally:
             pool.close()
+            if incoming is not None:
+                summary.files += incoming.added
+                summary.skipped += incoming.skipped
+                self.progress.advance("files", incoming.skipped)
             self.progress.finish("articles")
             self.progress.finish("files")
             summary.seconds = time.monotonic() - started
@@ -339,12 +441,13 @@ class Ingestor:
         *,
         more: Callable[[int, int], Source | None] = lambda files, articles: None,
         fresh: bool = False,
-    ) -> None:
+    ) -> list[tuple[InputFile, bool]]:
         """Apply ``first`` and the files ``more`` adds (asked with the unit's files and
         articles so far) in one SQLite transaction and one tantivy commit, each file with
         its own ledger row. ``more`` adds only files already parsed whole, which cannot
         fail to parse, so a parse failure is always the unit's only file; a full disk,
-        Ctrl-C or a crash loses the whole unit, which the next run applies again."""
+        Ctrl-C or a crash loses the whole unit, which the next run applies again.
+        Returns the unit's files, each with whether the store now has it."""
         applied: list[_Applied] = []
         source: Source | None = first
         try:
@@ -363,7 +466,7 @@ class Ingestor:
             self.progress.advance("files")  # a failed file is done with for this run
             for earlier in applied:  # cannot happen from run(): see the docstring
                 self.progress.message(f"{earlier.item.name} will be applied on the next run")
-            return
+            return [(a.item, False) for a in applied if a.item != failed] + [(failed, False)]
         except BaseException as exc:
             self.lexical.rollback()
             if is_disk_full(exc) and not isinstance(exc, DiskFullError):
@@ -383,6 +486,7 @@ class Ingestor:
             summary.added += a.counts.added
             summary.replaced += a.counts.replaced
             summary.deleted += a.counts.deleted
+        return [(a.item, True) for a in applied]
 
     def _apply_file(self, item: InputFile, messages: Iterable[Message], *, fresh: bool) -> _Applied:
         """One file's messages, inside the unit's transaction, with its ledger row."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.download import RemoteFile
+from ingest.pipeline import UNIT_FILES
 from ingest.workers import MAX_PARSERS, SPOOL_AHEAD
 from medsearch.errors import DiskSpaceError
 from medsearch.footprint import GZ_BYTES_PER_CITATION, PUBMED, REPRESENTATIVE_CITATIONS, human
@@ -46,6 +47,11 @@ compressed, lexical documents; the 936 real records of ../shared/data/pubmed) ag
 SPOOLED_FILES = MAX_PARSERS + SPOOL_AHEAD
 """The most files spooled at once: as many as parse by default and those parsed that
 wait for the writer."""
+
+DOWNLOADED_FILES = SPOOLED_FILES + UNIT_FILES + 1
+"""The most downloaded files on disk at once when each is deleted once ingested
+(``--delete-downloads``): those parsing or waiting, those in the unit being written,
+and the one downloading."""
 
 FreeBytes = Callable[[Path], int]
 
@@ -110,16 +116,22 @@ def estimate(
     *,
     ingested: frozenset[str] = frozenset(),
     encode: bool = True,
+    keep_downloads: bool = True,
 ) -> SpaceNeeded:
     """The bytes ``files`` will take: downloads, then store, index and (with ``encode``)
-    vectors for the citations of the files not in ``ingested`` (the ledger's names)."""
+    vectors for the citations of the files not in ``ingested`` (the ledger's names).
+    Downloads deleted as they are ingested (not ``keep_downloads``) take at most
+    :data:`DOWNLOADED_FILES` files' room at once."""
     new = [f for f in files if f.name not in ingested]
     sizes = sorted(f.size if f.size is not None else UNLISTED_FILE_BYTES for f in new)
+    downloads = to_fetch(files, dest_dir)
+    if not keep_downloads:
+        downloads = min(downloads, sum(sizes[-DOWNLOADED_FILES:]))
     gz = sum(sizes)
     citations = round(gz / GZ_BYTES_PER_CITATION)
     vectors = per.article_vectors + per.sentence_vectors if encode else 0.0
     return SpaceNeeded(
-        downloads=to_fetch(files, dest_dir),
+        downloads=downloads,
         citations=citations,
         store=round(citations * per.store),
         lexical=round(citations * per.lexical),

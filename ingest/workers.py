@@ -32,8 +32,9 @@ import queue
 import shutil
 import signal
 import tempfile
+import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -117,6 +118,61 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class Arrivals:
+    """Input files in the order they are to be applied, some perhaps still to come.
+
+    A download running beside the ingest adds each file as it lands (and its checksum
+    is verified) and ends the feed when it is done or fails; the parsers start each file
+    as soon as it is here, so downloading and ingesting overlap instead of taking turns
+    (a baseline is hours of either). A list of files already on disk is a feed that has
+    ended. Thread-safe: one thread adds, the writer's thread takes.
+    """
+
+    def __init__(self, paths: Iterable[Path] = (), *, ended: bool = True) -> None:
+        self._queue: deque[Path] = deque(paths)
+        self._ended = ended
+        self._taken = 0
+        self._cond = threading.Condition()
+
+    def add(self, path: Path) -> None:
+        with self._cond:
+            if self._ended:
+                raise RuntimeError("no file can be added to an ended feed")
+            self._queue.append(path)
+            self._cond.notify_all()
+
+    def end(self) -> None:
+        """Nothing more will come (the download finished, failed or was stopped)."""
+        with self._cond:
+            self._ended = True
+            self._cond.notify_all()
+
+    def poll(self) -> Path | None:
+        """The next file if it is here; never waits."""
+        with self._cond:
+            if not self._queue:
+                return None
+            self._taken += 1
+            return self._queue.popleft()
+
+    def wait(self, timeout: float) -> None:
+        """Until a file is here, the feed ends, or ``timeout`` seconds pass."""
+        with self._cond:
+            if not self._queue and not self._ended:
+                self._cond.wait(timeout)
+
+    @property
+    def taken(self) -> int:
+        """Files handed out by :meth:`poll` so far."""
+        return self._taken
+
+    @property
+    def exhausted(self) -> bool:
+        """Ended, and every file taken."""
+        with self._cond:
+            return self._ended and not self._queue
+
+
 @dataclass
 class _Running:
     path: Path
@@ -130,6 +186,9 @@ class _Running:
 class ParserPool:
     """Iterate ``(path, messages)`` in the given order, parsing up to ``jobs`` files at once.
 
+    ``paths``: the files, or an :class:`Arrivals` feed whose files may still be coming
+    (each starts parsing as it arrives; iteration ends once the feed has ended).
+
     ``jobs=0`` parses in the calling process (no children): simplest for debugging and
     for very small inputs. ``spool_root``: where the children's spool files go (the
     data home's ``tmp``; default the system's temporary folder).
@@ -142,18 +201,17 @@ class ParserPool:
 
     def __init__(
         self,
-        paths: Sequence[Path],
+        paths: Sequence[Path] | Arrivals,
         *,
         jobs: int,
         batch_size: int = BATCH_SIZE,
         dictionary: Callable[[], bytes | None] = lambda: None,
         spool_root: Path | None = None,
     ):
-        self.paths = list(paths)
         self.jobs = max(0, jobs)
         self.batch_size = batch_size
         self.dictionary = dictionary
-        self._pending: deque[Path] = deque(self.paths)
+        self._pending = paths if isinstance(paths, Arrivals) else Arrivals(paths)
         self._running: deque[_Running] = deque()
         self._ctx = mp.get_context("forkserver") if self.jobs else None
         self.spools: Path | None = None
@@ -167,8 +225,13 @@ class ParserPool:
 
     def __iter__(self) -> Iterator[tuple[Path, Iterator[Message]]]:
         try:
-            while self._pending or self._running:
+            while True:
                 self._top_up()
+                if not self._running:
+                    if self._pending.exhausted:
+                        return
+                    self._pending.wait(POLL_SECONDS)  # the next file is still downloading
+                    continue
                 current = self._running[0]
                 yield current.path, self._messages(current)
                 self._running.popleft()
@@ -211,17 +274,17 @@ class ParserPool:
         """Start the next files while fewer than ``jobs`` parse and fewer than
         ``jobs`` + :data:`SPOOL_AHEAD` are in flight (one when in-process)."""
         if self._ctx is None:
-            if self._pending and not self._running:
-                self._running.append(_Running(self._pending.popleft(), None, None, None))
+            if not self._running and (path := self._pending.poll()) is not None:
+                self._running.append(_Running(path, None, None, None))
             return
-        while self._pending and len(self._running) < self.jobs + SPOOL_AHEAD:
-            if self.parsing() >= self.jobs:
+        while len(self._running) < self.jobs + SPOOL_AHEAD and self.parsing() < self.jobs:
+            if (path := self._pending.poll()) is None:
                 return
-            self._running.append(self._start(self._pending.popleft()))
+            self._running.append(self._start(path))
 
     def _start(self, path: Path) -> _Running:
         assert self._ctx is not None and self.spools is not None
-        spool = self.spools / f"{len(self.paths) - len(self._pending):06d}.spool"
+        spool = self.spools / f"{self._pending.taken:06d}.spool"
         out: mp.Queue[Notice] = self._ctx.Queue()  # notices only: a few per 1,000 articles
         proc = self._ctx.Process(
             target=_child_main,

@@ -11,7 +11,8 @@ fail on purpose:
   ``after`` body bytes, then hang up (a short read);
 - ``stall_first(path, n, seconds)``: wait before answering (a client timeout);
 - ``override(path, body)``: serve these bytes instead of the file (a wrong ``.md5``);
-- ``ignore_range = True``: answer every Range request with a plain 200 and the whole file.
+- ``ignore_range = True``: answer every Range request with a plain 200 and the whole file;
+- ``rate = N``: send file bodies at about N bytes a second (a slow link, or NCBI's).
 
 Every request is logged (method, path, Range header, status, body bytes sent) so a
 test can assert what went over the wire, not just what ended up on disk.
@@ -52,6 +53,7 @@ class LocalServer:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
         self.ignore_range = False
+        self.rate: float | None = None
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._fail: dict[str, list[int]] = {}  # path -> [remaining, status]
@@ -214,9 +216,17 @@ class _Handler(BaseHTTPRequestHandler):
             Request(self.command, path, range_header, status, len(chunk) if send_body else 0)
         )
         self.end_headers()
-        if send_body:
+        if not send_body:
+            return
+        rate, step = local.rate, 64 * 1024
+        if rate is None:
             self.wfile.write(chunk)
-            self.wfile.flush()
+        else:  # paced from the start, so the average holds whatever the sleeps overshoot
+            began = time.monotonic()
+            for sent in range(0, len(chunk), step):
+                self.wfile.write(chunk[sent : sent + step])
+                time.sleep(max(0.0, began + (sent + step) / rate - time.monotonic()))
+        self.wfile.flush()
 
     def _send_simple(
         self,

@@ -13,6 +13,7 @@ from pubmed_builders import article_xml, pubmed_file
 
 from ingest.download import RemoteFile, list_remote, listed_size
 from ingest.space import (
+    DOWNLOADED_FILES,
     HEADROOM,
     MEASURED,
     MIN_CORPUS,
@@ -86,6 +87,20 @@ def test_spools_count_the_largest_files_that_can_wait_at_once(tmp_path: Path) ->
     needed = estimate(files, tmp_path, PER)
     largest = sum(1000 + i for i in range(5, SPOOLED_FILES + 5))
     assert needed.spool == round(largest * SPOOL_BYTES_PER_GZ_BYTE)
+
+
+def test_downloads_deleted_as_they_are_ingested_need_room_for_a_window_only(
+    tmp_path: Path,
+) -> None:
+    """With --delete-downloads each file goes once the store has it, and the download
+    waits while a window of files waits for the ingest: the baseline's 51.8 GB are
+    never on disk at once."""
+    files = [remote(f"f{i}.xml.gz", 1000 + i) for i in range(DOWNLOADED_FILES + 5)]
+    kept = estimate(files, tmp_path, PER)
+    window = estimate(files, tmp_path, PER, keep_downloads=False)
+    assert kept.downloads == sum(1000 + i for i in range(DOWNLOADED_FILES + 5))
+    assert window.downloads == sum(1000 + i for i in range(5, DOWNLOADED_FILES + 5))
+    assert (window.store, window.lexical, window.spool) == (kept.store, kept.lexical, kept.spool)
 
 
 def test_without_encoding_no_vectors_are_counted(tmp_path: Path) -> None:

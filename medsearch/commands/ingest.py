@@ -16,6 +16,7 @@ from medsearch.progress import Progress
 
 if TYPE_CHECKING:
     from ingest.download import RemoteFile
+    from ingest.pipeline import Ingestor, IngestSummary
 
 
 def default_jobs(cores: int | None = None) -> int:
@@ -34,22 +35,58 @@ def default_jobs(cores: int | None = None) -> int:
     return max(min(cores, 2), min(MAX_PARSERS, round(cores * 0.6)))
 
 
-def fetch_files(
+def plan_download(
     paths: Paths,
     kind: str,
     limit: int | None,
     mirror: str | None,
-    progress: Progress,
     *,
     encode: bool = True,
     space_check: bool = True,
-) -> list[Path]:
-    """Download with one progress bar per file (bytes), md5-verified and resumable.
+    keep_downloads: bool = True,
+) -> tuple[list[RemoteFile], Path]:
+    """The files to fetch and where they go. The listing's sizes say what the download and
+    the ingest after it will write, and a disk that cannot hold it stops the command
+    before any byte moves."""
+    from ingest.download import DEFAULT_MIRROR, plan
 
-    First the plan: the listing's sizes say what the download and the ingest after it
-    will write, and a disk that cannot hold it stops the command before any byte moves.
-    """
-    from ingest.download import DEFAULT_MIRROR, download_files, plan
+    target: Literal["baseline", "updates"] = "baseline" if kind == "baseline" else "updates"
+    dest = paths.downloads / target
+    chosen = plan(target, limit=limit, mirror=mirror or DEFAULT_MIRROR)
+    done = ingested_files(paths)
+    if space_check:
+        check_space(paths, chosen, dest, encode=encode, ingested=done, keep=keep_downloads)
+    # A file the ledger has is in the store: never fetched again (it may have been
+    # deleted after its ingest, see --delete-downloads).
+    return [r for r in chosen if r.name not in done], dest
+
+
+def download_and_ingest(
+    ing: Ingestor,
+    inputs: list[Path],
+    wanted: list[RemoteFile],
+    dest: Path,
+    progress: Progress,
+    *,
+    delete: bool,
+) -> tuple[IngestSummary, BaseException | None]:
+    """Ingest ``inputs``, then each of ``wanted`` as soon as it is downloaded and verified,
+    while the next downloads (one progress bar per file, bytes). With ``delete`` each
+    downloaded file goes once the store has it, and at most a window of them waits on
+    disk, so the baseline's 51.8 GB never sit there at once. Returns the summary and what
+    stopped the download, if anything did (the files that came are ingested all the same)."""
+    from ingest.download import BackgroundDownload
+    from ingest.pipeline import UNIT_FILES, Incoming, InputFile
+    from ingest.workers import SPOOL_AHEAD
+    from medsearch.footprint import human
+
+    deleted: list[int] = []
+
+    def on_finished(item: InputFile, in_store: bool) -> None:
+        if delete and in_store:
+            item.path.unlink(missing_ok=True)
+            deleted.append(item.size)
+        download.release()
 
     def on_file(remote: RemoteFile, index: int, count: int) -> None:
         progress.start("download", f"Downloading {remote.name} ({index + 1}/{count})", total=None)
@@ -57,16 +94,32 @@ def fetch_files(
     def on_bytes(done: int, total: int | None) -> None:
         progress.update("download", completed=done, total=total)
 
-    target: Literal["baseline", "updates"] = "baseline" if kind == "baseline" else "updates"
-    dest = paths.downloads / target
-    chosen = plan(target, limit=limit, mirror=mirror or DEFAULT_MIRROR)
-    done = ingested_files(paths)
-    if space_check:
-        check_space(paths, chosen, dest, encode=encode, ingested=done)
-    # A file the ledger has is in the store: never fetched again (it may have been
-    # deleted after its ingest, see --delete-downloads).
-    wanted = [r for r in chosen if r.name not in done]
-    return download_files(wanted, dest, progress=on_bytes, on_file=on_file)
+    incoming = Incoming(expected=len(wanted), on_finished=on_finished)
+    download = BackgroundDownload(
+        wanted,
+        dest,
+        lambda path, md5: incoming.add(InputFile(path, path.stat().st_size, md5)),
+        lambda error: incoming.end(),
+        # parsing, parsed and waiting, in the unit being written: none of them waits for
+        # the window, and the next file is on its way
+        ahead=ing.jobs + SPOOL_AHEAD + UNIT_FILES if delete else None,
+        progress=on_bytes,
+        on_file=on_file,
+    )
+    with download:
+        summary = ing.run(inputs, incoming=incoming)
+    if wanted:
+        progress.finish("download")
+    if deleted:
+        summary.notes.append(
+            f"deleted {len(deleted)} downloaded file(s) now in the store ({human(sum(deleted))})"
+        )
+    if download.error is not None:
+        summary.notes.append(
+            f"the download stopped after {len(download.fetched)} of {len(wanted)} file(s);"
+            " those are ingested: run the same command again to fetch the rest"
+        )
+    return summary, download.error
 
 
 def ingested_files(paths: Paths) -> frozenset[str]:
@@ -79,20 +132,6 @@ def ingested_files(paths: Paths) -> frozenset[str]:
         return frozenset(e.name for e in store.ledger() if e.status == "done")
 
 
-def delete_ingested(paths: Paths, files: list[Path]) -> list[str]:
-    """Delete the downloaded ``files`` the ledger now has; a note of what it freed."""
-    done = ingested_files(paths)
-    gone = [f for f in files if f.name in done and f.exists()]
-    freed = sum(f.stat().st_size for f in gone)
-    for f in gone:
-        f.unlink()
-    if not gone:
-        return []
-    from medsearch.footprint import human
-
-    return [f"deleted {len(gone)} downloaded file(s) now in the store ({human(freed)})"]
-
-
 def check_space(
     paths: Paths,
     chosen: list[RemoteFile],
@@ -100,15 +139,17 @@ def check_space(
     *,
     encode: bool,
     ingested: frozenset[str],
+    keep: bool = True,
 ) -> None:
-    """Refuse (:class:`DiskSpaceError`) when the disk cannot hold what ``chosen`` brings."""
+    """Refuse (:class:`DiskSpaceError`) when the disk cannot hold what ``chosen`` brings
+    (``keep``: the downloads stay, else only a window of them is on disk at once)."""
     from ingest.space import check, estimate, per_citation
     from medsearch.config import load_ingest_settings
     from medsearch.status import corpus_status
 
     status = corpus_status(paths)
     per = per_citation(status["footprint"], int(status["articles"]))
-    needed = estimate(chosen, dest, per, ingested=ingested, encode=encode)
+    needed = estimate(chosen, dest, per, ingested=ingested, encode=encode, keep_downloads=keep)
     check(needed, paths.home, keep_free=load_ingest_settings(paths).keep_free_bytes)
 
 
@@ -206,28 +247,31 @@ def ingest(
     from medsearch.lock import write_lock
 
     delete_downloads = delete_downloads or load_ingest_settings(paths).delete_downloads
-    fetched: list[Path] = []
+    stopped: BaseException | None = None
     with write_lock(paths, "ingest"), cli_progress(enabled=not as_json) as progress:
+        wanted: list[RemoteFile] = []
         if download:
-            fetched = fetch_files(
+            wanted, dest = plan_download(
                 paths,
                 download,
                 limit,
                 mirror,
-                progress,
                 encode=not no_encode,
                 space_check=not skip_space_check,
+                keep_downloads=not delete_downloads,
             )
-            files.extend(fetched)
         from ingest.pipeline import Ingestor, IngestSummary
 
         with Ingestor(
             paths, jobs=default_jobs() if jobs is None else jobs, progress=progress
         ) as ing:
-            summary = ing.run(files) if files else IngestSummary()
-            if delete_downloads:  # before encoding: the space goes to the vectors
-                summary.notes.extend(delete_ingested(paths, fetched))
-            if embeddings or not no_encode:
+            if download:
+                summary, stopped = download_and_ingest(
+                    ing, files, wanted, dest, progress, delete=delete_downloads
+                )
+            else:
+                summary = ing.run(files) if files else IngestSummary()
+            if stopped is None and (embeddings or not no_encode):
                 from ingest.encode_stage import run_vectors_stage
 
                 notes, encoded = run_vectors_stage(
@@ -247,6 +291,8 @@ def ingest(
         emit_json(summary.to_dict())
     else:
         print_summary(summary)
+    if stopped is not None:  # after the summary: what did arrive is in the store
+        raise stopped
     if not summary.ok:
         fail(f"{len(summary.failures)} input(s) failed; fix or remove them and run ingest again")
 

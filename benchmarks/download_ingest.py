@@ -1,0 +1,123 @@
+"""`ingest --download`: the download and the ingest overlap, measured against taking turns.
+
+    python -m benchmarks.download_ingest [--files 4] [--articles 10000] [--rate 1.0]
+        [--jobs N] [--real ../shared/data/pubmed]
+
+A local HTTP server (the tests' server, on 127.0.0.1) serves ``--files`` baseline files
+of ``--articles`` each, as NCBI lays them out (listing, ``.md5`` files), its bodies paced
+at ``--rate`` MB/s, standing in for the user's link to NCBI. In one run, each from a
+fresh data home and download folder:
+
+- download alone, then ingest alone (the two references);
+- taking turns: every file downloaded, then ingested (what ``ingest --download`` did
+  before; should take their sum);
+- overlapped: ``download_and_ingest``, the command's own path, each file ingested as soon
+  as it is verified while the next downloads (should take about the slower of the two).
+
+Prints each wall time, overlapped / taking turns, and overlapped / max(download, ingest)
+(1.0 would be perfect overlap). The rate that makes both references about equal is the
+worst case for taking turns (x2); a slower link makes the download dominate either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.ingest import _write_file
+from benchmarks.real_records import load_records
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+from httpserver import serve  # noqa: E402  (the tests' server: see sys.path above)
+
+from ingest.download import download_files, list_remote  # noqa: E402
+from ingest.pipeline import Ingestor  # noqa: E402
+from medsearch.paths import Paths  # noqa: E402
+from medsearch.progress import NullProgress  # noqa: E402
+
+
+def make_site(root: Path, files: int, articles: int, real: Path | None) -> Path:
+    folder = root / "pubmed" / "baseline"
+    folder.mkdir(parents=True)
+    records = load_records(real) if real else None
+    for n in range(files):
+        name = f"pubmed26n{n + 1:04d}.xml.gz"
+        _write_file(folder / name, (n * articles, (n + 1) * articles), seed=n, records=records)
+        digest = hashlib.md5((folder / name).read_bytes()).hexdigest()
+        (folder / f"{name}.md5").write_text(f"MD5({name})= {digest}\n")
+    return root
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--files", type=int, default=4)
+    ap.add_argument("--articles", type=int, default=10_000, help="articles per file")
+    ap.add_argument("--rate", type=float, default=1.0, help="the server's MB/s")
+    ap.add_argument("--jobs", type=int, default=None, help="parser processes (default: ingest's)")
+    ap.add_argument("--real", type=Path, default=None, help="cycle these real records instead")
+    args = ap.parse_args()
+    from medsearch.commands.ingest import default_jobs, download_and_ingest
+
+    jobs = default_jobs() if args.jobs is None else args.jobs
+    work = Path(tempfile.mkdtemp(prefix="dl-ingest-"))
+    try:
+        site = make_site(work / "site", args.files, args.articles, args.real)
+        size = sum(p.stat().st_size for p in site.rglob("*.xml.gz"))
+        print(
+            f"{args.files} files x {args.articles:,} articles, {size / 1e6:.1f} MB gzipped,"
+            f" served at {args.rate} MB/s; jobs={jobs}"
+        )
+        with serve(site) as server:
+            server.rate = args.rate * 1e6
+            mirror = server.url + "pubmed/"
+            wanted = list_remote("baseline", mirror=mirror)
+
+            def fresh(tag: str) -> tuple[Path, Path]:
+                return work / f"{tag}-home", work / f"{tag}-downloads"
+
+            home, dest = fresh("refs")
+            t0 = time.perf_counter()
+            fetched = download_files(wanted, dest)
+            download = time.perf_counter() - t0
+            print(f"download alone      {download:7.1f} s")
+            with Ingestor(Paths(home), jobs=jobs) as ing:
+                t0 = time.perf_counter()
+                articles = ing.run(fetched).articles
+                ingest = time.perf_counter() - t0
+            print(f"ingest alone        {ingest:7.1f} s ({articles / ingest:,.0f} articles/s)")
+
+            home, dest = fresh("turns")
+            t0 = time.perf_counter()
+            with Ingestor(Paths(home), jobs=jobs) as ing:
+                ing.run(download_files(wanted, dest))
+            turns = time.perf_counter() - t0
+            print(
+                f"taking turns        {turns:7.1f} s (download + ingest: {download + ingest:.1f})"
+            )
+
+            home, dest = fresh("overlap")
+            t0 = time.perf_counter()
+            with Ingestor(Paths(home), jobs=jobs) as ing:
+                summary, stopped = download_and_ingest(
+                    ing, [], wanted, dest, NullProgress(), delete=False
+                )
+            overlap = time.perf_counter() - t0
+            assert stopped is None and summary.articles == articles, (stopped, summary)
+            print(f"overlapped          {overlap:7.1f} s")
+        print(
+            f"overlapped / taking turns {overlap / turns:.2f}; overlapped / max(download,"
+            f" ingest) {overlap / max(download, ingest):.2f}"
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
