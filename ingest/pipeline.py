@@ -22,6 +22,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -148,6 +149,8 @@ of its own, so 2 cores and single files behave as before."""
 UNIT_ARTICLES = 100_000
 """Articles after which a unit takes no more files: what a crash or Ctrl-C can lose
 (seconds of work) and what tantivy holds staged (~1.3 KB a staged delete)."""
+HASH_THREADS = 8
+"""Threads that read the input files' MD5s as a run starts (at most one a core)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,11 +400,9 @@ class Ingestor:
         done_at = {e.path: e.checksum for e in ledger if e.status == "done"}
         first: dict[str, Path] = {}
         todo: list[InputFile] = []
-        for path in files:
-            try:
-                item = InputFile(path, path.stat().st_size, md5_of(path))
-            except OSError as exc:
-                summary.failures.append((str(path), f"cannot read: {exc.strerror or exc}"))
+        for path, item in zip(files, self._identify(files), strict=True):
+            if isinstance(item, OSError):
+                summary.failures.append((str(path), f"cannot read: {item.strerror or item}"))
                 summary.files += 1
                 continue
             kept = first.setdefault(item.checksum, path)
@@ -416,6 +417,31 @@ class Ingestor:
                 self.progress.message(f"{path} changed since it was ingested; re-applying")
             todo.append(item)
         return todo
+
+    def _identify(self, files: Sequence[Path]) -> list[InputFile | OSError]:
+        """Each file's size and MD5, read by a few threads at once (hashlib lets go of the
+        GIL): the baseline is 51.8 GB, ~80 s of hashing on one core before the first
+        parse, ~10 s on eight. A file that cannot be read gets its error instead."""
+
+        def one(path: Path) -> InputFile | OSError:
+            try:
+                return InputFile(path, path.stat().st_size, md5_of(path))
+            except OSError as exc:
+                return exc
+
+        if len(files) < 2:
+            return [one(path) for path in files]
+        self.progress.start("checksums", "Reading checksums", total=len(files))
+        found: list[InputFile | OSError] = []
+        workers = min(HASH_THREADS, os.cpu_count() or 1, len(files))
+        try:
+            with ThreadPoolExecutor(workers, thread_name_prefix="md5") as pool:
+                for item in pool.map(one, files):
+                    found.append(item)
+                    self.progress.advance("checksums")
+        finally:
+            self.progress.finish("checksums")
+        return found
 
     def apply(
         self,

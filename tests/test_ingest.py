@@ -95,6 +95,40 @@ def test_files_are_applied_in_name_order_whatever_the_argument_order(
         assert store.is_deleted(103)
 
 
+def test_checksums_of_many_files_are_read_at_once_and_kept_in_file_order(
+    paths: Paths, tmp_path: Path
+) -> None:
+    """The ledger knows files by their MD5, read by several threads as a run starts
+    (51.8 GB for the baseline); each file keeps its own, in NCBI's order."""
+    import hashlib
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    files = [
+        pubmed_file(folder / f"pubmed26n{n:04d}.xml", [article_xml(n, f"Title {n}", "Text.")])
+        for n in range(1, 13)
+    ]
+
+    class Counting(NullProgress):
+        def __init__(self) -> None:
+            super().__init__()
+            self.totals: dict[str, int | None] = {}
+            self.done: dict[str, int] = {}
+
+        def start(self, key: str, description: str, total: int | None = None) -> None:
+            self.totals[key] = total
+
+        def advance(self, key: str, amount: int = 1) -> None:
+            self.done[key] = self.done.get(key, 0) + amount
+
+    progress = Counting()
+    run(paths, [folder], progress=progress)
+    with Store(paths.store) as store:
+        ledger = [(e.name, e.checksum) for e in store.ledger()]
+    assert ledger == [(f.name, hashlib.md5(f.read_bytes()).hexdigest()) for f in files]
+    assert progress.totals["checksums"] == progress.done["checksums"] == 12
+
+
 def test_rerun_skips_finished_files(paths: Paths, corpus: Path) -> None:
     run(paths, [corpus])
     again = run(paths, [corpus])
