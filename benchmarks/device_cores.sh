@@ -4,7 +4,8 @@
 #   run(command="bash benchmarks/device_cores.sh", carry=[".whl"])
 #
 # `.whl/` (git-ignored) holds the wheels that machine lacks: tantivy, faiss-cpu, orjson,
-# zstandard, platformdirs, regex (transformers brings it there), built for its Python.
+# zstandard, platformdirs, regex (transformers brings it there), isal (session 27: the
+# parsers' inflate; without it they use zlib, ~10 us more an article), for its Python.
 # Results land in $OUT: ingest-JOBS.txt (`benchmarks.ingest --jobs 8` over baseline-sized
 # files of 30,000 articles, the reference loops over the first two: target >= 10,000
 # articles/s) and lexical.txt (an
@@ -43,13 +44,14 @@ PER_FILE=${PER_FILE:-30000}
 LEXDOCS=${LEXDOCS:-1000000}
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-if ! "$PY" -c "import tantivy, faiss, orjson, zstandard, platformdirs, regex" 2> /dev/null; then
+if ! "$PY" -c "import tantivy, faiss, orjson, zstandard, platformdirs, regex, isal" 2> /dev/null; then
   "$PY" -m pip install --quiet --no-index --no-deps --target /tmp/site .whl/*.whl
   export PYTHONPATH="/tmp/site:$PYTHONPATH"
 fi
 {
   echo "cores: $(nproc)"
   "$PY" -c "import lxml, tantivy, faiss, zstandard, orjson, numpy; print('imports ok')"
+  "$PY" -c "import isal" 2> /dev/null && echo "inflate: isal" || echo "inflate: zlib"
 } | tee "$OUT/machine.txt"
 # JOBS="8 12" runs the ingest once per parser count (ingest-8.txt, ingest-12.txt)
 for jobs in ${JOBS:-8}; do

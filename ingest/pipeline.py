@@ -13,6 +13,10 @@ So:
 - a file that fails to parse (always a unit of its own: a file joins a unit only once
   it is parsed whole) is rolled back in both places, recorded as failed in the ledger,
   and retried on the next run while the other files go on.
+
+Files may also arrive while a run goes on (:class:`Incoming`: ``ingest --download``
+verifies each file and hands it over while the next downloads); each is parsed as it
+comes, and a unit never waits for one.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ingest.download import md5_of
 from ingest.inputs import Ignored, Reason, describe, discover
-from ingest.workers import Arrivals
+from ingest.workers import Arrivals, ParserPool
 from medsearch.errors import DiskFullError, ParseError, StoreError, UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress
@@ -340,8 +344,6 @@ class Ingestor:
         )
         self.progress.advance("files", summary.skipped)
         self.progress.start("articles", "Articles", total=None)
-        from ingest.workers import ParserPool
-
         pool = ParserPool(
             feed,
             jobs=self.jobs,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -259,6 +260,27 @@ def test_truncated_gzip_fails_after_yielding_what_was_readable(tmp_path: Path) -
         for record in parse_file(truncated):
             seen.append(record)
     assert info.value.problem == "truncated gzip stream"
+    assert len(seen) > 0
+
+
+def test_a_gzip_stream_damaged_in_the_middle_fails_after_what_was_readable(
+    tmp_path: Path,
+) -> None:
+    """Bit rot or a bad copy, with whichever inflater is installed (ISA-L or zlib)."""
+    text = (FIXTURES / "tricky_articles.xml").read_text(encoding="utf-8")
+    records = text[text.index("<PubmedArticle>") : text.rindex("</PubmedArticleSet>")]
+    deflate = zlib.compressobj(wbits=31)  # gzip framing
+    head = deflate.compress(f"<PubmedArticleSet>{records * 20}".encode())
+    head += deflate.flush(zlib.Z_FULL_FLUSH)  # the next deflate block starts on this byte
+    tail = deflate.compress(f"{records * 20}</PubmedArticleSet>".encode()) + deflate.flush()
+    data = head + bytes([0b111]) + tail[1:]  # final block of the reserved type 3: invalid
+    damaged = tmp_path / "damaged.xml.gz"
+    damaged.write_bytes(data)
+    seen: list[Article | Deletion] = []
+    with pytest.raises(ParseError) as info:
+        for record in parse_file(damaged):
+            seen.append(record)
+    assert info.value.problem == "corrupt gzip stream"
     assert len(seen) > 0
 
 
