@@ -1,12 +1,14 @@
 """`ingest --download`: the download and the ingest overlap, measured against taking turns.
 
     python -m benchmarks.download_ingest [--files 4] [--articles 10000] [--rate 1.0]
-        [--jobs N] [--real ../shared/data/pubmed]
+        [--connections 2] [--jobs N] [--real ../shared/data/pubmed]
 
 A local HTTP server (the tests' server, on 127.0.0.1) serves ``--files`` baseline files
 of ``--articles`` each, as NCBI lays them out (listing, ``.md5`` files), its bodies paced
-at ``--rate`` MB/s, standing in for the user's link to NCBI. In one run, each from a
-fresh data home and download folder:
+at ``--rate`` MB/s per connection, standing in for a link to NCBI that one connection
+cannot fill (its latency, not its bandwidth, holds each back). Every download uses
+``--connections`` at once, as ``ingest --download`` does. In one run, each from a fresh
+data home and download folder:
 
 - download alone, then ingest alone (the two references);
 - taking turns: every file downloaded, then ingested (what ``ingest --download`` did
@@ -37,7 +39,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from httpserver import serve  # noqa: E402  (the tests' server: see sys.path above)
 
-from ingest.download import download_files, list_remote  # noqa: E402
+from ingest.download import BackgroundDownload, RemoteFile, list_remote  # noqa: E402
 from ingest.pipeline import Ingestor  # noqa: E402
 from medsearch.paths import Paths  # noqa: E402
 from medsearch.progress import NullProgress  # noqa: E402
@@ -55,11 +57,25 @@ def make_site(root: Path, files: int, articles: int, real: Path | None) -> Path:
     return root
 
 
+def download_all(wanted: list[RemoteFile], dest: Path, connections: int) -> list[Path]:
+    """Every file, ``connections`` at a time, before anything else (no ingest)."""
+    got: list[Path] = []
+    fetch = BackgroundDownload(
+        wanted, dest, lambda p, m: got.append(p), lambda e: None, connections=connections
+    )
+    with fetch:
+        fetch.join()
+    if fetch.error is not None:
+        raise fetch.error
+    return got
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--files", type=int, default=4)
     ap.add_argument("--articles", type=int, default=10_000, help="articles per file")
-    ap.add_argument("--rate", type=float, default=1.0, help="the server's MB/s")
+    ap.add_argument("--rate", type=float, default=1.0, help="the server's MB/s a connection")
+    ap.add_argument("--connections", type=int, default=2, help="files fetched at once")
     ap.add_argument("--jobs", type=int, default=None, help="parser processes (default: ingest's)")
     ap.add_argument("--real", type=Path, default=None, help="cycle these real records instead")
     args = ap.parse_args()
@@ -72,7 +88,8 @@ def main() -> None:
         size = sum(p.stat().st_size for p in site.rglob("*.xml.gz"))
         print(
             f"{args.files} files x {args.articles:,} articles, {size / 1e6:.1f} MB gzipped,"
-            f" served at {args.rate} MB/s; jobs={jobs}"
+            f" served at {args.rate} MB/s a connection; connections={args.connections},"
+            f" jobs={jobs}"
         )
         with serve(site) as server:
             server.rate = args.rate * 1e6
@@ -84,7 +101,7 @@ def main() -> None:
 
             home, dest = fresh("refs")
             t0 = time.perf_counter()
-            fetched = download_files(wanted, dest)
+            fetched = download_all(wanted, dest, args.connections)
             download = time.perf_counter() - t0
             print(f"download alone      {download:7.1f} s")
             with Ingestor(Paths(home), jobs=jobs) as ing:
@@ -96,7 +113,7 @@ def main() -> None:
             home, dest = fresh("turns")
             t0 = time.perf_counter()
             with Ingestor(Paths(home), jobs=jobs) as ing:
-                ing.run(download_files(wanted, dest))
+                ing.run(download_all(wanted, dest, args.connections))
             turns = time.perf_counter() - t0
             print(
                 f"taking turns        {turns:7.1f} s (download + ingest: {download + ingest:.1f})"
@@ -106,7 +123,13 @@ def main() -> None:
             t0 = time.perf_counter()
             with Ingestor(Paths(home), jobs=jobs) as ing:
                 summary, stopped = download_and_ingest(
-                    ing, [], wanted, dest, NullProgress(), delete=False
+                    ing,
+                    [],
+                    wanted,
+                    dest,
+                    NullProgress(),
+                    delete=False,
+                    connections=args.connections,
                 )
             overlap = time.perf_counter() - t0
             assert stopped is None and summary.articles == articles, (stopped, summary)

@@ -33,7 +33,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, TypedDict, TypeVar, Unpack
 
 from medsearch.errors import DiskFullError, DownloadError, UsageError
 
@@ -41,6 +41,10 @@ DEFAULT_MIRROR = "https://ftp.ncbi.nlm.nih.gov/pubmed/"
 FOLDERS: dict[str, str] = {"baseline": "baseline/", "updates": "updatefiles/"}
 USER_AGENT = "medsearch/0.1 (local PubMed search engine; python urllib)"
 CHUNK = 1 << 20
+CONNECTIONS = 2
+"""Files fetched at once by ``ingest --download`` unless ``--connections`` says
+otherwise: where one connection is held back by the link's latency, a second doubles
+the rate, and two stay polite to NCBI's servers."""
 
 Kind = Literal["baseline", "updates"]
 Progress = Callable[[int, int | None], None]
@@ -116,27 +120,19 @@ def listed_size(page: str, after: int) -> int | None:
     return round(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
 
 
-def download_file(
-    remote: RemoteFile,
-    dest_dir: Path,
-    *,
-    retries: int = 5,
-    backoff: float = 1.0,
-    timeout: float = 60,
-    progress: Progress | None = None,
-    sleep: Sleep = time.sleep,
-) -> Path:
+class FetchOptions(TypedDict, total=False):
+    """How patient a fetch is, and who hears of its bytes (see :func:`download_verified`)."""
+
+    retries: int
+    backoff: float
+    timeout: float
+    progress: Progress | None
+    sleep: Sleep
+
+
+def download_file(remote: RemoteFile, dest_dir: Path, **options: Unpack[FetchOptions]) -> Path:
     """``dest_dir/NAME``, fetched (or resumed) and verified against NCBI's MD5."""
-    path, _ = download_verified(
-        remote,
-        dest_dir,
-        retries=retries,
-        backoff=backoff,
-        timeout=timeout,
-        progress=progress,
-        sleep=sleep,
-    )
-    return path
+    return download_verified(remote, dest_dir, **options)[0]
 
 
 def download_verified(
@@ -149,8 +145,8 @@ def download_verified(
     progress: Progress | None = None,
     sleep: Sleep = time.sleep,
 ) -> tuple[Path, str]:
-    """:func:`download_file`, and the MD5 it was verified against (the ingest ledger's
-    key for the file, so nobody reads 40 MB again to learn it)."""
+    """``dest_dir/NAME``, fetched (or resumed) and verified against NCBI's MD5, and that
+    MD5 (the ingest ledger's key for the file, so nobody reads 40 MB again to learn it)."""
     try:
         dest_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -283,17 +279,23 @@ class Stopped(Exception):
 
 
 class BackgroundDownload:
-    """Fetch ``chosen`` in order on a thread, handing each verified file to ``deliver``
-    (its path and MD5) as it lands, so an ingest parses one file while the next downloads:
-    the baseline is hours of downloading and about an hour of ingest on 16 cores, and
-    taking turns costs their sum.
+    """Fetch ``chosen`` on ``connections`` threads, handing each verified file to
+    ``deliver`` (its path and the MD5 it was checked against) in the listing's order as
+    soon as it and every file before it have landed, so an ingest parses one file while
+    the next ones download: the baseline is hours of downloading and about an hour of
+    ingest on 16 cores, and taking turns costs their sum. Several connections help where
+    one is held back by the link's latency rather than its bandwidth (a long way to NCBI).
 
-    ``ahead``: how many delivered files may wait for :meth:`release` (the ingest is done
-    with them, and may have deleted them) before the next download starts; None: no
-    bound. ``ended(error)`` is called once when the thread stops: ``error`` is None when
-    every file came, else what stopped it (a :class:`DownloadError`, a full disk), which
-    is also kept in :attr:`error`. :meth:`stop` (Ctrl-C, a failed ingest) leaves the
-    current file's ``.part`` for the next run to resume.
+    ``ahead``: how many files may be on disk (downloading, or delivered and not yet
+    :meth:`release`: the ingest is done with them, and may have deleted them) before
+    the next download starts; None: no bound. ``progress(bytes, total)``: bytes of all
+    files so far (a file already complete counts whole), ``total`` from the listing (None
+    when it gives no sizes). ``ended(error)`` is called once when every thread has
+    stopped: ``error`` is None when every file came, else what stopped the first file
+    that failed (a :class:`DownloadError`, a full disk), also kept in :attr:`error`;
+    files after it are not delivered (updates apply in order) but stay on disk, verified,
+    for the next run. :meth:`stop` (Ctrl-C, a failed ingest) leaves ``.part`` files for
+    the next run to resume.
     """
 
     def __init__(
@@ -303,6 +305,7 @@ class BackgroundDownload:
         deliver: Callable[[Path, str], None],
         ended: Callable[[BaseException | None], None],
         *,
+        connections: int = 1,
         ahead: int | None = None,
         progress: Progress | None = None,
         on_file: Callable[[RemoteFile, int, int], None] | None = None,
@@ -313,6 +316,8 @@ class BackgroundDownload:
     ) -> None:
         if ahead is not None and ahead < 1:
             raise ValueError("ahead must be at least 1")
+        if connections < 1:
+            raise ValueError("connections must be at least 1")
         self.chosen = chosen
         self.dest_dir = dest_dir
         self.deliver = deliver
@@ -324,31 +329,51 @@ class BackgroundDownload:
         self.sleep: Sleep = sleep or self._pause
         self.error: BaseException | None = None
         self.fetched: list[Path] = []
-        self._waiting = 0  # delivered, not yet released
+        """The files delivered, in order."""
+        sizes = [r.size for r in chosen]
+        self.total_bytes = None if None in sizes else sum(s for s in sizes if s is not None)
         self._cond = threading.Condition()
+        self._deliveries = threading.Lock()  # one thread delivers at a time, in order
+        self._next = 0  # the next file to start
+        self._landed: dict[int, tuple[Path, str]] = {}  # verified, waiting for earlier ones
+        self._delivered = 0
+        self._released = 0
+        self._failed_at: int | None = None
+        self._bytes: dict[int, int] = {}
+        self._bytes_done = 0
+        self._running = 0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="download", daemon=True)
+        self._threads = [
+            threading.Thread(target=self._fetch, name=f"download-{n}", daemon=True)
+            for n in range(min(connections, max(1, len(chosen))))
+        ]
 
     def start(self) -> BackgroundDownload:
-        self._thread.start()
+        self._running = len(self._threads)
+        for thread in self._threads:
+            thread.start()
         return self
 
     def release(self) -> None:
-        """The ingest is done with one delivered file: the next may come."""
+        """The ingest is done with one delivered file: another may come."""
         with self._cond:
-            self._waiting = max(0, self._waiting - 1)
+            self._released += 1
             self._cond.notify_all()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop at the next chunk (the ``.part`` stays) and wait up to ``timeout`` s."""
+        """Stop at the next chunk (``.part`` files stay) and wait up to ``timeout`` s."""
         self._stop.set()
         with self._cond:
             self._cond.notify_all()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            if thread.is_alive() and thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
     def join(self, timeout: float | None = None) -> None:
-        self._thread.join(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def __enter__(self) -> BackgroundDownload:
         return self.start()
@@ -360,47 +385,80 @@ class BackgroundDownload:
         """A retry's backoff that :meth:`stop` cuts short."""
         self._stop.wait(seconds)
 
-    def _bytes(self, done: int, total: int | None) -> None:
-        if self._stop.is_set():
-            raise Stopped
-        if self.progress is not None:
-            self.progress(done, total)
-
-    def _room(self) -> bool:
-        """Wait until the next file may be fetched; False when asked to stop."""
+    def _take(self) -> int | None:
+        """The next file this thread may fetch, once the window has room; None: no more."""
         with self._cond:
-            while self.ahead is not None and self._waiting >= self.ahead:
-                if self._stop.is_set():
-                    return False
+            while True:
+                if self._stop.is_set() or self._failed_at is not None:
+                    return None
+                if self._next >= len(self.chosen):
+                    return None
+                if self.ahead is None or self._next < self._released + self.ahead:
+                    self._next += 1
+                    return self._next - 1
                 self._cond.wait(0.5)
-            return not self._stop.is_set()
 
-    def _run(self) -> None:
+    def _fetch(self) -> None:
         try:
-            for index, remote in enumerate(self.chosen):
-                if not self._room():
-                    break
+            while (index := self._take()) is not None:
+                remote = self.chosen[index]
                 if self.on_file is not None:
                     self.on_file(remote, index, len(self.chosen))
-                path, md5 = download_verified(
-                    remote,
-                    self.dest_dir,
-                    retries=self.retries,
-                    backoff=self.backoff,
-                    timeout=self.timeout,
-                    progress=self._bytes,
-                    sleep=self.sleep,
-                )
+                try:
+                    landed = download_verified(
+                        remote,
+                        self.dest_dir,
+                        retries=self.retries,
+                        backoff=self.backoff,
+                        timeout=self.timeout,
+                        progress=self._counter(index),
+                        sleep=self.sleep,
+                    )
+                except Stopped:
+                    return
+                except BaseException as exc:  # handed to the ingest's thread, which reports it
+                    with self._cond:
+                        if self._failed_at is None or index < self._failed_at:
+                            self.error, self._failed_at = exc, index
+                        self._cond.notify_all()
+                    return
                 with self._cond:
-                    self._waiting += 1
-                self.fetched.append(path)
-                self.deliver(path, md5)
-        except Stopped:
-            pass
-        except BaseException as exc:  # handed to the ingest's thread, which reports it
-            self.error = exc
+                    self._landed[index] = landed
+                self._deliver_in_order()
         finally:
-            self.ended(self.error)
+            with self._cond:
+                self._running -= 1
+                last = self._running == 0
+            if last:
+                self.ended(self.error)
+
+    def _deliver_in_order(self) -> None:
+        with self._deliveries:
+            while True:
+                with self._cond:
+                    if self._failed_at is not None and self._delivered >= self._failed_at:
+                        return
+                    landed = self._landed.pop(self._delivered, None)
+                    if landed is None:
+                        return
+                    self._delivered += 1
+                self.fetched.append(landed[0])
+                self.deliver(*landed)
+
+    def _counter(self, index: int) -> Progress:
+        """File ``index``'s byte callback: adds to the total, and is where a stop lands."""
+
+        def count(done: int, total: int | None) -> None:
+            if self._stop.is_set():
+                raise Stopped
+            with self._cond:
+                self._bytes_done += done - self._bytes.get(index, 0)
+                self._bytes[index] = done
+                so_far = self._bytes_done
+            if self.progress is not None:
+                self.progress(so_far, self.total_bytes)
+
+        return count
 
 
 def ncbi_reachable(mirror: str = DEFAULT_MIRROR, timeout: float = 3.0) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.download import RemoteFile
+from ingest.download import CONNECTIONS, RemoteFile
 from ingest.pipeline import UNIT_FILES
 from ingest.workers import MAX_PARSERS, SPOOL_AHEAD
 from medsearch.errors import DiskSpaceError
@@ -48,10 +48,10 @@ SPOOLED_FILES = MAX_PARSERS + SPOOL_AHEAD
 """The most files spooled at once: as many as parse by default and those parsed that
 wait for the writer."""
 
-DOWNLOADED_FILES = SPOOLED_FILES + UNIT_FILES + 1
-"""The most downloaded files on disk at once when each is deleted once ingested
-(``--delete-downloads``): those parsing or waiting, those in the unit being written,
-and the one downloading."""
+DOWNLOADED_FILES = SPOOLED_FILES + UNIT_FILES
+"""Downloaded files on disk at once, besides those downloading, when each is deleted
+once ingested (``--delete-downloads``): those parsing or waiting, and those in the
+unit being written."""
 
 FreeBytes = Callable[[Path], int]
 
@@ -117,16 +117,17 @@ def estimate(
     ingested: frozenset[str] = frozenset(),
     encode: bool = True,
     keep_downloads: bool = True,
+    connections: int = CONNECTIONS,
 ) -> SpaceNeeded:
     """The bytes ``files`` will take: downloads, then store, index and (with ``encode``)
     vectors for the citations of the files not in ``ingested`` (the ledger's names).
     Downloads deleted as they are ingested (not ``keep_downloads``) take at most
-    :data:`DOWNLOADED_FILES` files' room at once."""
+    :data:`DOWNLOADED_FILES` + ``connections`` files' room at once."""
     new = [f for f in files if f.name not in ingested]
     sizes = sorted(f.size if f.size is not None else UNLISTED_FILE_BYTES for f in new)
     downloads = to_fetch(files, dest_dir)
     if not keep_downloads:
-        downloads = min(downloads, sum(sizes[-DOWNLOADED_FILES:]))
+        downloads = min(downloads, sum(sizes[-(DOWNLOADED_FILES + connections) :]))
     gz = sum(sizes)
     citations = round(gz / GZ_BYTES_PER_CITATION)
     vectors = per.article_vectors + per.sentence_vectors if encode else 0.0

@@ -31,3 +31,15 @@ def shared_data(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not available: {path}")
     return path
+
+
+def wait_until(condition: object, seconds: float = 60.0) -> bool:
+    """Poll ``condition`` until it holds (True) or ``seconds`` pass (False)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.02)
+    return False

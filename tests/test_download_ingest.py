@@ -15,13 +15,16 @@ import json
 import random
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
+from conftest import wait_until
 from httpserver import serve
 from pubmed_builders import article_xml, pubmed_file
 
-from ingest.download import BackgroundDownload, list_remote
+from ingest.download import BackgroundDownload, RemoteFile, list_remote
 from ingest.pipeline import Incoming, Ingestor, InputFile
 from ingest.workers import Arrivals, ParserPool
 from medsearch.cli import main
@@ -57,15 +60,6 @@ def site(tmp_path: Path, files: int, *, words: int = 0) -> Path:
 def cli(home: Path, *args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, ["--home", str(home), *args])
     return result.exit_code, result.stdout, result.stderr
-
-
-def wait_until(condition: object, seconds: float = 30.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return False
 
 
 # -- the parser pool takes files as they arrive -------------------------------------------
@@ -200,18 +194,25 @@ def test_files_given_on_the_command_line_go_first_and_a_downloaded_twin_is_not_p
 # -- a window of downloads, a stop, a failure ---------------------------------------------
 
 
+def recording(
+    wanted: list[RemoteFile],
+    dest: Path,
+    delivered: list[str],
+    ended: Callable[[BaseException | None], None] = lambda error: None,
+    **options: Any,
+) -> BackgroundDownload:
+    """A download that records the names it delivers, in order."""
+    return BackgroundDownload(
+        wanted, dest, lambda path, md5: delivered.append(path.name), ended, **options
+    )
+
+
 def test_the_download_waits_while_a_window_of_files_waits_for_the_ingest(tmp_path: Path) -> None:
     root = site(tmp_path, 3)
     delivered: list[str] = []
     with serve(root) as server:
         wanted = list_remote("baseline", mirror=server.url + "pubmed/")
-        download = BackgroundDownload(
-            wanted,
-            tmp_path / "downloads",
-            lambda path, md5: delivered.append(path.name),
-            lambda error: None,
-            ahead=1,
-        )
+        download = recording(wanted, tmp_path / "downloads", delivered, ahead=1)
         with download:
             assert wait_until(lambda: len(delivered) == 1)
             time.sleep(0.4)
@@ -222,6 +223,55 @@ def test_the_download_waits_while_a_window_of_files_waits_for_the_ingest(tmp_pat
             download.release()
             download.join(10)
             assert delivered == [r.name for r in wanted]
+
+
+def test_several_connections_fetch_at_once_and_deliver_in_the_listing_order(
+    tmp_path: Path,
+) -> None:
+    root = site(tmp_path, 4)
+    delivered: list[str] = []
+    counted: list[tuple[int, int | None]] = []
+    with serve(root) as server:
+        first = "/pubmed/baseline/pubmed26n0001.xml.gz"
+        server.stall_first(first, 1, 1.0)  # the first file is slow: the others land first
+        wanted = list_remote("baseline", mirror=server.url + "pubmed/")
+        download = recording(
+            wanted,
+            tmp_path / "downloads",
+            delivered,
+            connections=3,
+            progress=lambda done, total: counted.append((done, total)),
+        )
+        with download:
+            download.join(20)
+        later = [server.requests_for(f"/pubmed/baseline/pubmed26n000{n}.xml.gz") for n in (2, 3)]
+        assert all(later)  # asked for while the first was still stalled
+    assert delivered == [r.name for r in wanted]
+    assert download.error is None and download.fetched == [
+        tmp_path / "downloads" / n for n in delivered
+    ]
+    total = sum(r.size or 0 for r in wanted)
+    assert counted[-1] == (total, total) and all(t == total for _, t in counted)
+    assert [d for d, _ in counted] == sorted(d for d, _ in counted)
+
+
+def test_a_failed_file_stops_delivery_there_and_nothing_after_it_is_delivered(
+    tmp_path: Path,
+) -> None:
+    root = site(tmp_path, 3)
+    delivered: list[str] = []
+    ended: list[BaseException | None] = []
+    dest = tmp_path / "downloads"
+    with serve(root) as server:
+        server.fail_first("/pubmed/baseline/pubmed26n0002.xml.gz", 1, 404)
+        wanted = list_remote("baseline", mirror=server.url + "pubmed/")
+        download = recording(wanted, dest, delivered, ended.append, connections=3)
+        with download:
+            download.join(20)
+    assert delivered == ["pubmed26n0001.xml.gz"]  # never the third before the second
+    assert len(ended) == 1 and ended[0] is download.error
+    assert "pubmed26n0002.xml.gz: HTTP 404" in str(download.error)
+    assert not (dest / "pubmed26n0002.xml.gz").exists()
 
 
 def test_a_stopped_download_leaves_its_part_and_the_next_run_resumes_it(tmp_path: Path) -> None:

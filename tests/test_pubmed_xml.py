@@ -248,40 +248,43 @@ def test_empty_files(tmp_path: Path) -> None:
         assert parse_error(path).problem == "empty file"
 
 
-def test_truncated_gzip_fails_after_yielding_what_was_readable(tmp_path: Path) -> None:
-    """A cut download: records before the cut are yielded, then a ParseError."""
+def tricky_records(times: int) -> bytes:
+    """The records of tricky_articles.xml ``times`` over, without the set's tags."""
     text = (FIXTURES / "tricky_articles.xml").read_text(encoding="utf-8")
-    records = text[text.index("<PubmedArticle>") : text.rindex("</PubmedArticleSet>")]
-    data = gzip.compress(f"<PubmedArticleSet>{records * 40}</PubmedArticleSet>".encode())
-    truncated = tmp_path / "cut.xml.gz"
-    truncated.write_bytes(data[: len(data) * 2 // 3])
+    return (
+        text[text.index("<PubmedArticle>") : text.rindex("</PubmedArticleSet>")] * times
+    ).encode()
+
+
+def problem_after_some_records(path: Path) -> str:
+    """The ParseError's problem, once the records before the damage were yielded."""
     seen: list[Article | Deletion] = []
     with pytest.raises(ParseError) as info:
-        for record in parse_file(truncated):
+        for record in parse_file(path):
             seen.append(record)
-    assert info.value.problem == "truncated gzip stream"
     assert len(seen) > 0
+    return info.value.problem
+
+
+def test_truncated_gzip_fails_after_yielding_what_was_readable(tmp_path: Path) -> None:
+    """A cut download: records before the cut are yielded, then a ParseError."""
+    data = gzip.compress(b"<PubmedArticleSet>" + tricky_records(40) + b"</PubmedArticleSet>")
+    truncated = tmp_path / "cut.xml.gz"
+    truncated.write_bytes(data[: len(data) * 2 // 3])
+    assert problem_after_some_records(truncated) == "truncated gzip stream"
 
 
 def test_a_gzip_stream_damaged_in_the_middle_fails_after_what_was_readable(
     tmp_path: Path,
 ) -> None:
     """Bit rot or a bad copy, with whichever inflater is installed (ISA-L or zlib)."""
-    text = (FIXTURES / "tricky_articles.xml").read_text(encoding="utf-8")
-    records = text[text.index("<PubmedArticle>") : text.rindex("</PubmedArticleSet>")]
     deflate = zlib.compressobj(wbits=31)  # gzip framing
-    head = deflate.compress(f"<PubmedArticleSet>{records * 20}".encode())
+    head = deflate.compress(b"<PubmedArticleSet>" + tricky_records(20))
     head += deflate.flush(zlib.Z_FULL_FLUSH)  # the next deflate block starts on this byte
-    tail = deflate.compress(f"{records * 20}</PubmedArticleSet>".encode()) + deflate.flush()
-    data = head + bytes([0b111]) + tail[1:]  # final block of the reserved type 3: invalid
+    tail = deflate.compress(tricky_records(20) + b"</PubmedArticleSet>") + deflate.flush()
     damaged = tmp_path / "damaged.xml.gz"
-    damaged.write_bytes(data)
-    seen: list[Article | Deletion] = []
-    with pytest.raises(ParseError) as info:
-        for record in parse_file(damaged):
-            seen.append(record)
-    assert info.value.problem == "corrupt gzip stream"
-    assert len(seen) > 0
+    damaged.write_bytes(head + bytes([0b111]) + tail[1:])  # a final block of reserved type 3
+    assert problem_after_some_records(damaged) == "corrupt gzip stream"
 
 
 def test_tiny_truncated_gzip_fails_before_any_record(tmp_path: Path) -> None:

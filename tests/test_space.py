@@ -95,11 +95,12 @@ def test_downloads_deleted_as_they_are_ingested_need_room_for_a_window_only(
     """With --delete-downloads each file goes once the store has it, and the download
     waits while a window of files waits for the ingest: the baseline's 51.8 GB are
     never on disk at once."""
-    files = [remote(f"f{i}.xml.gz", 1000 + i) for i in range(DOWNLOADED_FILES + 5)]
+    most = DOWNLOADED_FILES + 3  # and 3 downloading
+    files = [remote(f"f{i}.xml.gz", 1000 + i) for i in range(most + 5)]
     kept = estimate(files, tmp_path, PER)
-    window = estimate(files, tmp_path, PER, keep_downloads=False)
-    assert kept.downloads == sum(1000 + i for i in range(DOWNLOADED_FILES + 5))
-    assert window.downloads == sum(1000 + i for i in range(5, DOWNLOADED_FILES + 5))
+    window = estimate(files, tmp_path, PER, keep_downloads=False, connections=3)
+    assert kept.downloads == sum(1000 + i for i in range(most + 5))
+    assert window.downloads == sum(1000 + i for i in range(5, most + 5))
     assert (window.store, window.lexical, window.spool) == (kept.store, kept.lexical, kept.spool)
 
 

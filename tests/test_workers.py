@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import errno
 import os
-import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 from pubmed_builders import article_xml, pubmed_file
 
 from ingest.workers import SPOOL_AHEAD, SPOOL_PREFIX, ParserPool
@@ -43,15 +43,6 @@ def articles_of(messages: object) -> list[int]:
         if kind == "articles"
         for row in payload.rows
     ]
-
-
-def wait_until(condition: object, seconds: float = 60.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_parser_ahead_of_the_writer_finishes_its_file_without_waiting(tmp_path: Path) -> None:

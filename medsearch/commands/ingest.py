@@ -44,6 +44,7 @@ def plan_download(
     encode: bool = True,
     space_check: bool = True,
     keep_downloads: bool = True,
+    connections: int = 2,
 ) -> tuple[list[RemoteFile], Path]:
     """The files to fetch and where they go. The listing's sizes say what the download and
     the ingest after it will write, and a disk that cannot hold it stops the command
@@ -55,7 +56,15 @@ def plan_download(
     chosen = plan(target, limit=limit, mirror=mirror or DEFAULT_MIRROR)
     done = ingested_files(paths)
     if space_check:
-        check_space(paths, chosen, dest, encode=encode, ingested=done, keep=keep_downloads)
+        check_space(
+            paths,
+            chosen,
+            dest,
+            encode=encode,
+            ingested=done,
+            keep=keep_downloads,
+            connections=connections,
+        )
     # A file the ledger has is in the store: never fetched again (it may have been
     # deleted after its ingest, see --delete-downloads).
     return [r for r in chosen if r.name not in done], dest
@@ -69,12 +78,14 @@ def download_and_ingest(
     progress: Progress,
     *,
     delete: bool,
+    connections: int = 2,
 ) -> tuple[IngestSummary, BaseException | None]:
-    """Ingest ``inputs``, then each of ``wanted`` as soon as it is downloaded and verified,
-    while the next downloads (one progress bar per file, bytes). With ``delete`` each
-    downloaded file goes once the store has it, and at most a window of them waits on
-    disk, so the baseline's 51.8 GB never sit there at once. Returns the summary and what
-    stopped the download, if anything did (the files that came are ingested all the same)."""
+    """Ingest ``inputs``, then each of ``wanted`` as soon as it (and every file before
+    it) is downloaded and verified, while the next ones download, ``connections`` at a
+    time (one progress bar for them all, in MB). With ``delete`` each downloaded file
+    goes once the store has it, and at most a window of them is on disk, so the
+    baseline's 51.8 GB never sit there at once. Returns the summary and what stopped the
+    download, if anything did (the files that came are ingested all the same)."""
     from ingest.download import BackgroundDownload
     from ingest.pipeline import UNIT_FILES, Incoming, InputFile
     from ingest.workers import SPOOL_AHEAD
@@ -88,11 +99,9 @@ def download_and_ingest(
             deleted.append(item.size)
         download.release()
 
-    def on_file(remote: RemoteFile, index: int, count: int) -> None:
-        progress.start("download", f"Downloading {remote.name} ({index + 1}/{count})", total=None)
-
     def on_bytes(done: int, total: int | None) -> None:
-        progress.update("download", completed=done, total=total)
+        mb = None if total is None else max(1, round(total / 1e6))
+        progress.update("download", completed=round(done / 1e6), total=mb)
 
     incoming = Incoming(expected=len(wanted), on_finished=on_finished)
     download = BackgroundDownload(
@@ -100,12 +109,16 @@ def download_and_ingest(
         dest,
         lambda path, md5: incoming.add(InputFile(path, path.stat().st_size, md5)),
         lambda error: incoming.end(),
-        # parsing, parsed and waiting, in the unit being written: none of them waits for
-        # the window, and the next file is on its way
-        ahead=ing.jobs + SPOOL_AHEAD + UNIT_FILES if delete else None,
+        connections=connections,
+        # parsing, parsed and waiting, in the unit being written, and downloading: none
+        # of them waits for the window
+        ahead=ing.jobs + SPOOL_AHEAD + UNIT_FILES + connections if delete else None,
         progress=on_bytes,
-        on_file=on_file,
     )
+    if wanted:
+        n = len(wanted)
+        mb = None if download.total_bytes is None else max(1, round(download.total_bytes / 1e6))
+        progress.start("download", f"Downloading {n} file{'s' * (n > 1)} (MB)", total=mb)
     with download:
         summary = ing.run(inputs, incoming=incoming)
     if wanted:
@@ -140,6 +153,7 @@ def check_space(
     encode: bool,
     ingested: frozenset[str],
     keep: bool = True,
+    connections: int = 2,
 ) -> None:
     """Refuse (:class:`DiskSpaceError`) when the disk cannot hold what ``chosen`` brings
     (``keep``: the downloads stay, else only a window of them is on disk at once)."""
@@ -149,7 +163,15 @@ def check_space(
 
     status = corpus_status(paths)
     per = per_citation(status["footprint"], int(status["articles"]))
-    needed = estimate(chosen, dest, per, ingested=ingested, encode=encode, keep_downloads=keep)
+    needed = estimate(
+        chosen,
+        dest,
+        per,
+        ingested=ingested,
+        encode=encode,
+        keep_downloads=keep,
+        connections=connections,
+    )
     check(needed, paths.home, keep_free=load_ingest_settings(paths).keep_free_bytes)
 
 
@@ -165,6 +187,12 @@ def check_space(
     "--limit", type=click.IntRange(min=1), default=None, help="With --download: at most N files."
 )
 @click.option("--mirror", default=None, help="With --download: base URL instead of NCBI's.")
+@click.option(
+    "--connections",
+    type=click.IntRange(min=1, max=8),
+    default=None,
+    help="With --download: files fetched at once (default 2).",
+)
 @click.option(
     "--embeddings",
     "embeddings",
@@ -211,6 +239,7 @@ def ingest(
     download: str | None,
     limit: int | None,
     mirror: str | None,
+    connections: int | None,
     embeddings: str | None,
     skip_space_check: bool,
     delete_downloads: bool,
@@ -240,8 +269,11 @@ def ingest(
             " (with none of these, ingest brings the indexes of an existing corpus up to"
             " date: encodes what --no-encode left, rebuilds a missing lexical index)"
         )
-    if (limit or mirror) and not download:
-        raise UsageError("--limit and --mirror go with --download")
+    if (limit or mirror or connections) and not download:
+        raise UsageError("--limit, --mirror and --connections go with --download")
+    from ingest.download import CONNECTIONS
+
+    connections = connections or CONNECTIONS
     files = list(inputs)
     from medsearch.config import load_ingest_settings
     from medsearch.lock import write_lock
@@ -259,6 +291,7 @@ def ingest(
                 encode=not no_encode,
                 space_check=not skip_space_check,
                 keep_downloads=not delete_downloads,
+                connections=connections,
             )
         from ingest.pipeline import Ingestor, IngestSummary
 
@@ -267,7 +300,13 @@ def ingest(
         ) as ing:
             if download:
                 summary, stopped = download_and_ingest(
-                    ing, files, wanted, dest, progress, delete=delete_downloads
+                    ing,
+                    files,
+                    wanted,
+                    dest,
+                    progress,
+                    delete=delete_downloads,
+                    connections=connections,
                 )
             else:
                 summary = ing.run(files) if files else IngestSummary()
