@@ -36,6 +36,11 @@
 # expects a steady ~13K articles/s on real records, ~15K on synthetic ones.
 # Session 26: long_queries.txt times queries of 3-200 words on the same shards, every
 # word ranked against the WordBudget (on 2 cores at 10M: 1,927 vs 100 ms p50 at 200).
+# Session 27: DOWNLOAD=N (files of PER_FILE articles) times `ingest --download`'s
+# overlap on these cores (download_ingest.txt: download alone, ingest alone, taking
+# turns, overlapped; a local server paced at DLRATE MB/s a connection, 2 connections;
+# 2 cores: overlapped within 2-23% of the slower side). The parsers now inflate with
+# ISA-L where its wheel is carried (machine.txt says which).
 set -euo pipefail
 PY=${PY:-python3}
 OUT=${OUT:-/tmp/out}
@@ -60,6 +65,12 @@ for jobs in ${JOBS:-8}; do
     --reference-files 2 --repeat 1 ${REAL:+--real "$REAL"} \
     ${WRITER_THREADS:+--writer-threads "$WRITER_THREADS"} 2>&1 | tee "$OUT/ingest-$jobs.txt"
 done
+if [ "${DOWNLOAD:-0}" != 0 ]; then
+  first_jobs=${JOBS:-8}
+  timeout "${DLTIME:-400}" "$PY" -m benchmarks.download_ingest --files "$DOWNLOAD" \
+    --articles "$PER_FILE" --rate "${DLRATE:-12.5}" --connections 2 --jobs "${first_jobs%% *}" \
+    ${REAL:+--real "$REAL"} 2>&1 | tee "$OUT/download_ingest.txt" || true
+fi
 [ "$LEXDOCS" = 0 ] && exit 0 # LEXDOCS=0: the ingest alone
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
