@@ -39,7 +39,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from httpserver import serve  # noqa: E402  (the tests' server: see sys.path above)
 
-from ingest.download import BackgroundDownload, RemoteFile, list_remote  # noqa: E402
+from ingest.download import RemoteFile, list_remote  # noqa: E402
+from ingest.download_ahead import BackgroundDownload  # noqa: E402
 from ingest.pipeline import Ingestor  # noqa: E402
 from medsearch.paths import Paths  # noqa: E402
 from medsearch.progress import NullProgress  # noqa: E402

@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.download import CONNECTIONS, RemoteFile
+from ingest.download import RemoteFile
+from ingest.download_ahead import CONNECTIONS
 from ingest.pipeline import UNIT_FILES
 from ingest.workers import MAX_PARSERS, SPOOL_AHEAD
 from medsearch.errors import DiskSpaceError

@@ -62,7 +62,8 @@ def build_collection(
     """The eval home for this corpus (and profile), ingested and encoded as needed."""
     from ingest.download import md5_of
     from ingest.encode_stage import run_vectors_stage
-    from ingest.pipeline import Ingestor, IngestSummary, InputFile
+    from ingest.incoming import InputFile
+    from ingest.pipeline import Ingestor, IngestSummary
     from medsearch.lock import write_lock
     from medsearch.models.profiles import resolve_profile
 

@@ -24,8 +24,10 @@ from conftest import wait_until
 from httpserver import serve
 from pubmed_builders import article_xml, pubmed_file
 
-from ingest.download import BackgroundDownload, RemoteFile, list_remote
-from ingest.pipeline import Incoming, Ingestor, InputFile
+from ingest.download import RemoteFile, list_remote
+from ingest.download_ahead import BackgroundDownload
+from ingest.incoming import Incoming, InputFile
+from ingest.pipeline import Ingestor
 from ingest.workers import Arrivals, ParserPool
 from medsearch.cli import main
 from medsearch.paths import Paths

@@ -86,8 +86,9 @@ def download_and_ingest(
     goes once the store has it, and at most a window of them is on disk, so the
     baseline's 51.8 GB never sit there at once. Returns the summary and what stopped the
     download, if anything did (the files that came are ingested all the same)."""
-    from ingest.download import BackgroundDownload
-    from ingest.pipeline import UNIT_FILES, Incoming, InputFile
+    from ingest.download_ahead import BackgroundDownload
+    from ingest.incoming import Incoming, InputFile
+    from ingest.pipeline import UNIT_FILES
     from ingest.workers import SPOOL_AHEAD
     from medsearch.footprint import human
 
@@ -271,7 +272,7 @@ def ingest(
         )
     if (limit or mirror or connections) and not download:
         raise UsageError("--limit, --mirror and --connections go with --download")
-    from ingest.download import CONNECTIONS
+    from ingest.download_ahead import CONNECTIONS
 
     connections = connections or CONNECTIONS
     files = list(inputs)
