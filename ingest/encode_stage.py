@@ -453,13 +453,7 @@ def run_vectors_stage(
         if embeddings:
             encoded += _import_embeddings(paths, store, embeddings, progress, notes)
         if not encode:
-            existing = existing_collections(paths)
-            if existing:
-                removed = remove_deleted(store, existing)
-                if removed:
-                    notes.append(f"removed the vectors of {removed:,} deleted articles")
-                for c in existing.values():
-                    c.close()
+            notes.extend(_prune_existing(paths, store))
             return notes, encoded
         by_default = profile is None and recorded_profile(paths) is None
         chosen = choose_profile(paths, profile)
@@ -484,6 +478,10 @@ def run_vectors_stage(
             progress.message("converting the sentence vectors to compressed codes (once) ...")
             notes.append("converted the sentence vectors to compressed codes (no re-encoding)")
         stale = count_stale(store, ARTICLES, chosen.name)
+        backlog = cpu_backlog_note(device, stale)
+        if backlog is not None:
+            notes.extend([*_prune_existing(paths, store), backlog])
+            return notes, encoded
         encoders = load_encoders(chosen, device, paths, progress, articles=stale)
         article_vectors, sentence_vectors = open_collections(
             paths,
@@ -548,6 +546,45 @@ def _stale_lists_note(sentences: SentenceCollection, progress: Progress) -> list
         " to retrain them (no re-encoding). Sentence search works meanwhile, missing some"
         " neighbours"
     ]
+
+
+def _prune_existing(paths: Paths, store: Store) -> list[str]:
+    """Deleted articles' vectors out of the collections there are, with nothing encoded."""
+    existing = existing_collections(paths)
+    removed = remove_deleted(store, existing) if existing else 0
+    for c in existing.values():
+        c.close()
+    return [f"removed the vectors of {removed:,} deleted articles"] if removed else []
+
+
+CPU_AUTO_ARTICLES = 100_000
+"""Articles the vector stage encodes unasked when the machine has no GPU (``--device
+auto``): 1-2 h at the ~15-25 articles/s (sentences included) a 2-core CPU gives with
+minilm. All of PubMed would be weeks there (DESIGN.md), so past this the stage waits to
+be asked (``--device cpu``) and says what else there is."""
+CPU_ARTICLES_PER_SECOND = 25
+"""What the note's estimate assumes: minilm on this project's 2-core machine, ~25."""
+
+
+def cpu_backlog_note(device: str, stale: int) -> str | None:
+    """Why the stage does not start on its own: ``stale`` articles and only a CPU to
+    encode them on, left to ``auto``; None when it should go ahead."""
+    if stale <= CPU_AUTO_ARTICLES or device.strip().lower() != "auto":
+        return None
+    from medsearch.models.device import detect, resolve_devices
+
+    if any(d != "cpu" for d in resolve_devices(device, detect())):
+        return None
+    hours = stale / CPU_ARTICLES_PER_SECOND / 3600
+    took = f"~{hours:,.0f} h" if hours < 48 else f"~{hours / 24:,.0f} days"
+    return (
+        f"{stale:,} articles (and their abstract sentences) wait to be encoded and this"
+        f" machine has no GPU: at a CPU's tens of articles a second that is {took} or more on 2"
+        " cores, so it was not started. Lexical search works"
+        " now; for semantic search import NCBI's MedCPT vectors (`medsearch ingest"
+        " --embeddings DIR_OR_URL`), encode on a machine with a GPU, or run `medsearch"
+        " ingest --device cpu` to encode here anyway (resumable: Ctrl-C keeps what is done)"
+    )
 
 
 def load_encoders(

@@ -111,6 +111,37 @@ def test_encode_later_with_a_bare_ingest_and_a_factory_override(
     assert code == 0 and json.loads(out)["encoded"] == 0
 
 
+def test_a_large_backlog_waits_to_be_asked_on_a_machine_without_a_gpu(
+    xml_dir: Path, tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All of PubMed on a CPU would be weeks of encoding: past CPU_AUTO_ARTICLES (lowered
+    here) `ingest` leaves lexical search ready and says what else there is; an explicit
+    `--device cpu` encodes anyway."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: auto would use it")
+    monkeypatch.setattr("ingest.encode_stage.CPU_AUTO_ARTICLES", 5)
+    home = tmp_path / "home"
+    write_tiny_config(Paths(home), tiny)
+    code, out, err = cli(home, "ingest", str(xml_dir), "--models", "tiny", "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert (summary["added"], summary["encoded"]) == (len(PMIDS), 0)
+    (note,) = [n for n in summary["notes"] if "wait to be encoded" in n]
+    assert note.startswith(
+        f"{len(PMIDS)} articles (and their abstract sentences) wait to be encoded and this"
+        " machine has no GPU"
+    )
+    assert "`medsearch ingest --embeddings DIR_OR_URL`" in note and "--device cpu" in note
+    assert read_manifest(Paths(home).vector_dir("articles")) is None
+    code, out, err = cli(home, "search", "sepsis lactate", "--mode", "lexical", "--json")
+    assert code == 0 and json.loads(out)["hits"], err
+    code, out, err = cli(home, "ingest", "--models", "tiny", "--device", "cpu", "--json")
+    assert code == 0, err
+    assert json.loads(out)["encoded"] == len(PMIDS)
+
+
 def test_a_different_profile_on_an_encoded_corpus_is_refused(
     xml_dir: Path, tmp_path: Path, tiny: TinyModels
 ) -> None:
