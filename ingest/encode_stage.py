@@ -61,6 +61,13 @@ _NO_IDS = np.zeros(0, dtype=np.int64)
 COMMIT_ARTICLES = 20_000  # ... and committed together (see _encode_stale)
 COMMIT_SECONDS = 120.0
 COMMIT_SHARE = 0.1  # at most this share of the stage's time goes to commits
+CPU_AUTO_ARTICLES = 100_000
+"""Articles the vector stage encodes unasked when the machine has no GPU (``--device
+auto``): 1-2 h at the ~15-25 articles/s (sentences included) a 2-core CPU gives with
+minilm. All of PubMed would be weeks there (DESIGN.md), so past this the stage waits to
+be asked (``--device cpu``) and says what else there is."""
+CPU_ARTICLES_PER_SECOND = 25
+"""What the note's estimate assumes: minilm on this project's 2-core machine, ~25."""
 
 
 def commit_due(pending: int, since_last: float, last_cost: float) -> bool:
@@ -439,8 +446,13 @@ def run_vectors_stage(
     encode: bool,
     progress: Progress,
     sentences: bool = True,
+    ask_before_cpu: bool = True,
 ) -> tuple[list[str], int]:
     """Encode, import and prune vectors.
+
+    ``ask_before_cpu``: with ``device="auto"`` on a machine without a GPU, more than
+    :data:`CPU_AUTO_ARTICLES` waiting articles are not encoded unasked
+    (:func:`cpu_backlog_note`); False for ``eval``, which needs the vectors it measures.
 
     Returns notes for the summary and how many articles got new vectors. A full disk is
     a clear :class:`DiskFullError`: what was committed before it is kept, and the next
@@ -478,7 +490,7 @@ def run_vectors_stage(
             progress.message("converting the sentence vectors to compressed codes (once) ...")
             notes.append("converted the sentence vectors to compressed codes (no re-encoding)")
         stale = count_stale(store, ARTICLES, chosen.name)
-        backlog = cpu_backlog_note(device, stale)
+        backlog = cpu_backlog_note(device, stale) if ask_before_cpu else None
         if backlog is not None:
             notes.extend([*_prune_existing(paths, store), backlog])
             return notes, encoded
@@ -557,18 +569,10 @@ def _prune_existing(paths: Paths, store: Store) -> list[str]:
     return [f"removed the vectors of {removed:,} deleted articles"] if removed else []
 
 
-CPU_AUTO_ARTICLES = 100_000
-"""Articles the vector stage encodes unasked when the machine has no GPU (``--device
-auto``): 1-2 h at the ~15-25 articles/s (sentences included) a 2-core CPU gives with
-minilm. All of PubMed would be weeks there (DESIGN.md), so past this the stage waits to
-be asked (``--device cpu``) and says what else there is."""
-CPU_ARTICLES_PER_SECOND = 25
-"""What the note's estimate assumes: minilm on this project's 2-core machine, ~25."""
-
-
 def cpu_backlog_note(device: str, stale: int) -> str | None:
-    """Why the stage does not start on its own: ``stale`` articles and only a CPU to
-    encode them on, left to ``auto``; None when it should go ahead."""
+    """Why the stage does not start on its own: more than :data:`CPU_AUTO_ARTICLES`
+    ``stale`` articles and only a CPU to encode them on, left to ``auto``; None when it
+    should go ahead."""
     if stale <= CPU_AUTO_ARTICLES or device.strip().lower() != "auto":
         return None
     from medsearch.models.device import detect, resolve_devices

@@ -105,6 +105,7 @@ def build_collection(
                 encode=True,
                 progress=progress,
                 sentences=False,
+                ask_before_cpu=False,  # the evaluation asked for these vectors
             )
             notes.extend(more)
     return home, pmids, notes

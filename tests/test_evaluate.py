@@ -96,8 +96,13 @@ def test_a_second_run_reuses_the_cached_collection(beir: Path, tmp_path: Path) -
 
 
 def test_dense_and_rerank_modes_run_through_the_encoders(
-    beir: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+    beir: Path,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # an evaluation encodes what it measures, however many articles a CPU must take on
+    monkeypatch.setattr("ingest.encode_stage.CPU_AUTO_ARTICLES", 1)
     paths = Paths(tmp_path / "home")
     write_tiny_config(paths, build_tiny_models(tmp_path_factory.mktemp("tiny")))
     for mode in ("dense", "hybrid", "rerank"):
