@@ -342,12 +342,13 @@ class Ingestor:
         self.progress.start("checksums", "Reading checksums", total=len(files))
         found: list[InputFile | OSError] = []
         workers = min(HASH_THREADS, os.cpu_count() or 1, len(files))
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="md5")
         try:
-            with ThreadPoolExecutor(workers, thread_name_prefix="md5") as pool:
-                for item in pool.map(one, files):
-                    found.append(item)
-                    self.progress.advance("checksums")
-        finally:
+            for item in pool.map(one, files):
+                found.append(item)
+                self.progress.advance("checksums")
+        finally:  # Ctrl-C: the files not yet started are dropped, not read to the end
+            pool.shutdown(wait=False, cancel_futures=True)
             self.progress.finish("checksums")
         return found
 

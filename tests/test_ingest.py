@@ -129,6 +129,40 @@ def test_checksums_of_many_files_are_read_at_once_and_kept_in_file_order(
     assert progress.totals["checksums"] == progress.done["checksums"] == 12
 
 
+def test_ctrl_c_while_checksums_are_read_stops_without_reading_the_rest(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The baseline is 1,334 files: an interrupt must not wait for every checksum."""
+    import time
+
+    from ingest import pipeline
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for n in range(1, 41):
+        pubmed_file(folder / f"pubmed26n{n:04d}.xml", [article_xml(n, f"Title {n}", "Text.")])
+    read: list[Path] = []
+
+    def slow_md5(path: Path) -> str:
+        read.append(path)
+        time.sleep(0.1)  # a cold disk
+        return "0" * 32
+
+    class Interrupting(NullProgress):
+        def advance(self, key: str, amount: int = 1) -> None:
+            if key == "checksums":
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "md5_of", slow_md5)
+    began = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run(paths, [folder], progress=Interrupting())
+    assert time.monotonic() - began < 1.5  # all 40 would take 2 s on 2 threads
+    assert len(read) < 20
+    with Store(paths.store) as store:
+        assert store.ledger() == [] and store.count() == 0
+
+
 def test_rerun_skips_finished_files(paths: Paths, corpus: Path) -> None:
     run(paths, [corpus])
     again = run(paths, [corpus])
