@@ -149,12 +149,11 @@ class BackgroundDownload:
     def _fetch(self) -> None:
         try:
             while (index := self._take()) is not None:
-                remote = self.chosen[index]
-                if self.on_file is not None:
-                    self.on_file(remote, index, len(self.chosen))
                 try:
+                    if self.on_file is not None:
+                        self.on_file(self.chosen[index], index, len(self.chosen))
                     landed = download_verified(
-                        remote,
+                        self.chosen[index],
                         self.dest_dir,
                         retries=self.retries,
                         backoff=self.backoff,
@@ -165,10 +164,7 @@ class BackgroundDownload:
                 except Stopped:
                     return
                 except BaseException as exc:  # handed to the ingest's thread, which reports it
-                    with self._cond:
-                        if self._failed_at is None or index < self._failed_at:
-                            self.error, self._failed_at = exc, index
-                        self._cond.notify_all()
+                    self._fail(index, exc)
                     return
                 with self._cond:
                     self._landed[index] = landed
@@ -180,6 +176,13 @@ class BackgroundDownload:
             if last:
                 self.ended(self.error)
 
+    def _fail(self, index: int, error: BaseException) -> None:
+        """File ``index`` failed: nothing from it on is delivered, and no file starts."""
+        with self._cond:
+            if self._failed_at is None or index < self._failed_at:
+                self.error, self._failed_at = error, index
+            self._cond.notify_all()
+
     def _deliver_in_order(self) -> None:
         with self._deliveries:
             while True:
@@ -189,9 +192,14 @@ class BackgroundDownload:
                     landed = self._landed.pop(self._delivered, None)
                     if landed is None:
                         return
+                    index = self._delivered
                     self._delivered += 1
+                try:
+                    self.deliver(*landed)
+                except BaseException as exc:  # the receiving side failed: stop as on a fetch
+                    self._fail(index, exc)
+                    return
                 self.fetched.append(landed[0])
-                self.deliver(*landed)
 
     def _counter(self, index: int) -> Progress:
         """File ``index``'s byte callback: adds to the total, and is where a stop lands."""

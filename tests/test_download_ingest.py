@@ -276,6 +276,30 @@ def test_a_failed_file_stops_delivery_there_and_nothing_after_it_is_delivered(
     assert not (dest / "pubmed26n0002.xml.gz").exists()
 
 
+def test_a_file_the_ingest_cannot_take_stops_delivery_like_a_failed_fetch(
+    tmp_path: Path,
+) -> None:
+    root = site(tmp_path, 3)
+    taken: list[str] = []
+    ended: list[BaseException | None] = []
+
+    def deliver(path: Path, md5: str) -> None:
+        if path.name == "pubmed26n0002.xml.gz":
+            raise OSError(f"{path}: vanished")
+        taken.append(path.name)
+
+    with serve(root) as server:
+        wanted = list_remote("baseline", mirror=server.url + "pubmed/")
+        download = BackgroundDownload(
+            wanted, tmp_path / "downloads", deliver, ended.append, connections=2
+        )
+        with download:
+            download.join(20)
+    assert taken == ["pubmed26n0001.xml.gz"]
+    assert ended == [download.error] and "vanished" in str(download.error)
+    assert download.fetched == [tmp_path / "downloads" / "pubmed26n0001.xml.gz"]
+
+
 def test_a_stopped_download_leaves_its_part_and_the_next_run_resumes_it(tmp_path: Path) -> None:
     root = site(tmp_path, 1, words=60)
     name = "pubmed26n0001.xml.gz"
