@@ -93,11 +93,15 @@ def download_and_ingest(
     from medsearch.footprint import human
 
     deleted: list[int] = []
+    kept: list[str] = []
 
     def on_finished(item: InputFile, in_store: bool) -> None:
         if delete and in_store:
-            item.path.unlink(missing_ok=True)
-            deleted.append(item.size)
+            try:
+                item.path.unlink(missing_ok=True)
+                deleted.append(item.size)
+            except OSError as exc:  # the store has it: a file left behind is no failure
+                kept.append(f"{item.name} ({exc.strerror or exc})")
         download.release()
 
     def on_bytes(done: int, total: int | None) -> None:
@@ -128,6 +132,8 @@ def download_and_ingest(
         summary.notes.append(
             f"deleted {len(deleted)} downloaded file(s) now in the store ({human(sum(deleted))})"
         )
+    if kept:
+        summary.notes.append(f"could not delete {len(kept)} ingested download(s): {kept[0]}")
     if download.error is not None:
         summary.notes.append(
             f"the download stopped after {len(download.fetched)} of {len(wanted)} file(s);"
