@@ -44,7 +44,7 @@ def plan_download(
     encode: bool = True,
     space_check: bool = True,
     keep_downloads: bool = True,
-    connections: int = 2,
+    connections: int,
 ) -> tuple[list[RemoteFile], Path]:
     """The files to fetch and where they go. The listing's sizes say what the download and
     the ingest after it will write, and a disk that cannot hold it stops the command
@@ -78,7 +78,7 @@ def download_and_ingest(
     progress: Progress,
     *,
     delete: bool,
-    connections: int = 2,
+    connections: int,
 ) -> tuple[IngestSummary, BaseException | None]:
     """Ingest ``inputs``, then each of ``wanted`` as soon as it (and every file before
     it) is downloaded and verified, while the next ones download, ``connections`` at a
@@ -104,9 +104,11 @@ def download_and_ingest(
                 kept.append(f"{item.name} ({exc.strerror or exc})")
         download.release()
 
+    def megabytes(total: int | None) -> int | None:
+        return None if total is None else max(1, round(total / 1e6))
+
     def on_bytes(done: int, total: int | None) -> None:
-        mb = None if total is None else max(1, round(total / 1e6))
-        progress.update("download", completed=round(done / 1e6), total=mb)
+        progress.update("download", completed=round(done / 1e6), total=megabytes(total))
 
     incoming = Incoming(expected=len(wanted), on_finished=on_finished)
     download = BackgroundDownload(
@@ -122,8 +124,8 @@ def download_and_ingest(
     )
     if wanted:
         n = len(wanted)
-        mb = None if download.total_bytes is None else max(1, round(download.total_bytes / 1e6))
-        progress.start("download", f"Downloading {n} file{'s' * (n > 1)} (MB)", total=mb)
+        what = f"Downloading {n} file{'s' * (n > 1)} (MB)"
+        progress.start("download", what, total=megabytes(download.total_bytes))
     with download:
         summary = ing.run(inputs, incoming=incoming)
     if wanted:
@@ -159,8 +161,8 @@ def check_space(
     *,
     encode: bool,
     ingested: frozenset[str],
-    keep: bool = True,
-    connections: int = 2,
+    keep: bool,
+    connections: int,
 ) -> None:
     """Refuse (:class:`DiskSpaceError`) when the disk cannot hold what ``chosen`` brings
     (``keep``: the downloads stay, else only a window of them is on disk at once)."""
