@@ -142,6 +142,25 @@ def test_a_large_backlog_waits_to_be_asked_on_a_machine_without_a_gpu(
     assert json.loads(out)["encoded"] == len(PMIDS)
 
 
+@pytest.mark.gpu
+def test_on_a_machine_with_a_gpu_a_large_backlog_is_encoded_at_once(
+    xml_dir: Path, tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side of the CPU guard: with a GPU, `auto` encodes whatever waits."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    monkeypatch.setattr("ingest.encode_stage.CPU_AUTO_ARTICLES", 5)
+    home = tmp_path / "home"
+    write_tiny_config(Paths(home), tiny)
+    code, out, err = cli(home, "ingest", str(xml_dir), "--models", "tiny", "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert (summary["added"], summary["encoded"]) == (len(PMIDS), len(PMIDS))
+    assert not [n for n in summary["notes"] if "wait to be encoded" in n]
+
+
 def test_a_different_profile_on_an_encoded_corpus_is_refused(
     xml_dir: Path, tmp_path: Path, tiny: TinyModels
 ) -> None:
