@@ -41,6 +41,10 @@
 # turns, overlapped; a local server paced at DLRATE MB/s a connection, 2 connections;
 # 2 cores: overlapped within 2-23% of the slower side). The parsers now inflate with
 # ISA-L where its wheel is carried (machine.txt says which).
+# Session 28 (H200 machine, 16 cores; benchmarks/device_check.sh ran the ingest steps):
+# 600K synthetic 14,533/s whole run, 18,746/s steady; 480K real 12,456 / 20,720/s. 8 shards
+# of 10M built in 136 s (6M: 84 s): common top-1000 p95 41.8 ms. DOWNLOAD=8 needs
+# DLTIME >= 200: at 150 the overlapped run was cut off (its site was then written serially).
 set -euo pipefail
 PY=${PY:-python3}
 OUT=${OUT:-/tmp/out}
