@@ -17,16 +17,8 @@
 #      bare forward of the first 20K articles eager and compiled (encode.txt);
 #   4. issue 10: step 2 on real PubMed records cycled (ingest-real.txt).
 set -uo pipefail
-PY=${PY:-python3}
-OUT=${OUT:-/tmp/out}
 DEADLINE=${DEADLINE:-560}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-if ! "$PY" -c "import tantivy, faiss, orjson, zstandard, platformdirs, regex, isal" 2> /dev/null; then
-  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH="/tmp/site:$PYTHONPATH"
-fi
+. benchmarks/device_env.sh
 # at most $1 seconds, and never past the deadline (less 10 s to hand the files back)
 budget() {
   local left=$((DEADLINE - SECONDS - 10))

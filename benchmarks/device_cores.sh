@@ -46,17 +46,10 @@
 # of 10M built in 136 s (6M: 84 s): common top-1000 p95 41.8 ms. DOWNLOAD=8 needs
 # DLTIME >= 200: at 150 the overlapped run was cut off (its site was then written serially).
 set -euo pipefail
-PY=${PY:-python3}
-OUT=${OUT:-/tmp/out}
 ARTICLES=${ARTICLES:-480000}
 PER_FILE=${PER_FILE:-30000}
 LEXDOCS=${LEXDOCS:-1000000}
-mkdir -p "$OUT"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-if ! "$PY" -c "import tantivy, faiss, orjson, zstandard, platformdirs, regex, isal" 2> /dev/null; then
-  "$PY" -m pip install --quiet --no-index --no-deps --target /tmp/site .whl/*.whl
-  export PYTHONPATH="/tmp/site:$PYTHONPATH"
-fi
+. benchmarks/device_env.sh
 {
   echo "cores: $(nproc)"
   "$PY" -c "import lxml, tantivy, faiss, zstandard, orjson, numpy; print('imports ok')"

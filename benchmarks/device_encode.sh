@@ -16,16 +16,8 @@
 #   oom.txt                   a small stage under a memory cap: the back-off at work
 #   writer.txt                benchmarks/sentence_writer.py: the sentence writer's host work
 set -uo pipefail
-PY=${PY:-python3}
-OUT=${OUT:-/tmp/out}
 ARTICLES=${ARTICLES:-60000}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-if ! "$PY" -c "import tantivy, faiss, orjson, zstandard, platformdirs, regex" 2> /dev/null; then
-  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH="/tmp/site:$PYTHONPATH"
-fi
+. benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/machine.txt"
 echo "cores: $(nproc)" | tee -a "$OUT/machine.txt"
 DATA=(--tokenizer .gpu/vocab --corpus .gpu/scifact.jsonl)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -111,6 +112,19 @@ def test_encode_later_with_a_bare_ingest_and_a_factory_override(
     assert code == 0 and json.loads(out)["encoded"] == 0
 
 
+def ingest_past_the_cpu_limit(
+    xml_dir: Path, home: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Any]:
+    """`ingest` with `--device auto` of more articles than the CPU guard lets through
+    (its limit lowered to 5); the summary."""
+    monkeypatch.setattr("ingest.encode_stage.CPU_AUTO_ARTICLES", 5)
+    write_tiny_config(Paths(home), tiny)
+    code, out, err = cli(home, "ingest", str(xml_dir), "--models", "tiny", "--json")
+    assert code == 0, err
+    summary: dict[str, Any] = json.loads(out)
+    return summary
+
+
 def test_a_large_backlog_waits_to_be_asked_on_a_machine_without_a_gpu(
     xml_dir: Path, tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -121,12 +135,8 @@ def test_a_large_backlog_waits_to_be_asked_on_a_machine_without_a_gpu(
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: auto would use it")
-    monkeypatch.setattr("ingest.encode_stage.CPU_AUTO_ARTICLES", 5)
     home = tmp_path / "home"
-    write_tiny_config(Paths(home), tiny)
-    code, out, err = cli(home, "ingest", str(xml_dir), "--models", "tiny", "--json")
-    assert code == 0, err
-    summary = json.loads(out)
+    summary = ingest_past_the_cpu_limit(xml_dir, home, tiny, monkeypatch)
     assert (summary["added"], summary["encoded"]) == (len(PMIDS), 0)
     (note,) = [n for n in summary["notes"] if "wait to be encoded" in n]
     assert note.startswith(
@@ -151,12 +161,8 @@ def test_on_a_machine_with_a_gpu_a_large_backlog_is_encoded_at_once(
 
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    monkeypatch.setattr("ingest.encode_stage.CPU_AUTO_ARTICLES", 5)
     home = tmp_path / "home"
-    write_tiny_config(Paths(home), tiny)
-    code, out, err = cli(home, "ingest", str(xml_dir), "--models", "tiny", "--json")
-    assert code == 0, err
-    summary = json.loads(out)
+    summary = ingest_past_the_cpu_limit(xml_dir, home, tiny, monkeypatch)
     assert (summary["added"], summary["encoded"]) == (len(PMIDS), len(PMIDS))
     assert not [n for n in summary["notes"] if "wait to be encoded" in n]
 
