@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -33,13 +33,13 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
-def wait_until(condition: object, seconds: float = 60.0) -> bool:
+def wait_until(condition: Callable[[], object], seconds: float = 60.0) -> bool:
     """Poll ``condition`` until it holds (True) or ``seconds`` pass (False)."""
     import time
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
+        if condition():
             return True
         time.sleep(0.02)
     return False

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import wait_until
 from pubmed_builders import article_xml, pubmed_file
 from tiny_models import WORDS, TinyModels, build_tiny_models, tiny_profile_for, write_tiny_config
 
@@ -192,9 +193,7 @@ def test_the_device_goes_on_encoding_while_the_writer_commits(tiny: TinyModels) 
 
     def write(done: Encoded[int]) -> None:
         if not written:  # the first write commits, slowly
-            deadline = time.monotonic() + 5.0
-            while len(made) < 1 + 8 + 1 and time.monotonic() < deadline:
-                time.sleep(0.01)
+            wait_until(lambda: len(made) >= 1 + 8 + 1, 5.0)
             during_commit.append(len(made))
         written.append(done.chunk.meta)
 

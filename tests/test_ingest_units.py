@@ -10,10 +10,10 @@ parser processes) so the parsers finish ahead, as they do on 16 cores.
 from __future__ import annotations
 
 import multiprocessing as mp
-import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 from pubmed_builders import article_xml, pubmed_file
 
 from ingest.pipeline import UNIT_FILES, Ingestor, IngestSummary
@@ -35,9 +35,7 @@ class ParsersAhead(NullProgress):
 
     def advance(self, key: str, amount: int = 1) -> None:
         if key == "articles":
-            deadline = time.monotonic() + 60
-            while mp.active_children() and time.monotonic() < deadline:
-                time.sleep(0.02)
+            wait_until(lambda: not mp.active_children())
         elif key == "files":
             self.files += amount
             if self.files == self.interrupt_at_file:
