@@ -15,6 +15,12 @@ over links that drop, so the rules here are:
 - a checksum mismatch throws the ``.part`` away and fetches once more from scratch, then
   gives up with a :class:`DownloadError` naming the file and both hashes.
 
+A mirror is trusted for nothing it cannot prove: every answer is read with a cap (a
+``.md5`` file, a listing, a data file by the size its listing gives), a body that runs
+past it is cut off with a :class:`DownloadError` and its ``.part`` deleted, and only
+``http(s)`` URLs are opened: a listing may link data files only on the mirror's own
+scheme, host and port, and redirects go only to ``http(s)`` (:mod:`ingest.http_get`).
+
 Only the standard library (``urllib.request``): the pipeline must not need more to start.
 """
 
@@ -26,20 +32,34 @@ import http.client
 import os
 import re
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypedDict, TypeVar, Unpack
 
+from ingest.http_get import (
+    CHUNK,
+    MAX_MD5_BYTES,
+    RangeNotSatisfiable,
+    TooLong,
+    Transient,
+    describe,
+    fetch_text,
+    open_url,
+    origin,
+    reachable,
+    read_body,
+)
 from medsearch.errors import DiskFullError, DownloadError, UsageError
 
 DEFAULT_MIRROR = "https://ftp.ncbi.nlm.nih.gov/pubmed/"
 FOLDERS: dict[str, str] = {"baseline": "baseline/", "updates": "updatefiles/"}
-USER_AGENT = "medsearch/0.1 (local PubMed search engine; python urllib)"
-CHUNK = 1 << 20
+
+MAX_UNLISTED_FILE_BYTES = 1 << 30
+"""The most bytes a data file may have when the listing gives no size: NCBI's are 20-40
+MB and the largest under 200 MB, so 1 GiB never stops a real one and stops a server that
+sends without end before it fills a disk."""
 
 Kind = Literal["baseline", "updates"]
 Progress = Callable[[int, int | None], None]
@@ -70,12 +90,34 @@ class RemoteFile:
     listing gives no size. Used to plan disk space before anything is fetched."""
 
 
-class _Transient(Exception):
-    """A failure worth retrying: the network, a 5xx, a short read."""
+@dataclass(frozen=True)
+class SizeLimit:
+    """The most bytes a download may bring, and why, for the line that refuses more."""
+
+    most: int
+    why: str
 
 
-class _RangeNotSatisfiable(Exception):
-    """416: the ``.part`` is already as long as the file (complete, or junk)."""
+def size_limit(listed: int | None) -> SizeLimit:
+    """How long ``NAME.part`` may grow for a file the listing gives ``listed`` bytes: the
+    size column is rounded (Apache's ``35M`` is 34.5-35.5 MiB, ``1.0M`` 0.95-1.05 MiB), so
+    it gets 1/16 and 1 MiB on top; no size: :data:`MAX_UNLISTED_FILE_BYTES`."""
+    if listed is None:
+        cap = MAX_UNLISTED_FILE_BYTES
+        return SizeLimit(cap, f"the listing gives no size, and {cap:,} bytes is the cap")
+    return SizeLimit(listed + listed // 16 + (1 << 20), f"the listing says {listed:,} bytes")
+
+
+def discard_oversize_parts(files: Iterable[RemoteFile], dest_dir: Path) -> list[Path]:
+    """Delete each ``NAME.part`` longer than its file may be (:func:`size_limit`): no
+    checksum can pass, a resume would only add to it, and the disk it holds would count
+    against the space check. The paths deleted."""
+    gone: list[Path] = []
+    for remote in files:
+        part = dest_dir / (remote.name + ".part")
+        if _discard_oversize(part, size_limit(remote.size)):
+            gone.append(part)
+    return gone
 
 
 def list_remote(
@@ -87,15 +129,21 @@ def list_remote(
     backoff: float = 1.0,
     sleep: Sleep = time.sleep,
 ) -> list[RemoteFile]:
-    """The data files listed in the mirror's ``baseline/`` or ``updatefiles/`` folder, by name."""
+    """The data files listed in the mirror's ``baseline/`` or ``updatefiles/`` folder, by name.
+
+    A data file linked anywhere but the mirror itself (another scheme, host or port:
+    ``file:///etc/passwd``, a stranger's server) refuses the whole listing: skipping it
+    would leave a gap that nobody sees, and update files apply in order.
+    """
     folder = _folder_url(kind, mirror)
-    page = _retrying(folder, lambda: _fetch_text(folder, timeout), retries, backoff, sleep)
+    page = _retrying(folder, lambda: fetch_text(folder, timeout), retries, backoff, sleep)
     found: dict[str, RemoteFile] = {}
     for match in _HREF.finditer(page):
         href = next(g for g in match.groups() if g is not None)
         name = href.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
         if _DATA_FILE.fullmatch(name) and name not in found:
             url = urllib.parse.urljoin(folder, href)
+            _check_on_mirror(folder, name, url)
             size = listed_size(page, match.end())
             found[name] = RemoteFile(name=name, url=url, md5_url=url + ".md5", size=size)
     return [found[name] for name in sorted(found)]
@@ -145,9 +193,10 @@ def download_verified(
     try:
         dest_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise DownloadError(f"{dest_dir}: cannot create: {_describe(err)}") from None
+        raise DownloadError(f"{dest_dir}: cannot create: {describe(err)}") from None
     final = dest_dir / remote.name
     part = dest_dir / (remote.name + ".part")
+    limit = size_limit(remote.size)
     expected = _expected_md5(remote, timeout, retries, backoff, sleep)
     if final.exists():
         if md5_of(final) == expected:
@@ -157,10 +206,11 @@ def download_verified(
             return final, expected
         final.unlink()  # stale or damaged: fetch it again
     actual = ""
+    _discard_oversize(part, limit)
     for _ in range(2):  # a checksum mismatch earns one clean second try
         _retrying(
             remote.url,
-            lambda: _fetch_to_part(remote.url, part, timeout, progress),
+            lambda: _fetch_to_part(remote.url, part, timeout, progress, limit),
             retries,
             backoff,
             sleep,
@@ -274,17 +324,7 @@ def ncbi_reachable(mirror: str = DEFAULT_MIRROR, timeout: float = 3.0) -> bool:
 
     A 4xx still means a server answered (some refuse HEAD), so only 5xx counts as down.
     """
-    try:
-        request = urllib.request.Request(
-            _root(mirror), method="HEAD", headers={"User-Agent": USER_AGENT}
-        )
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return int(response.status) < 500
-    except urllib.error.HTTPError as err:
-        err.close()
-        return err.code < 500
-    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError):
-        return False
+    return reachable(_root(mirror), timeout)
 
 
 def md5_of(path: Path) -> str:
@@ -324,7 +364,8 @@ def _expected_md5(
     remote: RemoteFile, timeout: float, retries: int, backoff: float, sleep: Sleep
 ) -> str:
     url = remote.md5_url
-    text = _retrying(url, lambda: _fetch_text(url, timeout), retries, backoff, sleep)
+    fetch = lambda: fetch_text(url, timeout, MAX_MD5_BYTES, "a checksum file")  # noqa: E731
+    text = _retrying(url, fetch, retries, backoff, sleep)
     try:
         digest, name = parse_md5(text)
     except ValueError as err:
@@ -336,11 +377,11 @@ def _expected_md5(
 
 def _retrying(url: str, action: Callable[[], T], retries: int, backoff: float, sleep: Sleep) -> T:
     """Run ``action``; on a transient failure wait ``backoff * 2**attempt`` and try again."""
-    failure: _Transient | None = None
+    failure: Transient | None = None
     for attempt in range(retries + 1):
         try:
             return action()
-        except _Transient as err:
+        except Transient as err:
             failure = err
             if attempt < retries:
                 sleep(backoff * 2**attempt)
@@ -348,72 +389,45 @@ def _retrying(url: str, action: Callable[[], T], retries: int, backoff: float, s
     raise DownloadError(f"{url}: {failure} (gave up after {tries})")
 
 
-def _open(url: str, timeout: float, offset: int = 0) -> http.client.HTTPResponse:
-    headers = {"User-Agent": USER_AGENT}
-    if offset:
-        headers["Range"] = f"bytes={offset}-"
+def _check_on_mirror(folder: str, name: str, url: str) -> None:
+    """:class:`DownloadError` unless ``url`` is on the listing's own scheme, host and port."""
+    if origin(url) != origin(folder):
+        scheme, host, port = origin(folder)
+        raise DownloadError(
+            f"{folder}: the listing links {name} to {url}, off the mirror"
+            f" ({scheme}://{host}:{port}); refusing a listing that points elsewhere"
+        )
+
+
+def _discard_oversize(part: Path, limit: SizeLimit) -> bool:
+    """Delete ``part`` if it is longer than ``limit`` allows; whether it was."""
     try:
-        request = urllib.request.Request(url, headers=headers)
-        response: http.client.HTTPResponse = urllib.request.urlopen(request, timeout=timeout)
-    except urllib.error.HTTPError as err:
-        err.close()
-        if err.code == 416:
-            raise _RangeNotSatisfiable from None
-        if err.code >= 500 or err.code in (408, 429):
-            raise _Transient(f"HTTP {err.code} {err.reason}") from None
-        raise DownloadError(f"{url}: HTTP {err.code} {err.reason}") from None
-    except ValueError as err:  # urllib's answer to a malformed URL
-        raise DownloadError(f"{url}: {err}") from None
-    except (urllib.error.URLError, OSError, http.client.HTTPException) as err:
-        raise _Transient(_describe(err)) from None
-    return response
+        if part.stat().st_size <= limit.most:
+            return False
+        part.unlink()
+    except FileNotFoundError:
+        return False
+    except OSError as err:
+        raise DownloadError(f"{part}: cannot delete an oversize part: {describe(err)}") from None
+    return True
 
 
-def _describe(err: BaseException) -> str:
-    """The short human reason inside urllib's wrapped exceptions."""
-    if isinstance(err, urllib.error.URLError):
-        reason = err.reason
-        return _describe(reason) if isinstance(reason, BaseException) else str(reason)
-    if isinstance(err, TimeoutError):
-        return "timed out"
-    if isinstance(err, OSError) and err.strerror:
-        return err.strerror[0].lower() + err.strerror[1:]
-    return str(err) or type(err).__name__
-
-
-def _read_body(response: http.client.HTTPResponse, sink: Callable[[bytes], None]) -> int:
-    """Copy the body to ``sink``; a body shorter than its Content-Length is transient."""
-    declared = response.headers.get("Content-Length")
-    received = 0
-    while True:
-        try:  # what has arrived, up to CHUNK: progress and stop() never wait for a whole MB
-            chunk = response.read1(CHUNK)
-        except (OSError, http.client.HTTPException) as err:  # the network's fault only
-            raise _Transient(f"{_describe(err)} after {received} bytes") from None
-        if not chunk:
-            break
-        sink(chunk)
-        received += len(chunk)
-    if declared is not None and declared.isdigit() and received < int(declared):
-        raise _Transient(f"connection closed after {received} of {declared} bytes")
-    return received
-
-
-def _fetch_text(url: str, timeout: float) -> str:
-    parts: list[bytes] = []
-    with _open(url, timeout) as response:
-        _read_body(response, parts.append)
-    return b"".join(parts).decode("utf-8", errors="replace")
-
-
-def _fetch_to_part(url: str, part: Path, timeout: float, progress: Progress | None) -> None:
-    """Append the rest of ``url`` to ``part`` (or rewrite it when the server restarts)."""
+def _fetch_to_part(
+    url: str,
+    part: Path,
+    timeout: float,
+    progress: Progress | None,
+    limit: SizeLimit | None = None,
+) -> None:
+    """Append the rest of ``url`` to ``part`` (or rewrite it when the server restarts),
+    never past ``limit``: a body that would grow ``part`` beyond it is a
+    :class:`DownloadError`, and ``part``, holding bytes of a body that lied, is deleted."""
     offset = part.stat().st_size if part.exists() else 0
     try:
-        response = _open(url, timeout, offset)
-    except _RangeNotSatisfiable:
+        response = open_url(url, timeout, offset)
+    except RangeNotSatisfiable:
         if not offset:
-            raise _Transient("HTTP 416 for a request without Range") from None
+            raise Transient("HTTP 416 for a request without Range") from None
         return  # nothing left to fetch; the checksum decides whether the part is good
     with response:
         length = response.headers.get("Content-Length")
@@ -422,20 +436,26 @@ def _fetch_to_part(url: str, part: Path, timeout: float, progress: Progress | No
             match = _CONTENT_RANGE.search(response.headers.get("Content-Range") or "")
             if match is None or int(match.group(1)) != offset:
                 part.unlink(missing_ok=True)
-                raise _Transient(f"server resumed at the wrong place ({match and match[0]})")
+                raise Transient(f"server resumed at the wrong place ({match and match[0]})")
             total = int(match.group(3)) if match.group(3) != "*" else None
         elif response.status == 200:
             offset = 0  # no Range asked, or the server ignored it: start over
         else:
-            raise _Transient(f"unexpected HTTP {response.status}")
+            raise Transient(f"unexpected HTTP {response.status}")
         try:
-            _append_body(response, part, offset, total, progress)
+            _append_body(response, part, offset, total, progress, limit)
+        except TooLong as err:
+            part.unlink(missing_ok=True)
+            why = f" ({limit.why})" if limit is not None else ""
+            raise DownloadError(
+                f"{url}: the server {err}{why}; stopped, and {part.name} deleted"
+            ) from None
         except OSError as err:  # the local disk, not the network: retrying will not help
             if err.errno == errno.ENOSPC:
                 raise DiskFullError(
                     f"{part}: disk full while downloading {url}; free space and run again to resume"
                 ) from None
-            raise DownloadError(f"{part}: cannot write: {_describe(err)}") from None
+            raise DownloadError(f"{part}: cannot write: {describe(err)}") from None
 
 
 def _append_body(
@@ -444,6 +464,7 @@ def _append_body(
     offset: int,
     total: int | None,
     progress: Progress | None,
+    limit: SizeLimit | None,
 ) -> None:
     done = offset
     with part.open("ab" if offset else "wb") as out:
@@ -457,4 +478,4 @@ def _append_body(
             if progress is not None:
                 progress(done, total)
 
-        _read_body(response, sink)
+        read_body(response, sink, None if limit is None else limit.most - offset)

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ingest import download as dl
+from ingest.http_get import fetch_text
 from medsearch.errors import IndexMismatchError, MedsearchError, UsageError
 from medsearch.index.vector import VectorCollection
 
@@ -205,7 +206,7 @@ def _list_remote(
     url: str, retries: int, backoff: float, timeout: float, sleep: Callable[[float], None]
 ) -> list[Chunk]:
     base = url if url.endswith("/") else url + "/"
-    page = dl._retrying(base, lambda: dl._fetch_text(base, timeout), retries, backoff, sleep)
+    page = dl._retrying(base, lambda: fetch_text(base, timeout), retries, backoff, sleep)
     found: dict[int, Chunk] = {}
     for match in _HREF.finditer(page):
         href = match.group(1)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.download import RemoteFile
+from ingest.download import RemoteFile, size_limit
 from ingest.download_ahead import CONNECTIONS
 from ingest.pipeline import UNIT_FILES
 from ingest.workers import MAX_PARSERS, SPOOL_AHEAD
@@ -98,7 +98,9 @@ class SpaceNeeded:
 
 
 def to_fetch(files: Sequence[RemoteFile], dest_dir: Path) -> int:
-    """Bytes still to download: whole files not yet there, the rest of a ``.part``."""
+    """Bytes still to download: whole files not yet there, the rest of a ``.part``. A
+    ``.part`` longer than its file may be (:func:`ingest.download.size_limit`) is garbage
+    the download deletes, so its file counts whole."""
     total = 0
     for remote in files:
         size = remote.size if remote.size is not None else UNLISTED_FILE_BYTES
@@ -106,7 +108,10 @@ def to_fetch(files: Sequence[RemoteFile], dest_dir: Path) -> int:
         part = dest_dir / (remote.name + ".part")
         if final.exists():
             continue
-        total += max(0, size - (part.stat().st_size if part.exists() else 0))
+        have = part.stat().st_size if part.exists() else 0
+        if have > size_limit(remote.size).most:
+            have = 0
+        total += max(0, size - have)
     return total
 
 

@@ -12,7 +12,12 @@ fail on purpose:
 - ``stall_first(path, n, seconds)``: wait before answering (a client timeout);
 - ``override(path, body)``: serve these bytes instead of the file (a wrong ``.md5``);
 - ``ignore_range = True``: answer every Range request with a plain 200 and the whole file;
-- ``rate = N``: send file bodies at about N bytes a second (a slow link, or NCBI's).
+- ``rate = N``: send file bodies at about N bytes a second (a slow link, or NCBI's);
+- ``endless(path, prefix=..., most=..., length=None)``: a hostile answer: ``prefix``, then
+  filler until ``most`` bytes or the client hangs up, without a Content-Length (the body
+  ends when the connection does) unless ``length`` announces one (a lie, when the body
+  goes on past it); ``status`` and ``location`` make it a redirect with such a body;
+- ``redirect(path, location, status=302)``: send the client elsewhere.
 
 Every request is logged (method, path, Range header, status, body bytes sent) so a
 test can assert what went over the wire, not just what ended up on disk.
@@ -34,6 +39,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
+_FILLER = b"a server that never stops sending\n" * 2048  # ~70 KB a write
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,17 @@ class Request:
     range: str | None
     status: int
     body_bytes: int
+
+
+@dataclass(frozen=True)
+class Endless:
+    """A body that goes on (see :meth:`LocalServer.endless`)."""
+
+    prefix: bytes
+    most: int
+    length: int | None
+    status: int
+    location: str | None
 
 
 class LocalServer:
@@ -60,6 +77,7 @@ class LocalServer:
         self._cut: dict[str, list[int]] = {}  # path -> [remaining, after_bytes]
         self._stall: dict[str, list[float]] = {}  # path -> [remaining, seconds]
         self._bodies: dict[str, bytes] = {}
+        self._endless: dict[str, Endless] = {}
         self._httpd = _QuietServer(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.local = self  # type: ignore[attr-defined]
@@ -91,6 +109,30 @@ class LocalServer:
     def override(self, path: str, body: bytes) -> None:
         with self._lock:
             self._bodies[_norm(path)] = body
+
+    def endless(
+        self,
+        path: str,
+        *,
+        prefix: bytes = b"",
+        most: int = 32 << 20,
+        length: int | None = None,
+        status: int = 200,
+        location: str | None = None,
+    ) -> None:
+        """Answer ``path`` with ``prefix`` and filler up to ``most`` bytes in all (the server
+        stops by itself); ``length``: the Content-Length to announce, else none."""
+        with self._lock:
+            self._endless[_norm(path)] = Endless(prefix, most, length, status, location)
+
+    def redirect(self, path: str, location: str, status: int = 302) -> None:
+        self.endless(path, most=0, length=0, status=status, location=location)
+
+    def behave(self, path: str) -> None:
+        """Serve ``path`` plainly again: no override, no endless body, no redirect."""
+        with self._lock:
+            self._bodies.pop(_norm(path), None)
+            self._endless.pop(_norm(path), None)
 
     # -- the log ---------------------------------------------------------------------
 
@@ -161,6 +203,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_simple(path, status, b"injected failure\n", send_body, range_header)
             return
 
+        endless = local._endless.get(path)
+        if endless is not None:
+            self._send_endless(path, endless, send_body, range_header)
+            return
         body = local._bodies.get(path)
         if body is None:
             target = (local.root / path.lstrip("/")).resolve()
@@ -226,6 +272,33 @@ class _Handler(BaseHTTPRequestHandler):
             for sent in range(0, len(chunk), step):
                 self.wfile.write(chunk[sent : sent + step])
                 time.sleep(max(0.0, began + (sent + step) / rate - time.monotonic()))
+        self.wfile.flush()
+
+    def _send_endless(
+        self, path: str, spec: Endless, send_body: bool, range_header: str | None
+    ) -> None:
+        """Logged with ``most`` as its body bytes: what it sends at most, since the client
+        decides how much of it goes over the wire."""
+        self.send_response(spec.status)
+        self.send_header("Content-Type", "application/octet-stream")
+        if spec.location is not None:
+            self.send_header("Location", spec.location)
+        if spec.length is not None:
+            self.send_header("Content-Length", str(spec.length))
+        self.send_header("Connection", "close")
+        self.close_connection = True
+        self.local._log(
+            Request(self.command, path, range_header, spec.status, spec.most if send_body else 0)
+        )
+        self.end_headers()
+        if not send_body:
+            return
+        sent = min(len(spec.prefix), spec.most)
+        self.wfile.write(spec.prefix[:sent])  # a client that hangs up ends it (quietly)
+        while sent < spec.most:
+            piece = _FILLER[: spec.most - sent]
+            self.wfile.write(piece)
+            sent += len(piece)
         self.wfile.flush()
 
     def _send_simple(

@@ -49,11 +49,12 @@ def plan_download(
     """The files to fetch and where they go. The listing's sizes say what the download and
     the ingest after it will write, and a disk that cannot hold it stops the command
     before any byte moves."""
-    from ingest.download import DEFAULT_MIRROR, plan
+    from ingest.download import DEFAULT_MIRROR, discard_oversize_parts, plan
 
     target: Literal["baseline", "updates"] = "baseline" if kind == "baseline" else "updates"
     dest = paths.downloads / target
     chosen = plan(target, limit=limit, mirror=mirror or DEFAULT_MIRROR)
+    discard_oversize_parts(chosen, dest)  # garbage whose disk the space check would miss
     done = ingested_files(paths)
     if space_check:
         check_space(
