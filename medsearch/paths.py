@@ -68,6 +68,11 @@ class Paths:
         return self.home / "downloads"
 
     @property
+    def exports(self) -> Path:
+        """Where the terminal UI exports the basket unless told otherwise."""
+        return self.home / "exports"
+
+    @property
     def models_cache(self) -> Path:
         """Where ``medsearch models download`` puts model snapshots for offline use."""
         return (self.settings_home or self.home) / "models"
