@@ -27,6 +27,11 @@ def default_home() -> Path:
     env = os.environ.get(ENV_HOME)
     if env:
         return Path(env).expanduser()
+    return platform_home()
+
+
+def platform_home() -> Path:
+    """The platform's user data directory for medsearch (no override applied)."""
     import platformdirs
 
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
