@@ -200,7 +200,7 @@ async def test_detail_pane_shows_the_highlighted_article(paths: Paths) -> None:
 
 async def test_copy_citation_and_open_pubmed(paths: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[str] = []
-    monkeypatch.setattr("webbrowser.open", lambda url, *a, **k: opened.append(url))
+    monkeypatch.setattr("webbrowser.open", lambda url, *a, **k: opened.append(url) or True)
     app = MedsearchApp(paths)
     async with app.run_test(size=SIZE) as pilot:
         await search(app, pilot, "tocilizumab")
@@ -209,6 +209,10 @@ async def test_copy_citation_and_open_pubmed(paths: Paths, monkeypatch: pytest.M
         assert app.clipboard.endswith("doi:10.5555/jir.100. PMID: 100.")
         await pilot.press("ctrl+o")
         assert opened == ["https://pubmed.ncbi.nlm.nih.gov/100/"]
+        assert notifications(app)[-1] == (
+            "opened https://pubmed.ncbi.nlm.nih.gov/100/",
+            "information",
+        )
 
 
 async def test_mark_and_export_bibtex(paths: Paths, tmp_path: Path) -> None:

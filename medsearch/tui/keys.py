@@ -12,7 +12,7 @@ typo does not silently leave the old key in place.
 
 No default binding of the main screen is a letter, digit or sign: a researcher who types a
 new query while the results list has focus is typing, and every character they type goes
-to the search bar (see ``MainScreen.on_key``). Space marks (no query starts with one) and
+to the search bar (see ``TypesIntoQuery``). Space marks (no query starts with one) and
 ``/`` returns to the query. A user who remaps an action to a printable key gets that key
 as an action, as asked.
 """
