@@ -27,6 +27,11 @@ def default_home() -> Path:
     env = os.environ.get(ENV_HOME)
     if env:
         return Path(env).expanduser()
+    return platform_home()
+
+
+def platform_home() -> Path:
+    """The platform's user data directory for medsearch (no override applied)."""
     import platformdirs
 
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
@@ -66,6 +71,11 @@ class Paths:
     @property
     def downloads(self) -> Path:
         return self.home / "downloads"
+
+    @property
+    def exports(self) -> Path:
+        """Where the terminal UI exports the basket unless told otherwise."""
+        return self.home / "exports"
 
     @property
     def models_cache(self) -> Path:

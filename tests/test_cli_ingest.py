@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,34 @@ def test_quickstart_offline_ingests_the_demo_and_runs_a_search(tmp_path: Path) -
     assert "ignored" not in out + err  # a first run lists nothing it set aside
     with Store(Paths(home).store) as store:
         assert store.count() == 60  # 61 demo records, one deleted by the update file
+        # its last words: where the data went, then three commands that work as printed
+        closing = out.rstrip().splitlines()[-3:]
+        prefix = f"medsearch --home {shlex.quote(str(home))}"
+        assert closing[0] == f"  {prefix} search 'IL-6 cytokine storm in COVID-19'"
+        assert closing[1].startswith(f"  {prefix} show ")
+        assert store.get(int(closing[1].split()[-1])).title
+        assert closing[2].startswith(f"  {prefix} ")
+        assert closing[2].split("#")[0].strip() == prefix
+    assert f"Your data is in {home}\n" in out
+
+
+def test_quickstart_next_steps_activate_the_environment_when_medsearch_is_not_on_the_path(
+    tmp_path: Path,
+) -> None:
+    """`scripts/start` runs `.venv/bin/medsearch` without activating it: the commands it
+    suggests only work after activation, so it says how; the default home needs no flag."""
+    from medsearch.commands.quickstart import next_steps
+
+    activate = tmp_path / "my venv" / "bin" / "activate"
+    lines = next_steps(tmp_path / "home", 42, with_home=False, activate=activate)
+    assert lines == [
+        f"Your data is in {tmp_path / 'home'}",
+        "Next, try:",
+        f"  . '{activate}'    # puts medsearch on your PATH",
+        "  medsearch search 'IL-6 cytokine storm in COVID-19'",
+        "  medsearch show 42",
+        "  medsearch    # the terminal UI",
+    ]
 
 
 def test_default_parser_processes_take_most_cores_and_leave_the_writer_some() -> None:

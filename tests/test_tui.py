@@ -200,15 +200,19 @@ async def test_detail_pane_shows_the_highlighted_article(paths: Paths) -> None:
 
 async def test_copy_citation_and_open_pubmed(paths: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[str] = []
-    monkeypatch.setattr("webbrowser.open", lambda url, *a, **k: opened.append(url))
+    monkeypatch.setattr("webbrowser.open", lambda url, *a, **k: opened.append(url) or True)
     app = MedsearchApp(paths)
     async with app.run_test(size=SIZE) as pilot:
         await search(app, pilot, "tocilizumab")
-        await pilot.press("c")
+        await pilot.press("ctrl+y")
         assert app.clipboard.startswith("Rossi A, Chen W. Interleukin-6 blockade")
         assert app.clipboard.endswith("doi:10.5555/jir.100. PMID: 100.")
-        await pilot.press("o")
+        await pilot.press("ctrl+o")
         assert opened == ["https://pubmed.ncbi.nlm.nih.gov/100/"]
+        assert notifications(app)[-1] == (
+            "opened https://pubmed.ncbi.nlm.nih.gov/100/",
+            "information",
+        )
 
 
 async def test_mark_and_export_bibtex(paths: Paths, tmp_path: Path) -> None:
@@ -267,7 +271,7 @@ async def test_similar_without_vectors_explains_instead_of_crashing(paths: Paths
     app = MedsearchApp(paths)
     async with app.run_test(size=SIZE) as pilot:
         await search(app, pilot, "metformin")
-        await pilot.press("s")
+        await pilot.press("ctrl+n")
         await settle(app, pilot)
         errors = [m for m, severity in notifications(app) if severity == "error"]
         assert any("vectors" in m for m in errors), errors
@@ -415,8 +419,8 @@ async def test_marking_opening_citing_and_exporting_reach_the_signals_log(
     async with app.run_test(size=SIZE) as pilot:
         await search(app, pilot, "interleukin")
         await pilot.press("space")  # mark 100
-        await pilot.press("down", "o")  # open 101 on PubMed
-        await pilot.press("c")  # copy 101's citation
+        await pilot.press("down", "ctrl+o")  # open 101 on PubMed
+        await pilot.press("ctrl+y")  # copy 101's citation
         await pilot.press("ctrl+s")
         await pilot.pause()
         app.screen.query_one("#path", Input).value = str(tmp_path / "refs.bib")
@@ -432,3 +436,133 @@ async def test_marking_opening_citing_and_exporting_reach_the_signals_log(
     assert marks.by_query(marks.read(paths.signals_file)) == {
         "interleukin": {100: 80.0, 101: 100.0}
     }
+
+
+async def test_a_query_submitted_while_the_corpus_opens_runs_once_it_is_open(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Type-ahead: the query and its Enter typed at start-up are kept, shown as waiting,
+    and searched as soon as the corpus is open."""
+    import threading
+
+    from medsearch.retrieval import searcher as searcher_module
+
+    gate = threading.Event()
+    real_open = searcher_module.open_searcher
+
+    def open_when_let(*args: Any, **kwargs: Any) -> Any:
+        gate.wait(timeout=30)  # the corpus opens only once the test has typed its query
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(searcher_module, "open_searcher", open_when_let)
+    rendered: list[ResultsRendered] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, ResultsRendered):
+            rendered.append(message)
+
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        try:
+            await pilot.press(*"metformin", "enter")
+            status = app.screen.query_one(StatusBar)
+            assert status.corpus == "opening corpus…"
+            assert "waiting for the corpus" in status.activity
+            assert app.screen.query_one(SearchBar).value == "metformin"
+            assert not app.screen.query_one(ResultsList).hits
+        finally:
+            gate.set()
+        await settle(app, pilot)
+        assert [h.pmid for h in app.screen.query_one(ResultsList).hits] == [102]
+        assert len({m.ticket for m in rendered}) == 1  # searched once
+        assert status.activity == ""
+        assert not [m for m, severity in notifications(app) if severity == "error"]
+
+
+async def test_open_without_a_browser_shows_the_url_and_copies_it(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``webbrowser.open`` returns False when no browser could be started (a server over
+    ssh): the reader still gets the link, on screen and on the clipboard."""
+    monkeypatch.setattr("webbrowser.open", lambda url, *a, **k: False)
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        await search(app, pilot, "tocilizumab")
+        await pilot.press("ctrl+o")
+        pubmed = "https://pubmed.ncbi.nlm.nih.gov/100/"
+        assert app.clipboard == pubmed
+        message, severity = notifications(app)[-1]
+        assert pubmed in message and "copied" in message and severity == "warning"
+        await pilot.press("ctrl+d")
+        doi = "https://doi.org/10.5555/jir.100"
+        assert app.clipboard == doi
+        assert doi in notifications(app)[-1][0]
+
+
+async def test_the_basket_exports_to_the_data_homes_exports_folder_by_default(
+    paths: Paths,
+) -> None:
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        await search(app, pilot, "metformin")
+        await pilot.press("space", "ctrl+s")
+        await pilot.pause()
+        default = Path(app.screen.query_one("#path", Input).value)
+        assert default.parent == paths.home / "exports" and default.suffix == ".bib"
+        await pilot.press("enter")
+        await pilot.pause()
+        written = list((paths.home / "exports").iterdir())
+        assert written == [default]
+        assert "Metformin and cancer incidence" in default.read_text(encoding="utf-8")
+        message = notifications(app)[-1][0]
+        assert str(default) in message and default.is_absolute()
+
+
+async def test_typing_a_new_query_over_the_results_fires_no_action(paths: Paths) -> None:
+    """After a search the list has focus; a new query typed straight away goes into the
+    search bar: no mode switch, no mark, no signal, no dialog."""
+    from medsearch.rerank import marks
+
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        results = await search(app, pilot, "interleukin")
+        assert app.screen.focused is results
+        query = "brca1[ti] AND review[pt]"
+        await pilot.press(*query)
+        await settle(app, pilot)
+        bar = app.screen.query_one(SearchBar)
+        assert bar.value == query and app.screen.focused is bar
+        assert app.screen is app.main and app.main.mode == "search"
+        assert not app.session.basket
+        assert list(marks.read(paths.signals_file)) == []
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.session.history.entries[-1] == query
+
+
+async def test_typing_in_the_detail_pane_starts_a_new_query(paths: Paths) -> None:
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        await search(app, pilot, "tocilizumab")
+        await pilot.press("enter")  # read the article
+        assert isinstance(app.screen.focused, DetailPane)
+        await pilot.press(*"statins")
+        await settle(app, pilot)
+        bar = app.screen.query_one(SearchBar)
+        assert bar.value == "statins" and app.screen.focused is bar
+        assert app.main.mode == "search"
+
+
+async def test_a_burst_of_keys_over_the_results_arrives_whole_and_in_order(paths: Paths) -> None:
+    """A fast typist's keys reach the app before the focus has moved to the bar: every
+    one of them still lands in the query, in order (none is lost, none acts)."""
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        await search(app, pilot, "interleukin")
+        query = "statins OR cytokine"
+        for char in query:  # queued at once, as a terminal delivers a burst
+            key = "space" if char == " " else char
+            app.post_message(events.Key(key, char))
+        await settle(app, pilot)
+        assert app.screen.query_one(SearchBar).value == query
+        assert app.main.mode == "search" and not app.session.basket

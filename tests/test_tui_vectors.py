@@ -370,7 +370,7 @@ async def test_similar_articles_from_the_detail_pane(paths: Paths, oracle: Searc
         detail = app.screen.query_one(DetailPane)
         assert app.screen.focused is detail and detail.article is not None
         source = detail.article.pmid
-        await pilot.press("s")
+        await pilot.press("ctrl+n")
         await settle(app, pilot)
         assert app.screen.query_one(ModeBar).mode == "similar"
         assert app.screen.query_one(SearchBar).value == str(source)
@@ -453,7 +453,7 @@ async def test_sentences_like_a_picked_abstract_sentence(paths: Paths, oracle: S
         await settle(app, pilot)
         await submit(app, pilot, "tocilizumab")
         await settle(app, pilot)
-        await pilot.press("t")
+        await pilot.press("ctrl+t")
         await pilot.pause()
         assert isinstance(app.screen, SentencePicker)
         picked = app.screen.sentences[1]

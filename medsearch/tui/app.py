@@ -2,8 +2,10 @@
 
 Start-up is deliberately empty: the first frame draws before anything is opened. A
 worker then opens the corpus on the backend's lane (store + lexical index: cheap) and
-loads the models (seconds) while the user types; a query typed meanwhile queues behind
-them on the same lane. An empty home gets the welcome screen instead of an error.
+loads the models (seconds) while the user types. A query submitted before the corpus is
+open waits for it (``Session.corpus``) and runs as soon as it opens; one submitted while
+the models load queues behind them on the lane. An empty home gets the welcome screen
+instead of an error.
 """
 
 from __future__ import annotations
@@ -125,14 +127,22 @@ class MedsearchApp(App[None]):
         status.corpus = corpus_label(message.info)
         if not message.info.lexical_only:
             status.activity = "loading models…"
+        self.session.corpus.opened()
 
     def on_corpus_missing(self) -> None:
         self.main.status.corpus = "no corpus yet"
+        self.drop_waiting("there is no corpus yet")
         self.push_screen(WelcomeScreen(str(self.session.paths.home)))
 
     def on_corpus_failed(self, message: CorpusFailed) -> None:
         self.main.status.corpus = "corpus unavailable"
+        self.drop_waiting("the corpus could not be opened")
         self.notify(message.error, title="cannot open the corpus", severity="error", timeout=10)
+
+    def drop_waiting(self, why: str) -> None:
+        if self.session.corpus.unavailable():
+            self.main.status.activity = ""
+            self.notify(f"your query was not run: {why}", severity="warning")
 
     def on_models_loaded(self, message: ModelsLoaded) -> None:
         status = self.main.status

@@ -100,7 +100,7 @@ def pmid_of(text: str) -> int:
     """The PMID typed in Similar mode (``PMID 123``, ``123``)."""
     digits = text.strip().upper().removeprefix("PMID").strip(" :")
     if not digits.isdigit():
-        raise UsageError("Similar mode takes a PMID: type one, or press s on a result")
+        raise UsageError("Similar mode takes a PMID: type one, or press ctrl+n on a result")
     return int(digits)
 
 

@@ -9,6 +9,12 @@ Remapping is a ``[keys]`` table in the config file (``paths.config_file``)::
 
 Textual applies it with ``App.set_keymap``; an unknown id is reported, not ignored, so a
 typo does not silently leave the old key in place.
+
+No default binding of the main screen is a letter, digit or sign: a researcher who types a
+new query while the results list has focus is typing, and every character they type goes
+to the search bar (see ``TypesIntoQuery``). Space marks (no query starts with one) and
+``/`` returns to the query. A user who remaps an action to a printable key gets that key
+as an action, as asked.
 """
 
 from __future__ import annotations
@@ -62,11 +68,11 @@ SPECS: tuple[KeySpec, ...] = (
         "main.focus_search", "slash", "focus_search", "Back to the query", "results, detail", False
     ),
     KeySpec("article.mark", "space", "mark", "Mark", "results, detail"),
-    KeySpec("article.open_pubmed", "o", "open('pubmed')", "Open PubMed", "results, detail"),
-    KeySpec("article.open_doi", "d", "open('doi')", "Open DOI", "results, detail", False),
-    KeySpec("article.copy", "c", "copy_citation", "Copy citation", "results, detail"),
-    KeySpec("article.similar", "s", "similar", "Similar articles", "results, detail"),
-    KeySpec("article.sentences", "t", "pick_sentence", "Sentences like…", "results, detail"),
+    KeySpec("article.open_pubmed", "ctrl+o", "open('pubmed')", "Open PubMed", "results, detail"),
+    KeySpec("article.open_doi", "ctrl+d", "open('doi')", "Open DOI", "results, detail", False),
+    KeySpec("article.copy", "ctrl+y", "copy_citation", "Copy citation", "results, detail"),
+    KeySpec("article.similar", "ctrl+n", "similar", "Similar articles", "results, detail"),
+    KeySpec("article.sentences", "ctrl+t", "pick_sentence", "Sentences like…", "results, detail"),
     KeySpec("search.older", "up", "older", "Older query (history)", "search bar", False),
     KeySpec("search.newer", "down", "newer", "Newer query (history)", "search bar", False),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from medsearch.paths import Paths
@@ -9,6 +10,36 @@ from medsearch.records import Article
 from medsearch.tui.backend import Backend
 from medsearch.tui.history import History
 from medsearch.tui.keys import Keymap
+
+
+@dataclass
+class CorpusGate:
+    """Queries submitted before the corpus is open wait here, so what a researcher types
+    while the app starts is searched once it can be; the latest one wins, as its results
+    would have replaced the earlier one's."""
+
+    is_open: bool = False
+    waiting: Callable[[], None] | None = None
+
+    def admit(self, start: Callable[[], None]) -> bool:
+        """True when ``start`` may run now; else it waits for :meth:`opened`."""
+        if self.is_open:
+            return True
+        self.waiting = start
+        return False
+
+    def opened(self) -> None:
+        self.is_open = True
+        start, self.waiting = self.waiting, None
+        if start is not None:
+            start()
+
+    def unavailable(self) -> bool:
+        """There is no corpus after all (none yet, or it failed to open); True when a
+        waiting query was dropped (the user is told it did not run)."""
+        self.is_open = False
+        dropped, self.waiting = self.waiting is not None, None
+        return dropped
 
 
 @dataclass
@@ -23,6 +54,7 @@ class Session:
     """Off in snapshot tests, where milliseconds would change every run."""
     basket_queries: dict[int, str] = field(default_factory=dict)
     """The query each basket article was marked from (its export is a signal for it)."""
+    corpus: CorpusGate = field(default_factory=CorpusGate)
 
     def record_signal(self, query: str | None, pmids: list[int], signal: str) -> None:
         """Log that ``pmids`` answered ``query`` (opened, marked, exported, cited) for

@@ -30,6 +30,7 @@ def help_table(keymap: Keymap, config_file: str) -> Table:
     table.add_row(
         "enter", "Run the query / read the highlighted article", "search bar, results", ""
     )
+    table.add_row("typing", "A new query in the search bar", "results, detail", "")
     table.add_row("tab", "Next pane", "everywhere", "")
     table.add_row("escape", "Back to the search bar / close a dialog", "everywhere", "")
     return table

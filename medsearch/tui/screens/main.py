@@ -2,13 +2,18 @@
 
 Every query gets a ticket; the search worker posts its first-stage answer, then (search
 mode, when a cross-encoder is loaded) a rerank worker reorders the list in place. A new
-query takes a new ticket, cancels the old rerank and makes any late answer stale.
+query takes a new ticket, cancels the old rerank and makes any late answer stale. A query
+submitted before the corpus is open waits for it (``Session.corpus``).
+
+The results list takes the focus when results arrive, so arrows, space and Enter act on
+them at once; a character typed there (or in the article) is the start of a new query
+and goes to the query (``TypedAhead``), which is why no default action is a printable key.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -21,9 +26,10 @@ from textual.widgets import ContentSwitcher, Footer, OptionList, TextArea
 from textual.worker import get_current_worker
 
 from medsearch.errors import MedsearchError
-from medsearch.export import write_export
 from medsearch.records import Article, Filters
 from medsearch.tui import jobs, keys
+from medsearch.tui.basket import default_export_path, write_basket
+from medsearch.tui.browser import open_in_browser
 from medsearch.tui.highlight import snippet_terms
 from medsearch.tui.messages import (
     CiteReady,
@@ -39,12 +45,12 @@ from medsearch.tui.session import Session
 from medsearch.tui.widgets.bars import ModeBar, StatusBar
 from medsearch.tui.widgets.detail import DetailPane
 from medsearch.tui.widgets.results import Heading, ResultsList, Row
-from medsearch.tui.widgets.search_bar import SearchBar
+from medsearch.tui.widgets.search_bar import SearchBar, TypedAhead
 
 PLACEHOLDERS = {
     "search": 'Search PubMed: words, "phrases", AND/OR/NOT, field tags like brca1[ti]',
-    "similar": "Similar articles: type a PMID (or press s on a result)",
-    "sentences": "Similar sentences: type a sentence (or press t on a result)",
+    "similar": "Similar articles: type a PMID (or press ctrl+n on a result)",
+    "sentences": "Similar sentences: type a sentence (or press ctrl+t on a result)",
 }
 
 
@@ -103,10 +109,19 @@ class MainScreen(Screen[None]):
 
     def run_request(self, request: jobs.Request) -> None:
         self.last = request
+        if not self.when_open(lambda: self.run_request(request)):
+            return
         self.ticket += 1
         self.workers.cancel_group(self, "rerank")
         self.status.activity = "searching…"
         self.first_stage(self.ticket, request)
+
+    def when_open(self, start: Callable[[], None]) -> bool:
+        """True when the corpus is open; else ``start`` waits for it, as the status says."""
+        if self.session.corpus.admit(start):
+            return True
+        self.status.activity = "waiting for the corpus to open…"
+        return False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search", description="search")
     def first_stage(self, ticket: int, request: jobs.Request) -> None:
@@ -220,10 +235,28 @@ class MainScreen(Screen[None]):
         results = self.results
         results.show(rows, marked=self.session.basket, terms=terms, keep=keep)
         self.show_detail()
-        if results.hits and self.focused in (self.query_one(SearchBar), None):
+        if results.hits and not reranked and self.left_waiting():
             results.focus()
         count = len(results.hits)
         self.call_after_refresh(self.post_message, ResultsRendered(ticket, count, reranked))
+
+    def left_waiting(self) -> bool:
+        """Whether the query is where the user left it after submitting: then the list
+        may take the focus. Someone already typing their next query keeps the bar."""
+        bar = self.query_one(SearchBar)
+        if self.focused is None:
+            return True
+        last = self.last
+        return self.focused is bar and last is not None and bar.value.strip() == last.text
+
+    @on(TypedAhead)
+    def typed_ahead(self, message: TypedAhead) -> None:
+        if self.mode == "cite":
+            editor = self.query_one(TextArea)
+            editor.insert(message.character)
+            editor.focus()
+            return
+        self.query_one(SearchBar).type_ahead(message.character)
 
     def summarise(
         self, total: int, shown: int, timings: tuple[tuple[str, float], ...], notes: tuple[str, ...]
@@ -296,8 +329,15 @@ class MainScreen(Screen[None]):
             if kind == "doi"
             else PUBMED_URL.format(pmid=article.pmid)
         )
-        self.app.open_url(url)
-        self.notify(f"opened {url}")
+        if open_in_browser(self.app, url):
+            self.notify(f"opened {url}")
+        else:
+            self.app.copy_to_clipboard(url)
+            self.notify(
+                f"no browser could be opened; the link is copied to the clipboard: {url}",
+                severity="warning",
+                timeout=15,
+            )
         self.signal([article.pmid], "opened")
 
     def action_copy_citation(self) -> None:
@@ -360,6 +400,11 @@ class MainScreen(Screen[None]):
         if not paragraph.strip():
             self.notify("paste a paragraph first", severity="warning")
             return
+        self.run_cite(paragraph)
+
+    def run_cite(self, paragraph: str) -> None:
+        if not self.when_open(lambda: self.run_cite(paragraph)):
+            return
         self.ticket += 1
         self.workers.cancel_group(self, "rerank")
         self.status.activity = "finding references…"
@@ -392,19 +437,16 @@ class MainScreen(Screen[None]):
             if request is None or not basket:
                 return
             try:
-                write_export(basket, request.fmt, request.path)
+                target = write_basket(basket, request.fmt, request.path, self.session.paths)
             except MedsearchError as exc:
                 self.notify(str(exc), severity="error")
                 return
-            except OSError as exc:
-                self.notify(f"cannot write {request.path}: {exc.strerror or exc}", severity="error")
-                return
-            self.notify(f"exported {len(basket)} article(s) to {request.path}")
+            self.notify(f"exported {len(basket)} article(s) to {target}", timeout=10)
             for article in basket:
                 query = self.session.basket_queries.get(article.pmid)
                 if query:
                     self.signal([article.pmid], "exported", query)
-            self.post_message(Exported(str(request.path), len(basket)))
+            self.post_message(Exported(str(target), len(basket)))
 
-        default = Path.cwd() / "medsearch-basket.bib"
+        default = default_export_path(self.session.paths)
         self.app.push_screen(ExportScreen(self.session.basket, default), chosen)

@@ -7,9 +7,10 @@ from textual.widgets import Static
 
 from medsearch.records import Article
 from medsearch.tui.render import article_detail
+from medsearch.tui.widgets.search_bar import TypesIntoQuery
 
 
-class DetailPane(VerticalScroll, can_focus=True):
+class DetailPane(TypesIntoQuery, VerticalScroll, can_focus=True):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(Static(id="detail-body"), **kwargs)  # type: ignore[arg-type]
         self.article: Article | None = None

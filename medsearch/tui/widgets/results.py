@@ -11,6 +11,7 @@ from textual.widgets.option_list import Option
 
 from medsearch.records import Hit
 from medsearch.tui.render import hit_prompt
+from medsearch.tui.widgets.search_bar import TypesIntoQuery
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +24,7 @@ class Heading:
 Row = Hit | Heading
 
 
-class ResultsList(OptionList):
+class ResultsList(TypesIntoQuery, OptionList):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.rows: list[Row] = []

@@ -1,15 +1,60 @@
-"""The query input: Enter submits, up/down walk the persisted history, a paste is whole."""
+"""The query input: Enter submits, up/down walk the persisted history, a paste is whole,
+and characters typed over the results land here (see :meth:`SearchBar.type_ahead`)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
 from textual.binding import BindingType
+from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input
 
 from medsearch.tui import keys
 from medsearch.tui.history import History
+
+
+class TypedAhead(Message):
+    """A printable key no binding claims, typed over the results or the article: the
+    start of a new query, so it goes to the query and never to an action."""
+
+    def __init__(self, character: str) -> None:
+        self.character = character
+        super().__init__()
+
+
+if TYPE_CHECKING:
+    _Mixin = Widget
+else:
+    _Mixin = object  # a Widget base in the MRO would drop OptionList's component classes
+
+
+class TypesIntoQuery(_Mixin):
+    """Mixin for the widgets a new query is typed over (the results, the article): a
+    printable key no binding claims becomes :class:`TypedAhead`, never an action.
+
+    Keys reach the focused widget before the screen's (non-priority) bindings are
+    checked, so a key bound to an action (space, ``/``, or a letter the user remapped)
+    is left to its binding, unless a query is already being typed: keys of a burst that
+    were on their way here before the focus moved to the query (a fast typist, a
+    terminal delivering several keys at once) are part of it, spaces included.
+    """
+
+    _typing = False
+
+    def on_key(self, event: events.Key) -> None:
+        if not event.is_printable or event.character is None:
+            return
+        if not self._typing and event.key in self.screen.active_bindings:
+            return
+        self._typing = True
+        event.stop()
+        event.prevent_default()
+        self.post_message(TypedAhead(event.character))
+
+    def on_focus(self) -> None:
+        self._typing = False
 
 
 class SearchBar(Input):
@@ -18,6 +63,7 @@ class SearchBar(Input):
     def __init__(self, history: History, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.history = history
+        self._typing_ahead = False
 
     def _on_paste(self, event: events.Paste) -> None:
         """A pasted paragraph is one query, its lines joined by spaces.
@@ -45,3 +91,27 @@ class SearchBar(Input):
 
     def action_newer(self) -> None:
         self._recall(self.history.newer())
+
+    def type_ahead(self, character: str) -> None:
+        """A character typed while the results or the article had focus.
+
+        The first one starts a new query (the old one stays in the history: up recalls
+        it); the ones that follow before the focus has arrived here are appended.
+        Focusing an ``Input`` selects its text, which would let the next keystroke
+        replace what was just typed, so this one focus selects nothing.
+        """
+        if self.has_focus or self._typing_ahead:
+            self.insert_text_at_cursor(character)
+            return
+        self.history.reset()
+        self.value = character
+        self.cursor_position = len(character)
+        self._typing_ahead = True
+        self.select_on_focus = False
+        self.focus()
+
+    def on_focus(self) -> None:
+        self._typing_ahead = False
+
+    def on_blur(self) -> None:
+        self.select_on_focus = True  # back to the query with escape or / selects it
