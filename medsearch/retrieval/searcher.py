@@ -32,6 +32,7 @@ from medsearch.errors import (
 )
 from medsearch.models.batching import Cancelled
 from medsearch.paths import Paths
+from medsearch.query.normalize import repair_undecodable
 from medsearch.query.parser import parse_query
 from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
@@ -260,7 +261,7 @@ class Searcher:
         self._records = {}  # records read for snippets are reused for the hits
         try:
             return self._search(
-                query,
+                repair_undecodable(query),  # bytes that were not UTF-8, from argv
                 mode=mode,
                 k=k,
                 filters=filters,
