@@ -9,19 +9,34 @@ here the linear parser is also checked against a reference, the straightforward
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from pubmed_builders import article_xml, pubmed_file
 
+from ingest.pipeline import Ingestor
 from medsearch.errors import QuerySyntaxError
+from medsearch.paths import Paths
 from medsearch.query import Or, ParsedQuery, Phrase, Tagged, Term, parse_query
 from medsearch.query.filters import lift_filters
 from medsearch.query.lexer import OPERATORS, Token, _read_tag, canonical_tag, tokenize
 from medsearch.query.nodes import WHOLE_VALUE_TAGS, And, Node, Not
 from medsearch.query.parser import MAX_NESTING, _flat, _Parser, _word, apply_tag
+from medsearch.retrieval.searcher import open_searcher
+from medsearch.tui.app import MedsearchApp
+from medsearch.tui.widgets.results import ResultsList
+from medsearch.tui.widgets.search_bar import SearchBar
+
+REPO = Path(__file__).resolve().parent.parent
 
 # Far above what the linear parser needs for 100K characters (~0.2 s) and far below
 # what the quadratic one took (~50 s), so a loaded machine cannot make it flaky.
@@ -308,3 +323,95 @@ def test_any_text_gives_an_encodable_plan_or_a_syntax_error(text: str) -> None:
     assert isinstance(parsed, ParsedQuery)
     parsed.text.encode("utf-8")  # what tantivy, tokenizers and JSON will need
     assert len(parsed.text) == len(text)
+
+
+# -- through the command line and the TUI ------------------------------------------------------
+
+CAFE_PMID = 31
+
+
+@pytest.fixture(scope="module")
+def corpus_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("query-corpus")
+    xml = root / "xml"
+    xml.mkdir()
+    articles = [
+        article_xml(CAFE_PMID, "Café au lait macules in neurofibromatosis type 1", "Skin."),
+        article_xml(32, "Interleukin-6 blockade with tocilizumab in severe COVID-19", PAPER),
+        article_xml(33, "Corticosteroid use and mortality at 28 days", "Adjustment."),
+    ]
+    pubmed_file(xml / "pubmed26n0001.xml", articles)
+    home = root / "home"
+    with Ingestor(Paths(home), jobs=0) as ingestor:
+        ingestor.run([xml])
+    return home
+
+
+def medsearch(home: Path, *args: str | bytes) -> subprocess.CompletedProcess[bytes]:
+    """The real command line in its own process: argv bytes reach Python as the OS
+    hands them over (CliRunner cannot produce a surrogate-escaped argument)."""
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+    return subprocess.run(
+        [sys.executable, "-c", "from medsearch.cli import main; main()", "--home", home, *args],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_byte_that_is_not_utf8_is_read_as_windows_1252_and_searched(
+    corpus_home: Path,
+) -> None:
+    run = medsearch(corpus_home, "search", b"caf\xe9", "--json")
+    assert run.returncode == 0, run.stderr
+    answer = json.loads(run.stdout)
+    assert answer["query"] == "café"
+    assert [h["pmid"] for h in answer["hits"]] == [CAFE_PMID]
+
+    run = medsearch(corpus_home, "search", b"\xe9t\xe9[la]", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["query"] == "été[la]"
+
+
+def test_too_deep_parentheses_are_one_line_and_exit_2(corpus_home: Path) -> None:
+    run = medsearch(corpus_home, "search", "(" * 400 + "stroke" + ")" * 400)
+    assert run.returncode == 2
+    assert run.stderr.decode() == (
+        f"medsearch: error: parentheses nested more than {MAX_NESTING} deep at 100\n"
+    )
+
+
+def test_a_pasted_paper_is_searched_end_to_end_at_once(corpus_home: Path) -> None:
+    text = pasted_paper(100_000)
+    start = time.perf_counter()
+    with open_searcher(Paths(corpus_home)) as searcher:
+        result = searcher.search(text, k=3)
+    assert time.perf_counter() - start < GENEROUS_SECONDS
+    assert result.hits[0].pmid == 32
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_tui_says_what_is_wrong_with_too_deep_parentheses(
+    corpus_home: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "corpus"
+    shutil.copytree(corpus_home, home)
+    app = MedsearchApp(Paths(home))
+    async with app.run_test(size=(120, 40)) as pilot:
+        for query in ("(" * 400 + "stroke" + ")" * 400, "café"):
+            await app.workers.wait_for_complete()
+            bar = app.screen.query_one(SearchBar)
+            bar.focus()
+            bar.value = query
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        errors = [n.message for n in app._notifications if n.severity == "error"]
+        assert errors == [f"parentheses nested more than {MAX_NESTING} deep at 100"]
+        assert [h.pmid for h in app.screen.query_one(ResultsList).hits] == [CAFE_PMID]
