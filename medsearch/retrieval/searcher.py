@@ -552,13 +552,13 @@ class Searcher:
     def similar_text(self, title: str, abstract: str = "", *, k: int = 10) -> SearchResult:
         from medsearch.retrieval.neighbours import similar_text
 
-        return similar_text(self, title, abstract, k=k)
+        return similar_text(self, repair_undecodable(title), repair_undecodable(abstract), k=k)
 
     def sentences(self, text: str, *, k: int = 10) -> SearchResult:
         """Nearest abstract sentences, each with its neighbours for context."""
         from medsearch.retrieval.neighbours import sentences
 
-        return sentences(self, text, k=k)
+        return sentences(self, repair_undecodable(text), k=k)
 
     def cite(
         self,
@@ -576,6 +576,7 @@ class Searcher:
         """
         from medsearch.retrieval.cite import suggest
 
+        paragraph = repair_undecodable(paragraph)
         return suggest(
             self, paragraph, k=k, before=before, rerank=rerank, is_cancelled=is_cancelled
         )
