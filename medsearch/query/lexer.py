@@ -125,7 +125,7 @@ def _read_word(text: str, start: int, tokens: list[Token]) -> int:
     A ``(`` in the word that never closes within it opens a group instead (``foo(bar
     baz)``): the word ends there, and the rest of the scanned stretch becomes tokens at
     once (:func:`_split_at_unclosed`) rather than being scanned again from each ``(``,
-    which took time quadratic in the stretch (``x(x(x(...``).
+    which would take time quadratic in the stretch (``x(x(x(...``).
     """
     i, n = start, len(text)
     unclosed: list[int] = []  # positions of the "(" not closed so far, a stack

@@ -115,7 +115,7 @@ class _Parser:
             raise QuerySyntaxError(f"nothing before {first.text} at {first.pos}", first.pos)
         left = self.seq(depth)
         # The operands of a run of one operator, gathered and combined once at its end:
-        # combining at each operator copied the run so far (quadratic in its length).
+        # combining at each operator would copy the run so far (quadratic in its length).
         combined: type[And] | type[Or] | None = None
         parts: list[Node] = []
         while (op := self.peek()) is not None and op.kind in ("and", "or", "not"):
