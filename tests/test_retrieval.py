@@ -403,6 +403,21 @@ def test_text_over_the_encoder_limit_is_a_clear_error(searcher: Searcher) -> Non
     assert searcher.similar_text("Statins", "Statins lower LDL.").hits
 
 
+def test_free_text_with_bytes_that_were_not_utf8_reads_them_as_windows_1252(
+    searcher: Searcher,
+) -> None:
+    """A Latin-1 script's argument (``caf\\xe9`` arrives as ``caf\\udce9``) is encoded,
+    not refused by the tokenizer, wherever free text enters."""
+    garbled, clean = "Tocilizumab blocks caf\udce9 IL-6", "Tocilizumab blocks café IL-6"
+    assert searcher.sentences(garbled, k=3).hits == searcher.sentences(clean, k=3).hits
+    assert (
+        searcher.similar_text("Statins", garbled).hits
+        == searcher.similar_text("Statins", clean).hits
+    )
+    cited = searcher.cite(f"{garbled} [3].", k=2, rerank=False)
+    assert [c.citance.text for c in cited.citances] == [f"{clean}."]
+
+
 def test_a_full_disk_while_writing_vectors_is_one_clear_error(
     tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -21,7 +21,7 @@ from medsearch.query.nodes import (
     YearRange,
     leaves,
 )
-from medsearch.query.normalize import normalize_text, normalize_with_offsets
+from medsearch.query.normalize import normalize_text, normalize_with_offsets, repair_undecodable
 from medsearch.query.parser import parse_plain, parse_query
 
 __all__ = [
@@ -41,4 +41,5 @@ __all__ = [
     "normalize_with_offsets",
     "parse_plain",
     "parse_query",
+    "repair_undecodable",
 ]

@@ -120,22 +120,26 @@ def _read_tag(text: str, start: int, tokens: list[Token]) -> int:
 
 
 def _read_word(text: str, start: int, tokens: list[Token]) -> int:
-    """Read one word from ``start``; return where the next token begins."""
+    """Read one word from ``start``; return where the next token begins.
+
+    A ``(`` in the word that never closes within it opens a group instead (``foo(bar
+    baz)``): the word ends there, and the rest of the scanned stretch becomes tokens at
+    once (:func:`_split_at_unclosed`) rather than being scanned again from each ``(``,
+    which would take time quadratic in the stretch (``x(x(x(...``).
+    """
     i, n = start, len(text)
-    depth = 0
-    first_open = -1  # position of the outermost unmatched "(" inside the word
+    unclosed: list[int] = []  # positions of the "(" not closed so far, a stack
+    closer: dict[int, int] = {}  # "(" position -> the ")" that closes it in the word
     while i < n:
         char = text[i]
         if char.isspace() or char == '"':
             break
         if char == "(":
-            if depth == 0:
-                first_open = i
-            depth += 1
+            unclosed.append(i)
         elif char == ")":
-            if depth == 0:
+            if not unclosed:
                 break
-            depth -= 1
+            closer[unclosed.pop()] = i
         elif char == "[":
             close = text.find("]", i + 1)
             glued = close >= 0 and close + 1 < n and text[close + 1].isalnum()
@@ -143,9 +147,54 @@ def _read_word(text: str, start: int, tokens: list[Token]) -> int:
                 break  # a field tag (or a bad one) follows the word
             i = close  # benzo[a]pyrene: the brackets are part of the name
         i += 1
-    if depth > 0:
-        i = first_open  # "foo(bar baz)": the parenthesis opens a group, not a name part
-    word = text[start:i]
-    kind = OPERATORS.get(word, "word")
-    tokens.append(Token(kind, word, start))
+    if unclosed:
+        _split_at_unclosed(text, start, i, unclosed, closer, tokens)
+    else:
+        _append_word(text, start, i, tokens)
     return i
+
+
+def _split_at_unclosed(
+    text: str,
+    start: int,
+    end: int,
+    unclosed: list[int],
+    closer: dict[int, int],
+    tokens: list[Token],
+) -> None:
+    """The tokens of ``text[start:end]``, a stretch with ``(`` that never close in it.
+
+    What reading a word from each position would give, from the pairs the one scan
+    found: a word runs to the first ``(`` left open (``foo(bar`` -> ``foo``, ``(``,
+    ``bar``), or, inside a pair that closes, to that pair's ``)``. A ``[`` reached here
+    is one the scan read as part of a name, so as a tag it is an unknown one.
+    """
+    following = iter(unclosed)  # each "(" left open, in order: where a top-level word ends
+    next_open = next(following)
+    enclosing: list[int] = []  # the ")" of each pair around the position, innermost last
+    _append_word(text, start, next_open, tokens)
+    i = next_open
+    while i < end:
+        char = text[i]
+        if char == "(":
+            tokens.append(Token("lparen", "(", i))
+            if i in closer:
+                enclosing.append(closer[i])
+            else:
+                next_open = next(following, end)
+            i += 1
+        elif char == ")":
+            tokens.append(Token("rparen", ")", i))
+            enclosing.pop()
+            i += 1
+        elif char == "[":
+            i = _read_tag(text, i, tokens)
+        else:
+            stop = enclosing[-1] if enclosing else next_open
+            _append_word(text, i, stop, tokens)
+            i = stop
+
+
+def _append_word(text: str, start: int, end: int, tokens: list[Token]) -> None:
+    word = text[start:end]
+    tokens.append(Token(OPERATORS.get(word, "word"), word, start))

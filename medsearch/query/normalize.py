@@ -9,6 +9,8 @@ English name, set apart from adjacent letters so ``TNFα`` tokenises like ``TNF 
 Snippets must show the original characters, so :func:`normalize_with_offsets` also
 returns, for every character of the normalised text, the index of the original
 character it came from.
+
+Query text may also arrive holding bytes that were not UTF-8 (:func:`repair_undecodable`).
 """
 
 from __future__ import annotations
@@ -108,3 +110,34 @@ def normalize_with_offsets(text: str) -> tuple[str, list[int]]:
         origin.extend([i] * len(piece))
     origin.append(len(text))
     return "".join(out), origin
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def repair_undecodable(text: str) -> str:
+    """``text`` with every lone surrogate made a real character, one for one.
+
+    Python hands a command-line argument's bytes that are not UTF-8 over as lone
+    surrogates (``caf\\xe9`` from a Latin-1 terminal or script arrives as
+    ``caf\\udce9``), which nothing downstream can encode: tantivy, the tokenizers,
+    JSON output and files all refuse them. Such a byte most likely came from a legacy
+    8-bit encoding, so each one is read as Windows-1252 (Latin-1's printable letters and
+    its own), and ``caf\\xe9`` searches ``café``. Any other lone surrogate (half of an
+    emoji cut in two) becomes U+FFFD. One character for one keeps every position in the
+    text valid for error messages.
+    """
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(_as_character, text)
+
+
+def _as_character(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if not 0xDC80 <= code <= 0xDCFF:  # not an escaped byte: a broken UTF-16 pair
+        return "\ufffd"
+    byte = bytes([code - 0xDC00])
+    try:
+        return byte.decode("cp1252")
+    except UnicodeDecodeError:  # the five bytes Windows-1252 leaves undefined
+        return byte.decode("latin-1")

@@ -10,7 +10,9 @@ parentheses to group, and adjacent words binding tightest as a ranked OR::
     atom  := word | "phrase" | ( expr )
 
 A tag applies to the whole run of plain words before it (``smith ja[au]``). Any input
-either parses or raises :class:`QuerySyntaxError` with the offending position.
+either parses or raises :class:`QuerySyntaxError` with the offending position, in time
+linear in its length (a pasted paper is a query too), and parentheses nest at most
+:data:`MAX_NESTING` deep.
 """
 
 from __future__ import annotations
@@ -35,8 +37,13 @@ from medsearch.query.nodes import (
     Term,
     YearRange,
 )
+from medsearch.query.normalize import repair_undecodable
 
 MIN_PREFIX_CHARS = 3  # "a*" would expand to a large part of the dictionary
+# Parsing, filter lifting and query building recurse once per level of parentheses; a
+# bound far past any real query keeps them inside Python's recursion limit (~330 levels
+# here), wherever they run (a TUI worker thread too).
+MAX_NESTING = 100
 _DATE = re.compile(r"\s*([0-9]{4})(?:[/-][0-9]{1,2}(?:[/-][0-9]{1,2})?)?\s*")
 _PMID = re.compile(r"[0-9]{1,18}")  # fits tantivy's i64
 LANGUAGE_CODES = {
@@ -57,6 +64,7 @@ LANGUAGE_CODES = {
 
 def parse_query(text: str) -> ParsedQuery:
     """Parse ``text``; raise :class:`QuerySyntaxError` naming the problem and its position."""
+    text = repair_undecodable(text)
     parser = _Parser(tokenize(text))
     node = parser.parse()
     node, filters = lift_filters(node)
@@ -69,6 +77,7 @@ def parse_plain(text: str) -> ParsedQuery:
     For natural-language input that was not written as a query (evaluation claims,
     citation sentences with ``[12]``, abstracts for "similar articles").
     """
+    text = repair_undecodable(text)
     words = tuple(Term(m.group(), m.start()) for m in re.finditer(r"\S+", text))
     node: Node | None = (
         None if not words else words[0] if len(words) == 1 else Or(words, words=True)
@@ -80,6 +89,7 @@ class _Parser:
     def __init__(self, tokens: list[Token]) -> None:
         self.tokens = tokens
         self.i = 0
+        self.run_ends = _run_ends(tokens)
 
     def peek(self, ahead: int = 0) -> Token | None:
         j = self.i + ahead
@@ -104,14 +114,23 @@ class _Parser:
         if first is not None and first.kind in ("and", "or"):
             raise QuerySyntaxError(f"nothing before {first.text} at {first.pos}", first.pos)
         left = self.seq(depth)
+        # The operands of a run of one operator, gathered and combined once at its end:
+        # combining at each operator would copy the run so far (quadratic in its length).
+        combined: type[And] | type[Or] | None = None
+        parts: list[Node] = []
         while (op := self.peek()) is not None and op.kind in ("and", "or", "not"):
             self.take()
             nxt = self.peek()
             if nxt is None or nxt.kind in ("rparen", "and", "or"):
                 raise QuerySyntaxError(f"nothing after {op.text} at {op.pos}", op.pos)
             right = self.seq(depth)
-            left = _combine(left, op.kind, right)
-        return left
+            kind = Or if op.kind == "or" else And
+            if kind is not combined:
+                if combined is not None:
+                    left = combined(tuple(parts))
+                parts, combined = list(_flat(left, kind)), kind
+            parts.extend(_flat(Not(right) if op.kind == "not" else right, kind))
+        return left if combined is None else combined(tuple(parts))
 
     def seq(self, depth: int) -> Node:
         units: list[Node] = []
@@ -148,6 +167,10 @@ class _Parser:
                 raise QuerySyntaxError(f"unclosed parenthesis at {token.pos}", token.pos)
             if close.kind == "rparen":
                 raise QuerySyntaxError(f"empty parentheses at {token.pos}", token.pos)
+            if depth >= MAX_NESTING:
+                raise QuerySyntaxError(
+                    f"parentheses nested more than {MAX_NESTING} deep at {token.pos}", token.pos
+                )
             node = self.expr(depth + 1)
             close = self.peek()
             if close is None or close.kind != "rparen":
@@ -157,9 +180,10 @@ class _Parser:
             node = Phrase(token.text, token.pos)
         else:
             node = self.tagged_run(token)
-        while (tag := self.peek()) is not None and tag.kind == "tag":
-            self.take()
+        if (tag := self.peek()) is not None and tag.kind == "tag":
             node = apply_tag(tag.text, node, tag.pos)
+        while (tag := self.peek()) is not None and tag.kind == "tag":
+            self.take()  # the first tag wins: a tagged node ignores the tags after it
         return node
 
     def tagged_run(self, token: Token) -> Node:
@@ -168,21 +192,30 @@ class _Parser:
         As in PubMed, ``smith ja[au]`` and ``N Engl J Med[ta]`` tag the whole run of
         plain words before the tag (back to an operator, parenthesis or phrase).
         """
-        words = [token]
-        while (nxt := self.peek()) is not None and nxt.kind == "word":
-            ahead = 0
-            while (t := self.peek(ahead)) is not None and t.kind == "word":
-                ahead += 1
-            after = self.peek(ahead)
-            if after is None or after.kind != "tag":
-                break
-            words.extend(self.take() for _ in range(ahead))
-        if len(words) == 1:
+        end = self.run_ends[self.i - 1]  # where the run of words holding ``token`` ends
+        tag = self.peek(end - self.i)
+        if end == self.i or tag is None or tag.kind != "tag":
             return _word(token)
-        tag = self.peek()  # the loop only took words because a tag follows them
-        if tag is not None and tag.text in WHOLE_VALUE_TAGS:
+        words = [token, *self.tokens[self.i : end]]
+        self.i = end
+        if tag.text in WHOLE_VALUE_TAGS:
             return Phrase(" ".join(w.text for w in words), token.pos)
         return Or(tuple(_word(w) for w in words), words=True)
+
+
+def _run_ends(tokens: list[Token]) -> list[int]:
+    """For each token, the index of the first token from it on that is not a plain word.
+
+    One pass from the end, so that :meth:`_Parser.tagged_run` can tell whether a tag
+    follows a run without walking the run again for every word of it.
+    """
+    ends = [0] * len(tokens)
+    end = len(tokens)
+    for j in range(len(tokens) - 1, -1, -1):
+        if tokens[j].kind != "word":
+            end = j
+        ends[j] = end
+    return ends
 
 
 def _word(token: Token) -> Node:
@@ -196,15 +229,6 @@ def _word(token: Token) -> Node:
             )
         return Prefix(stem, token.pos)
     return Term(text, token.pos)
-
-
-def _combine(left: Node, op: str, right: Node) -> Node:
-    if op == "or":
-        parts = (*_flat(left, Or), *_flat(right, Or))
-        return Or(parts)
-    if op == "not":
-        right = Not(right)
-    return And((*_flat(left, And), *_flat(right, And)))
 
 
 def _flat(node: Node, kind: type[And] | type[Or]) -> tuple[Node, ...]:

@@ -32,6 +32,7 @@ from medsearch.errors import (
 )
 from medsearch.models.batching import Cancelled
 from medsearch.paths import Paths
+from medsearch.query.normalize import repair_undecodable
 from medsearch.query.parser import parse_query
 from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
@@ -260,7 +261,7 @@ class Searcher:
         self._records = {}  # records read for snippets are reused for the hits
         try:
             return self._search(
-                query,
+                repair_undecodable(query),  # bytes that were not UTF-8, from argv
                 mode=mode,
                 k=k,
                 filters=filters,
@@ -551,13 +552,13 @@ class Searcher:
     def similar_text(self, title: str, abstract: str = "", *, k: int = 10) -> SearchResult:
         from medsearch.retrieval.neighbours import similar_text
 
-        return similar_text(self, title, abstract, k=k)
+        return similar_text(self, repair_undecodable(title), repair_undecodable(abstract), k=k)
 
     def sentences(self, text: str, *, k: int = 10) -> SearchResult:
         """Nearest abstract sentences, each with its neighbours for context."""
         from medsearch.retrieval.neighbours import sentences
 
-        return sentences(self, text, k=k)
+        return sentences(self, repair_undecodable(text), k=k)
 
     def cite(
         self,
@@ -575,6 +576,7 @@ class Searcher:
         """
         from medsearch.retrieval.cite import suggest
 
+        paragraph = repair_undecodable(paragraph)
         return suggest(
             self, paragraph, k=k, before=before, rerank=rerank, is_cancelled=is_cancelled
         )
