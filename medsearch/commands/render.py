@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +17,18 @@ from medsearch.records import Article, Hit
 if TYPE_CHECKING:
     from ingest.pipeline import IngestSummary
 
-console = Console()
+
+class OutputConsole(Console):
+    """Standard output's console. Rich's own answer to a closed pipe is exit status 1;
+    the error goes on to the CLI instead, which ends every command the same quiet way
+    (:func:`medsearch.cli.pipe_closed_is_quiet`)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+console = OutputConsole()
 
 
 def highlighted(snippet: str) -> Text:
@@ -90,10 +103,29 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
             snippet = Text("     ")
             snippet.append_text(highlighted(hit.snippet))
             console.print(snippet)
+        extra = dict(hit.extra)
+        shown = print_in_context(extra)
         for key, value in hit.extra:
-            if isinstance(value, str) and value:
+            if key not in shown and isinstance(value, str) and value:
                 console.print(Text(f"     {key}: ", style="dim") + Text(value))
         console.print()
+
+
+def print_in_context(extra: dict[str, Any]) -> set[str]:
+    """A sentence hit between its neighbours, dimmed, as it reads in the abstract: a
+    sentence alone often cannot be judged ("This was not the case in mice."). The hit
+    is marked, not only bold, so it stands out in a pipe too. Returns the keys shown,
+    so they are not printed again as fields."""
+    sentence, context = extra.get("sentence"), extra.get("context")
+    if not isinstance(sentence, str) or not isinstance(context, dict):
+        return set()
+    before, after = context.get("before"), context.get("after")
+    if isinstance(before, str) and before:
+        console.print(Text(f"     {before}", style="dim"))
+    console.print(Text("   » ", style="bold") + Text(sentence, style="bold"))
+    if isinstance(after, str) and after:
+        console.print(Text(f"     {after}", style="dim"))
+    return {"sentence", "context"}
 
 
 def print_article(article: Article) -> None:
