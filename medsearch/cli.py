@@ -19,7 +19,7 @@ import click
 
 from medsearch import __version__
 from medsearch.commands import COMMANDS
-from medsearch.commands.common import fail
+from medsearch.commands.common import fail, failure
 from medsearch.errors import MedsearchError
 from medsearch.paths import ENV_HOME, Paths
 
@@ -89,20 +89,13 @@ class MedsearchGroup(click.Group):
                 result = super().invoke(ctx)
                 sys.stdout.flush()  # what is still buffered meets a closed pipe here
                 return result
-        except MedsearchError as exc:
-            fail(str(exc), exc.exit_code)
-        except KeyboardInterrupt:
-            fail("interrupted; work finished so far is kept; run the command again to resume", 130)
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except Exception as exc:
-            if os.environ.get("MEDSEARCH_DEBUG"):
+        except (Exception, KeyboardInterrupt) as exc:
+            expected = isinstance(exc, (MedsearchError, KeyboardInterrupt))
+            if not expected and os.environ.get("MEDSEARCH_DEBUG"):
                 raise
-            fail(
-                f"internal error ({type(exc).__name__}: {exc}); please report it, and set"
-                " MEDSEARCH_DEBUG=1 to see the traceback",
-                70,
-            )
+            fail(*failure(exc))
 
 
 @click.group(cls=MedsearchGroup, invoke_without_command=True)

@@ -49,6 +49,7 @@ def print_summary(summary: IngestSummary) -> None:
             console.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
         if summary.encoded:
             console.print(f"encoded {summary.encoded:,} new or changed articles")
+        console.print(f"time {run_time(summary)}", soft_wrap=True)
         return
     table.add_row(
         "files",
@@ -68,14 +69,49 @@ def print_summary(summary: IngestSummary) -> None:
         table.add_row("books", f"{summary.books:,} book records stored")
     if summary.encoded:
         table.add_row("encoded", f"{summary.encoded:,} new or changed vectors")
-    rate = summary.articles / summary.seconds if summary.seconds else 0.0
-    table.add_row("time", f"{summary.seconds:,.1f} s ({rate:,.0f} articles/s)")
+    table.add_row("time", run_time(summary))
     console.print(table)
     for note in summary.notes:
         console.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
     for name, error in summary.failures:
         message = error if name in error else f"{name}: {error}"
         console.print(f"[red]failed:[/] {escape(message)}", soft_wrap=True)
+
+
+STAGES = {
+    "prepare": "prepare",
+    "download": "download",
+    "ingest": "parse, store and index",
+    "vectors": "vectors",
+}
+"""Each stage's name in the summary (``--json`` has the keys)."""
+
+
+def run_time(summary: IngestSummary) -> str:
+    """The whole run's time, then each stage's: the lexical ingest's articles/s alone
+    would hide hours of encoding. A stage that took no visible time is left out."""
+    parts = []
+    for name, seconds in summary.stages.items():
+        if seconds < 0.05:
+            continue
+        part = f"{STAGES.get(name, name)} {duration(seconds)}"
+        if name == "ingest" and summary.articles:
+            part += f" ({summary.articles / seconds:,.0f} articles/s)"
+        elif name == "download" and "ingest" in summary.stages:
+            part += " (beside the ingest)"
+        parts.append(part)
+    total = f"{duration(summary.seconds)} in all"
+    return f"{total}: {', '.join(parts)}" if parts else total
+
+
+def duration(seconds: float) -> str:
+    """``7.0 s``, ``7 min 32 s``, ``2 h 05 min``: hours of encoding read at a glance."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    whole = round(seconds)
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
 def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
