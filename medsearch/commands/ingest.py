@@ -381,7 +381,7 @@ def run_ingest(
                 )
         from ingest.pipeline import Ingestor
 
-        with clock.stage("prepare"):  # a store upgrade or a lexical rebuild happen here
+        with clock.stage("prepare"):  # a store upgrade or a lexical rebuild happens here
             ing = Ingestor(paths, jobs=default_jobs() if jobs is None else jobs, progress=progress)
         with ing:
             if download:
