@@ -43,7 +43,7 @@ from httpserver import serve  # noqa: E402  (the tests' server: see sys.path abo
 
 from ingest.download import RemoteFile, list_remote  # noqa: E402
 from ingest.download_ahead import BackgroundDownload  # noqa: E402
-from ingest.pipeline import Ingestor  # noqa: E402
+from ingest.pipeline import Ingestor, IngestSummary  # noqa: E402
 from medsearch.paths import Paths  # noqa: E402
 from medsearch.progress import NullProgress  # noqa: E402
 
@@ -87,6 +87,7 @@ def main() -> None:
     ap.add_argument("--real", type=Path, default=None, help="cycle these real records instead")
     args = ap.parse_args()
     from medsearch.commands.ingest import default_jobs, download_and_ingest
+    from medsearch.commands.ingest_clock import StageClock
 
     jobs = default_jobs() if args.jobs is None else args.jobs
     work = Path(tempfile.mkdtemp(prefix="dl-ingest-"))
@@ -128,16 +129,19 @@ def main() -> None:
 
             home, dest = fresh("overlap")
             t0 = time.perf_counter()
+            clock = StageClock(IngestSummary())
             with Ingestor(Paths(home), jobs=jobs) as ing:
-                summary, stopped = download_and_ingest(
+                stopped = download_and_ingest(
                     ing,
                     [],
                     wanted,
                     dest,
                     NullProgress(),
+                    clock,
                     delete=False,
                     connections=args.connections,
                 )
+            summary = clock.summary
             overlap = time.perf_counter() - t0
             assert stopped is None and summary.articles == articles, (stopped, summary)
             print(f"overlapped          {overlap:7.1f} s")

@@ -87,6 +87,10 @@ class IngestSummary:
     articles: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    """Wall time of the whole run: :meth:`Ingestor.run`'s own, or the command's."""
+    stages: dict[str, float] = field(default_factory=dict)
+    """Wall time of each stage the command ran (prepare, download, ingest, vectors); the
+    download overlaps the ingest, so stages may add up to more than ``seconds``."""
     commits: int = 0
     """Units written: files in one transaction and one tantivy commit (see UNIT_FILES)."""
     encoded: int = 0
@@ -111,6 +115,7 @@ class IngestSummary:
             "books": self.books,
             "encoded": self.encoded,
             "seconds": round(self.seconds, 3),
+            "stages": {name: round(t, 3) for name, t in self.stages.items()},
             "commits": self.commits,
             "failures": [{"file": f, "error": e} for f, e in self.failures],
             "ignored": len(self.ignored),
@@ -225,11 +230,20 @@ class Ingestor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, inputs: Sequence[Path], *, incoming: Incoming | None = None) -> IngestSummary:
+    def run(
+        self,
+        inputs: Sequence[Path],
+        *,
+        incoming: Incoming | None = None,
+        summary: IngestSummary | None = None,
+    ) -> IngestSummary:
         """Apply ``inputs`` (files and folders), then the files ``incoming`` brings as
-        they land (a download running beside the ingest), in order, unit by unit."""
+        they land (a download running beside the ingest), in order, unit by unit.
+
+        Counts go into ``summary`` when given, so a caller still knows what was written
+        when the run raises (a full disk): each unit is counted once it is committed."""
         started = time.monotonic()
-        summary = IngestSummary()
+        summary = IngestSummary() if summary is None else summary
         todo: list[InputFile] = []
         if inputs or incoming is None:
             found = discover(inputs)

@@ -7,11 +7,14 @@ key bindings in ``[keys]`` (read by the TUI).
 
 from __future__ import annotations
 
+import difflib
+import json
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
-from medsearch.errors import UsageError
+from medsearch.errors import ConfigError
 from medsearch.paths import Paths
 
 
@@ -78,44 +81,160 @@ class IngestSettings:
     has. Same as ``ingest --delete-downloads``."""
 
 
+TABLES = ("search", "ingest", "profiles", "keys")
+"""The config file's tables: ``[profiles.NAME]`` are read by :mod:`medsearch.models.profiles`
+and ``[keys]`` by the TUI, which warns of a binding it does not know and goes on."""
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "fusion": ("rrf", "score"),
+    "rerank": ("auto", "delta", "cross", "none"),
+}
+MINIMUM: dict[str, int] = {
+    "lexical_candidates": 1,
+    "dense_candidates": 1,
+    "delta_depth": 1,
+}
+"""Whole-number settings that need more than the 0 every count may be: fusion and the
+Delta reranker need candidates."""
+
+
 def load_ingest_settings(paths: Paths) -> IngestSettings:
     """Defaults overridden by the ``[ingest]`` table of the config file."""
-    table = _table(paths, "ingest", {f.name for f in fields(IngestSettings)})
-    value = table.get("keep_free_bytes", 0)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise UsageError(
-            f"[ingest] keep_free_bytes in {paths.config_file} must be a whole number of"
-            f" bytes, 0 or more (e.g. 20_000_000_000), not {value!r}"
-        )
-    delete = table.get("delete_downloads", False)
-    if not isinstance(delete, bool):
-        raise UsageError(
-            f"[ingest] delete_downloads in {paths.config_file} must be true or false,"
-            f" not {delete!r}"
-        )
-    return IngestSettings(keep_free_bytes=value, delete_downloads=delete)
+    return _load(paths)[1]
 
 
 def load_settings(paths: Paths) -> Settings:
     """Defaults overridden by the ``[search]`` table of the config file, if there is one."""
-    return Settings(**_table(paths, "search", {f.name for f in fields(Settings)}))
+    return _load(paths)[0]
 
 
-def _table(paths: Paths, name: str, known: set[str]) -> dict[str, Any]:
-    """The config file's ``[name]`` table; a key no setting has is an error naming it."""
-    table: dict[str, Any] = read_config(paths).get(name, {})
-    unknown = set(table) - known
-    if unknown:
-        raise UsageError(
-            f"unknown setting(s) {', '.join(sorted(unknown))} in {paths.config_file} [{name}]"
-        )
-    return table
+def _load(paths: Paths) -> tuple[Settings, IngestSettings]:
+    """Both tables, both checked whichever one a command reads: a mistake in the file
+    is named by the first command that reads it, not by a later search."""
+    config = read_config(paths)
+    settings = Settings(**_validated(paths, config, "search", Settings))
+    if settings.profile is not None:
+        _check_profile(paths, settings.profile)
+    return settings, IngestSettings(**_validated(paths, config, "ingest", IngestSettings))
 
 
 def read_config(paths: Paths) -> dict[str, Any]:
-    if not paths.config_file.exists():
+    """The config file as TOML, its tables checked for shape: a typo such as ``[serach]``
+    or ``search = 5`` is an error here, not a file silently ignored."""
+    file = paths.config_file
+    if not file.exists():
         return {}
     try:
-        return tomllib.loads(paths.config_file.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"cannot read {paths.config_file}: {exc}") from exc
+        text = file.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {file}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{file} is not UTF-8 text (byte {exc.start} is not): save it as UTF-8"
+        ) from exc
+    try:
+        config = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file} is not valid TOML: {exc}") from exc
+    for name, value in config.items():
+        if name not in TABLES:
+            raise ConfigError(
+                f"{file}: unknown table [{name}]{_closest(name, TABLES, '[{}]')}; the tables"
+                " are [search], [ingest], [profiles.NAME] and [keys]"
+            )
+        if not isinstance(value, dict):
+            raise ConfigError(
+                f"{file}: {name} must be a table ([{name}] on a line of its own, its"
+                f" settings below it), not {name} = {_shown(value)}"
+            )
+    return config
+
+
+def _validated(
+    paths: Paths, config: dict[str, Any], name: str, settings: type[Any]
+) -> dict[str, Any]:
+    """The ``[name]`` table, each key a field of the ``settings`` dataclass, each value
+    of that field's type and in its range. Checked when the file is read, so a wrong
+    value is named at once rather than failing (or being ignored) deep in a search."""
+    table: dict[str, Any] = config.get(name, {})
+    hints = get_type_hints(settings)
+    known = [f.name for f in fields(settings)]
+    for key, value in table.items():
+        if key not in hints:
+            raise ConfigError(
+                f"{paths.config_file}: unknown setting {key!r} in [{name}]"
+                f"{_closest(key, known, '{}')}; the settings are {', '.join(known)}"
+            )
+        problem = _problem(key, value, hints[key])
+        if problem is not None:
+            raise ConfigError(
+                f"{paths.config_file}: [{name}] {key} must be {problem},"
+                f" not {key} = {_shown(value)}"
+            )
+    return table
+
+
+def _problem(key: str, value: Any, hint: Any) -> str | None:
+    """What ``value`` should be for ``key`` (typed ``hint``), or None when it is fine."""
+    kinds = [t for t in get_args(hint) if t is not type(None)] or [hint]
+    kind = kinds[0]
+    if kind is bool:
+        return None if isinstance(value, bool) else "true or false"
+    if kind is int or kind is float:
+        least = MINIMUM.get(key, 0)
+        what = "a whole number" if kind is int else "a number"
+        number = isinstance(value, int) or (kind is float and isinstance(value, float))
+        if isinstance(value, bool) or not number or value < least:
+            return f"{what}, {least} or more"
+        return None
+    if not isinstance(value, str):
+        return "a string" + (f": {_listed(CHOICES[key])}" if key in CHOICES else "")
+    if key in CHOICES and value not in CHOICES[key]:
+        return _listed(CHOICES[key])
+    if key == "device":
+        return _device_problem(value)
+    return None
+
+
+def _device_problem(value: str) -> str | None:
+    from medsearch.errors import ModelError
+    from medsearch.models.device import resolve_device
+
+    try:  # every accelerator "present": only the form is checked, not this machine
+        resolve_device(value, cuda_available=True, mps_available=True)
+    except ModelError:
+        return '"auto", "cpu", "cuda", "cuda:N", "cuda:N,M" or "mps"'
+    return None
+
+
+def _check_profile(paths: Paths, name: str) -> None:
+    from medsearch.models.profiles import all_profiles
+
+    known = list(all_profiles(paths))
+    if name not in known:
+        raise ConfigError(
+            f"{paths.config_file}: [search] profile {_shown(name)} is not a model profile"
+            f"{_closest(name, known, '{}')}; the profiles are {', '.join(known)}"
+            " (add your own as [profiles.NAME])"
+        )
+
+
+def _closest(name: str, known: Sequence[str], form: str) -> str:
+    match = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f" (did you mean {form.format(match[0])}?)" if match else ""
+
+
+def _listed(choices: Sequence[str]) -> str:
+    quoted = [f'"{c}"' for c in choices]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+
+
+def _shown(value: Any) -> str:
+    """A value as it was written in the file (TOML, not Python)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "a table"
+    return str(value)

@@ -21,6 +21,13 @@ class UsageError(MedsearchError):
     exit_code = 2
 
 
+class ConfigError(MedsearchError):
+    """``config.toml`` cannot be read, or a setting in it has a name, type or value
+    medsearch cannot use; the message names the file, the setting and what it takes."""
+
+    exit_code = 78  # sysexits' EX_CONFIG, beside 70 (EX_SOFTWARE) for internal errors
+
+
 class HomeError(MedsearchError):
     """The data home cannot be created or written."""
 

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 from conftest import REPO
 
 from medsearch.cli import main
-from medsearch.config import Settings
+from medsearch.config import Settings, load_ingest_settings, load_settings
 from medsearch.models.profiles import read_config_profiles
+from medsearch.paths import Paths
 from medsearch.tui.keys import SPECS
 
 
@@ -24,6 +25,8 @@ def test_readme_config_example_is_accepted_by_every_reader(tmp_path: Path) -> No
     config = tomllib.loads(block.group(1))
     Settings(**config["search"])
     (tmp_path / "config.toml").write_text(block.group(1))
+    assert load_settings(Paths(tmp_path)) == Settings(**config["search"])  # validated
+    assert load_ingest_settings(Paths(tmp_path)).delete_downloads is True
     assert set(read_config_profiles(tmp_path / "config.toml")) == {"biolinkbert"}
     assert set(config["keys"]) <= {spec.id for spec in SPECS}
 

@@ -77,6 +77,7 @@ def test_delta_reranking_at_search_time_needs_neither_torch_nor_gensim(module: s
 # nothing else in the core may reach into it.
 INGEST_CALLERS = {
     "commands/ingest.py",
+    "commands/ingest_clock.py",
     "commands/quickstart.py",
     "commands/render.py",
     "evaluate.py",

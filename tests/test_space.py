@@ -209,9 +209,11 @@ def test_ingest_refuses_to_start_when_the_disk_cannot_hold_it(tmp_path: Path) ->
         code, out, err = download(home, server.url + "pubmed/")
         data_requests = server.requests_for("/pubmed/baseline/pubmed26n0001.xml.gz")
     assert code != 0
-    assert out == ""
     [line] = err.strip().splitlines()
     assert "not enough disk" in line and "free under the data home" in line
+    report = json.loads(out)  # --json: the refusal, and that nothing was done
+    assert report["error"] == line.removeprefix("medsearch: error: ")
+    assert (report["exit_status"], report["files"], report["added"]) == (code, 0, 0)
     assert str(home) in line
     assert not data_requests
     assert not (home / "downloads" / "baseline" / "pubmed26n0001.xml.gz").exists()

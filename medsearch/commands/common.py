@@ -8,14 +8,31 @@ from typing import Any, NoReturn
 
 import click
 
-from medsearch.errors import UsageError
+from medsearch.errors import MedsearchError, UsageError
 from medsearch.paths import Paths
 from medsearch.records import Filters
+
+INTERNAL_ERROR = 70
+"""Exit status of a failure that is a bug in medsearch (sysexits' EX_SOFTWARE)."""
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
     click.echo(f"medsearch: error: {message}", err=True)
     sys.exit(code)
+
+
+def failure(exc: BaseException) -> tuple[str, int]:
+    """The one line and the exit status that ``exc`` ends a command with: the CLI prints
+    them, and ``ingest --json`` puts them in its summary too."""
+    if isinstance(exc, MedsearchError):
+        return str(exc), exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted; work finished so far is kept; run the command again to resume", 130
+    return (
+        f"internal error ({type(exc).__name__}: {exc}); please report it, and set"
+        " MEDSEARCH_DEBUG=1 to see the traceback",
+        INTERNAL_ERROR,
+    )
 
 
 def emit_json(obj: Any) -> None:

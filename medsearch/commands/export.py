@@ -22,9 +22,9 @@ from medsearch.errors import NotFoundError, UsageError
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
     default=None,
-    help="Write to a file instead of standard output.",
+    help="Write to a file instead of standard output (- is standard output).",
 )
 @click.pass_context
 def export(ctx: click.Context, pmids: tuple[str, ...], fmt: str, output: Path | None) -> None:
@@ -39,7 +39,7 @@ def export(ctx: click.Context, pmids: tuple[str, ...], fmt: str, output: Path | 
     if missing:
         raise NotFoundError(f"not in the store: PMID {', '.join(map(str, missing))}")
     text = render([found[p] for p in numbers], fmt)  # type: ignore[arg-type]
-    if output is None:
+    if output is None or str(output) == "-":
         click.echo(text, nl=False)
     else:
         try:

@@ -48,8 +48,9 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit_json(info)
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from medsearch.commands.render import console
 
     footprint = info.pop("footprint")
     table = Table(show_header=False, box=None, padding=(0, 2))
@@ -59,7 +60,6 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         elif isinstance(value, int):
             value = f"{value:,}"
         table.add_row(key, str(value))
-    console = Console()
     console.print(table)
     console.print(footprint_table(footprint))
 

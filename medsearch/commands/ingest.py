@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import click
 
-from medsearch.commands.common import emit_json, fail, paths_of
+from medsearch.commands.common import emit_json, paths_of
+from medsearch.commands.ingest_clock import IngestFailed, StageClock
 from medsearch.errors import UsageError
 from medsearch.paths import Paths
 from medsearch.progress import Progress
 
 if TYPE_CHECKING:
     from ingest.download import RemoteFile
-    from ingest.pipeline import Ingestor, IngestSummary
+    from ingest.pipeline import Ingestor
 
 
 def default_jobs(cores: int | None = None) -> int:
@@ -77,16 +79,18 @@ def download_and_ingest(
     wanted: list[RemoteFile],
     dest: Path,
     progress: Progress,
+    clock: StageClock,
     *,
     delete: bool,
     connections: int,
-) -> tuple[IngestSummary, BaseException | None]:
+) -> BaseException | None:
     """Ingest ``inputs``, then each of ``wanted`` as soon as it (and every file before
     it) is downloaded and verified, while the next ones download, ``connections`` at a
-    time (one progress bar for them all, in MB). With ``delete`` each downloaded file
-    goes once the store has it, and at most a window of them is on disk, so the
-    baseline's 51.8 GB never sit there at once. Returns the summary and what stopped the
-    download, if anything did (the files that came are ingested all the same)."""
+    time (one progress bar for them all, in MB), counting into ``clock.summary``. With
+    ``delete`` each downloaded file goes once the store has it, and at most a window of
+    them is on disk, so the baseline's 51.8 GB never sit there at once. Returns what
+    stopped the download, if anything did (the files that came are ingested all the
+    same)."""
     from ingest.download_ahead import BackgroundDownload
     from ingest.incoming import Incoming, InputFile
     from ingest.pipeline import UNIT_FILES
@@ -111,12 +115,17 @@ def download_and_ingest(
     def on_bytes(done: int, total: int | None) -> None:
         progress.update("download", completed=round(done / 1e6), total=megabytes(total))
 
+    def on_ended(error: BaseException | None) -> None:
+        ended.append(time.monotonic())
+        incoming.end()
+
+    ended: list[float] = []
     incoming = Incoming(expected=len(wanted), on_finished=on_finished)
     download = BackgroundDownload(
         wanted,
         dest,
         lambda path, md5: incoming.add(InputFile(path, path.stat().st_size, md5)),
-        lambda error: incoming.end(),
+        on_ended,
         connections=connections,
         # parsing, parsed and waiting, in the unit being written, and downloading: none
         # of them waits for the window
@@ -127,8 +136,13 @@ def download_and_ingest(
         n = len(wanted)
         what = f"Downloading {n} file{'s' * (n > 1)} (MB)"
         progress.start("download", what, total=megabytes(download.total_bytes))
-    with download:
-        summary = ing.run(inputs, incoming=incoming)
+    summary = clock.summary
+    begun = time.monotonic()
+    try:
+        with download, clock.stage("ingest"):
+            ing.run(inputs, incoming=incoming, summary=summary)
+    finally:  # the download ran beside the ingest: its own time, not the ingest's
+        clock.add("download", (ended[0] if ended else time.monotonic()) - begun)
     if wanted:
         progress.finish("download")
     if deleted:
@@ -142,7 +156,7 @@ def download_and_ingest(
             f"the download stopped after {len(download.fetched)} of {len(wanted)} file(s);"
             " those are ingested: run the same command again to fetch the rest"
         )
-    return summary, download.error
+    return download.error
 
 
 def ingested_files(paths: Paths) -> frozenset[str]:
@@ -269,11 +283,73 @@ def ingest(
     are set aside and listed. Re-running skips files already ingested (known by content, not
     name) and retries failed ones; an interrupted run resumes.
     """
-    from medsearch.commands.progress import cli_progress
-    from medsearch.commands.render import print_summary
+    from ingest.pipeline import IngestSummary
 
-    paths = paths_of(ctx).ensure()
-    if not (inputs or download or embeddings or paths.store.exists()):
+    clock = StageClock(IngestSummary())
+    try:
+        stopped = run_ingest(
+            paths_of(ctx).ensure(),
+            clock,
+            list(inputs),
+            download=download,
+            limit=limit,
+            mirror=mirror,
+            connections=connections,
+            embeddings=embeddings,
+            skip_space_check=skip_space_check,
+            delete_downloads=delete_downloads,
+            no_encode=no_encode,
+            profile=profile,
+            device=device,
+            index_factory=index_factory,
+            jobs=jobs,
+            quiet=as_json,
+        )
+    except (Exception, KeyboardInterrupt) as exc:
+        clock.stop()
+        if as_json and not isinstance(exc, click.ClickException):
+            emit_json(clock.report(exc, stopped_in=clock.running))
+        raise
+    clock.stop()
+    summary = clock.summary
+    if stopped is None and not summary.ok:
+        stopped = IngestFailed(
+            f"{len(summary.failures)} input(s) failed; fix or remove them and run ingest again"
+        )
+    if as_json:
+        emit_json(clock.report(stopped))
+    else:
+        from medsearch.commands.render import print_summary
+
+        print_summary(summary)
+    if stopped is not None:  # after the summary: what did arrive is in the store
+        raise stopped
+
+
+def run_ingest(
+    paths: Paths,
+    clock: StageClock,
+    files: list[Path],
+    *,
+    download: str | None,
+    limit: int | None,
+    mirror: str | None,
+    connections: int | None,
+    embeddings: str | None,
+    skip_space_check: bool,
+    delete_downloads: bool,
+    no_encode: bool,
+    profile: str | None,
+    device: str,
+    index_factory: str | None,
+    jobs: int | None,
+    quiet: bool,
+) -> BaseException | None:
+    """The ingest itself, counting into ``clock.summary`` and timing each stage as it
+    goes. Returns what stopped a download, if anything did."""
+    from medsearch.commands.progress import cli_progress
+
+    if not (files or download or embeddings or paths.store.exists()):
         raise UsageError(
             "give PubMed files or directories, --download baseline|updates, or --embeddings"
             " (with none of these, ingest brings the indexes of an existing corpus up to"
@@ -284,66 +360,63 @@ def ingest(
     from ingest.download_ahead import CONNECTIONS
 
     connections = connections or CONNECTIONS
-    files = list(inputs)
     from medsearch.config import load_ingest_settings
     from medsearch.lock import write_lock
 
     delete_downloads = delete_downloads or load_ingest_settings(paths).delete_downloads
+    summary = clock.summary
     stopped: BaseException | None = None
-    with write_lock(paths, "ingest"), cli_progress(enabled=not as_json) as progress:
+    with write_lock(paths, "ingest"), cli_progress(enabled=not quiet) as progress:
         wanted: list[RemoteFile] = []
         if download:
-            wanted, dest = plan_download(
-                paths,
-                download,
-                limit,
-                mirror,
-                encode=not no_encode,
-                space_check=not skip_space_check,
-                keep_downloads=not delete_downloads,
-                connections=connections,
-            )
-        from ingest.pipeline import Ingestor, IngestSummary
+            with clock.stage("download"):
+                wanted, dest = plan_download(
+                    paths,
+                    download,
+                    limit,
+                    mirror,
+                    encode=not no_encode,
+                    space_check=not skip_space_check,
+                    keep_downloads=not delete_downloads,
+                    connections=connections,
+                )
+        from ingest.pipeline import Ingestor
 
-        with Ingestor(
-            paths, jobs=default_jobs() if jobs is None else jobs, progress=progress
-        ) as ing:
+        with clock.stage("prepare"):  # a store upgrade or a lexical rebuild happens here
+            ing = Ingestor(paths, jobs=default_jobs() if jobs is None else jobs, progress=progress)
+        with ing:
             if download:
-                summary, stopped = download_and_ingest(
+                stopped = download_and_ingest(
                     ing,
                     files,
                     wanted,
                     dest,
                     progress,
+                    clock,
                     delete=delete_downloads,
                     connections=connections,
                 )
-            else:
-                summary = ing.run(files) if files else IngestSummary()
+            elif files:
+                with clock.stage("ingest"):
+                    ing.run(files, summary=summary)
             if stopped is None and (embeddings or not no_encode):
                 from ingest.encode_stage import run_vectors_stage
 
-                notes, encoded = run_vectors_stage(
-                    paths,
-                    ing.store,
-                    profile=profile,
-                    device=device,
-                    index_factory=index_factory,
-                    embeddings=embeddings,
-                    encode=not no_encode,
-                    progress=progress,
-                )
+                with clock.stage("vectors"):
+                    notes, encoded = run_vectors_stage(
+                        paths,
+                        ing.store,
+                        profile=profile,
+                        device=device,
+                        index_factory=index_factory,
+                        embeddings=embeddings,
+                        encode=not no_encode,
+                        progress=progress,
+                    )
                 summary.notes.extend(notes)
                 summary.encoded = encoded
             summary.notes.extend(rerank_offer(paths, ing.store.count()))
-    if as_json:
-        emit_json(summary.to_dict())
-    else:
-        print_summary(summary)
-    if stopped is not None:  # after the summary: what did arrive is in the store
-        raise stopped
-    if not summary.ok:
-        fail(f"{len(summary.failures)} input(s) failed; fix or remove them and run ingest again")
+    return stopped
 
 
 def rerank_offer(paths: Paths, articles: int) -> list[str]:

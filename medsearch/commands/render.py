@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +17,18 @@ from medsearch.records import Article, Hit
 if TYPE_CHECKING:
     from ingest.pipeline import IngestSummary
 
-console = Console()
+
+class OutputConsole(Console):
+    """Standard output's console. Rich's own answer to a closed pipe is exit status 1;
+    the error goes on to the CLI instead, which ends every command the same quiet way
+    (:func:`medsearch.cli.pipe_closed_is_quiet`)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+console = OutputConsole()
 
 
 def highlighted(snippet: str) -> Text:
@@ -36,6 +49,7 @@ def print_summary(summary: IngestSummary) -> None:
             console.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
         if summary.encoded:
             console.print(f"encoded {summary.encoded:,} new or changed articles")
+        console.print(f"time {run_time(summary)}", soft_wrap=True)
         return
     table.add_row(
         "files",
@@ -55,14 +69,49 @@ def print_summary(summary: IngestSummary) -> None:
         table.add_row("books", f"{summary.books:,} book records stored")
     if summary.encoded:
         table.add_row("encoded", f"{summary.encoded:,} new or changed vectors")
-    rate = summary.articles / summary.seconds if summary.seconds else 0.0
-    table.add_row("time", f"{summary.seconds:,.1f} s ({rate:,.0f} articles/s)")
+    table.add_row("time", run_time(summary))
     console.print(table)
     for note in summary.notes:
         console.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
     for name, error in summary.failures:
         message = error if name in error else f"{name}: {error}"
         console.print(f"[red]failed:[/] {escape(message)}", soft_wrap=True)
+
+
+STAGES = {
+    "prepare": "prepare",
+    "download": "download",
+    "ingest": "parse, store and index",
+    "vectors": "vectors",
+}
+"""Each stage's name in the summary (``--json`` has the keys)."""
+
+
+def run_time(summary: IngestSummary) -> str:
+    """The whole run's time, then each stage's: the lexical ingest's articles/s alone
+    would hide hours of encoding. A stage that took no visible time is left out."""
+    parts = []
+    for name, seconds in summary.stages.items():
+        if seconds < 0.05:
+            continue
+        part = f"{STAGES.get(name, name)} {duration(seconds)}"
+        if name == "ingest" and summary.articles:
+            part += f" ({summary.articles / seconds:,.0f} articles/s)"
+        elif name == "download" and "ingest" in summary.stages:
+            part += " (beside the ingest)"
+        parts.append(part)
+    total = f"{duration(summary.seconds)} in all"
+    return f"{total}: {', '.join(parts)}" if parts else total
+
+
+def duration(seconds: float) -> str:
+    """``7.0 s``, ``7 min 32 s``, ``2 h 05 min``: hours of encoding read at a glance."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    whole = round(seconds)
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
 def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
@@ -90,10 +139,29 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
             snippet = Text("     ")
             snippet.append_text(highlighted(hit.snippet))
             console.print(snippet)
+        extra = dict(hit.extra)
+        shown = print_in_context(extra)
         for key, value in hit.extra:
-            if isinstance(value, str) and value:
+            if key not in shown and isinstance(value, str) and value:
                 console.print(Text(f"     {key}: ", style="dim") + Text(value))
         console.print()
+
+
+def print_in_context(extra: dict[str, Any]) -> set[str]:
+    """A sentence hit between its neighbours, dimmed, as it reads in the abstract: a
+    sentence alone often cannot be judged ("This was not the case in mice."). The hit
+    is marked, not only bold, so it stands out in a pipe too. Returns the keys shown,
+    so they are not printed again as fields."""
+    sentence, context = extra.get("sentence"), extra.get("context")
+    if not isinstance(sentence, str) or not isinstance(context, dict):
+        return set()
+    before, after = context.get("before"), context.get("after")
+    if isinstance(before, str) and before:
+        console.print(Text(f"     {before}", style="dim"))
+    console.print(Text("   » ", style="bold") + Text(sentence, style="bold"))
+    if isinstance(after, str) and after:
+        console.print(Text(f"     {after}", style="dim"))
+    return {"sentence", "context"}
 
 
 def print_article(article: Article) -> None:

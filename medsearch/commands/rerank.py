@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from medsearch.commands.common import emit_json, parse_pmid, paths_of
+from medsearch.paths import Paths
 
 
 @click.group()
@@ -146,10 +147,26 @@ def mark(
         return
     if not pmids or query is None:
         raise UsageError("give PMIDs and --query (or --list / --clear)")
-    written = marks.record(
-        paths.ensure().signals_file, query, [parse_pmid(p) for p in pmids], signal
-    )
+    numbers = [parse_pmid(p) for p in pmids]
+    refuse_missing(paths, numbers)
+    written = marks.record(paths.ensure().signals_file, query, numbers, signal)
     if as_json:
         emit_json({"recorded": written, "signal": signal, "query": query})
     else:
         click.echo(f"recorded {written} {signal} mark(s) for {query!r}")
+
+
+def refuse_missing(paths: Paths, pmids: list[int]) -> None:
+    """A mark of a PMID the store lacks (a typo, another corpus) would train the reranker
+    on an article it can never rank, so none of the marks is recorded: the user fixes
+    the list and runs the same command again."""
+    from medsearch.errors import NotFoundError
+    from medsearch.store import Store
+
+    with Store(paths.store, readonly=True) as store:
+        found = store.existing(pmids)
+    missing = [p for p in dict.fromkeys(pmids) if p not in found]
+    if missing:
+        raise NotFoundError(
+            f"not in the store: PMID {', '.join(map(str, missing))}; no marks were recorded"
+        )

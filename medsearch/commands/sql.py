@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import csv
 import io
-import os
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -84,12 +83,7 @@ def sql(ctx: click.Context, query: str | None, fmt: str, schema: bool) -> None:
             raise StoreError(why)
         cursor = execute(conn, query)
         names = [d[0] for d in cursor.description or ()]
-        try:
-            write(names, rows_of(cursor), fmt)
-        except BrokenPipeError:  # `| head`: the reader has all it wanted
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            sys.exit(1)
+        write(names, rows_of(cursor), fmt)  # `| head`: the CLI ends quietly, see cli.py
     finally:
         conn.close()
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from medsearch.errors import ModelError
+from medsearch.errors import ConfigError, ModelError
 from medsearch.models.cache import BUNDLED_MODELS, ModelLocation, locate_model
 from medsearch.paths import Paths
 
@@ -185,6 +185,10 @@ def read_config_profiles(config_file: Path) -> dict[str, ModelProfile]:
             data = tomllib.load(handle)
     except tomllib.TOMLDecodeError as error:
         raise ModelError(f"{config_file}: not valid TOML: {error}") from error
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{config_file} is not UTF-8 text (byte {error.start} is not): save it as UTF-8"
+        ) from error
     tables = data.get("profiles", {})
     if not isinstance(tables, dict):
         raise ModelError(f"{config_file}: [profiles] must be a table of [profiles.NAME] tables")
