@@ -1,9 +1,11 @@
 """Streaming PubMed/MEDLINE XML parser: one file -> ``Iterator[Article | Deletion]``.
 
 Baseline and update files hold ~30K citations (~200 MB of XML each), so the parser
-never builds the tree: ``lxml.etree.iterparse`` fires only on the record elements, each
+never builds the tree: lxml's pull parser fires only on the record elements, each
 record is turned into frozen records and then cleared together with the siblings
-already seen, which keeps memory flat whatever the file size.
+already seen, which keeps memory flat whatever the file size. What a file may not hold
+(a record past the limits of :mod:`ingest.sources`, a 10 MB text node) fails it before
+it is built, so a hostile file cannot take the memory either.
 
 Two roots are understood: ``PubmedArticleSet`` (baseline/update files and efetch
 output: ``PubmedArticle``, ``PubmedBookArticle``, ``DeleteCitation``) and the older
@@ -15,11 +17,9 @@ records were yielded; the ingest pipeline rolls the whole file back in that case
 
 from __future__ import annotations
 
-import gzip
 import io
 import logging
 import re
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,19 @@ from typing import cast
 
 from lxml import etree
 
+from ingest.sources import (
+    CORRUPT,
+    COUNT_EVERY,
+    MAX_FIELD_CHARS,
+    MAX_GAP_BYTES,
+    MAX_RECORD_BYTES,
+    MAX_RECORD_ELEMENTS,
+    RECORD_TAGS,
+    open_input,
+    oversized_field,
+    read_head,
+    xml_root,
+)
 from ingest.text import (
     child_text,
     first_children,
@@ -47,32 +60,10 @@ from medsearch.records import (
 
 log = logging.getLogger(__name__)
 
-try:  # ISA-L's inflate: the same bytes ~1.7x faster than zlib's (BENCHMARKS.md, session 27)
-    from isal import igzip, isal_zlib
-
-    def _gunzip(path: Path) -> io.BufferedIOBase:
-        return cast(io.BufferedIOBase, igzip.open(path, "rb"))  # type: ignore[no-untyped-call]
-
-    # its stub types the class as an instance
-    _INFLATE_ERRORS: tuple[type[BaseException], ...] = (cast(type[Exception], isal_zlib.error),)
-except ImportError:  # a platform without its wheel: the standard library's
-
-    def _gunzip(path: Path) -> io.BufferedIOBase:
-        return gzip.open(path, "rb")
-
-    _INFLATE_ERRORS = ()
-_CORRUPT: tuple[type[BaseException], ...] = (zlib.error, *_INFLATE_ERRORS, gzip.BadGzipFile)
-"""What a damaged gzip stream raises, with either inflater (a cut one: EOFError)."""
-
-GZIP_MAGIC = b"\x1f\x8b"
-RECORD_TAGS = {
-    "PubmedArticleSet": ("PubmedArticle", "PubmedBookArticle", "DeleteCitation"),
-    "MedlineCitationSet": ("MedlineCitation", "DeleteCitation"),
-}
-SNIFF_BYTES = 64 * 1024
-_ROOT = re.compile(rb"<(?![?!])([^\s/>]+)")
-_COMMENT = re.compile(rb"<!--.*?-->", re.DOTALL)
+READ_BYTES = 64 * 1024
+"""Bytes handed to libxml2 at a time; the limits are checked between two of them."""
 _LXML_WHERE = re.compile(r",? line \d+, column \d+$")
+_HUGE_HINT = re.compile(r",? (?:try|use) XML_PARSE_HUGE(?: option)?")
 
 Element = etree._Element
 
@@ -95,70 +86,152 @@ def parse_file(
     stats = stats if stats is not None else ParseStats()
     if not path.is_file():
         raise ParseError(str(path), "no such file")
-    tags = RECORD_TAGS[_sniff_root(path)]
-    with _open(path) as stream:
-        context = etree.iterparse(
-            stream,
-            events=("end",),
-            tag=tags,
-            resolve_entities=False,
-            no_network=True,
-            load_dtd=False,
-            huge_tree=True,
-        )
+    root = _sniff_root(path)
+    with open_input(path) as stream:
         try:
-            for _event, elem in context:
-                record = _record(elem, stats)
-                _release(elem)
-                if record is not None:
-                    yield record
+            yield from _records(stream, root, stats, str(path))
         except etree.XMLSyntaxError as err:
             raise _syntax_error(path, err) from err
         except EOFError as err:
             raise ParseError(str(path), "truncated gzip stream") from err
-        except _CORRUPT as err:
+        except CORRUPT as err:
             raise ParseError(str(path), "corrupt gzip stream") from err
         except OSError as err:
             raise ParseError(str(path), f"cannot read file ({err.strerror or err})") from err
 
 
-def _open(path: Path) -> io.BufferedIOBase:
-    """Open plain or gzipped XML; gzip is recognised by its magic bytes, not the suffix."""
-    with path.open("rb") as probe:
-        magic = probe.read(2)
-    if magic == GZIP_MAGIC:
-        return _gunzip(path)
-    return path.open("rb")
+def _records(
+    stream: io.BufferedIOBase, root_tag: str, stats: ParseStats, name: str
+) -> Iterator[Article | Deletion]:
+    """The records of an open stream, fed to libxml2 :data:`READ_BYTES` at a time.
+
+    Events fire only on the records (and on the root's start, to hold the root): an
+    event for every element would cost more than the parse. What else the root holds
+    (nothing, in a real file; a hostile one may hold millions of elements after its last
+    record) is dropped between two reads by :class:`_Guard`, which also fails the file
+    once a record passes the limits in :mod:`ingest.sources`. No entity is resolved and
+    no DTD loaded, local or remote, so an entity never reads a file or the network, and
+    without libxml2's ``huge`` option a text node stops at 10 MB.
+    """
+    read = stream.read
+    tags = RECORD_TAGS[root_tag]
+    parser = etree.XMLPullParser(
+        events=("start", "end"),
+        tag=(root_tag, *tags),
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+    )
+    guard = _Guard(name)
+    while True:
+        chunk: bytes = read(READ_BYTES)
+        failure: etree.XMLSyntaxError | None = None
+        try:
+            if chunk:
+                parser.feed(chunk)
+            else:
+                parser.close()
+        except etree.XMLSyntaxError as err:
+            failure = err  # the records before the damage are yielded first
+        for event, item in parser.read_events():
+            elem = cast(Element, item)  # only element events were asked for
+            if elem.tag == root_tag:
+                if event == "start" and guard.root is None:
+                    guard.root = elem
+                continue
+            if event == "start":
+                guard.in_record = True
+                continue
+            record = _record(elem, stats)
+            if record is not None and guard.span + READ_BYTES > MAX_FIELD_CHARS:
+                guard.check_fields(record, elem)  # a record this long may hold a long field
+            _release(elem)
+            guard.record_ended()
+            if record is not None:
+                yield record
+        if failure is not None:
+            raise failure
+        if not chunk:
+            return
+        guard.fed(len(chunk))
+
+
+class _Guard:
+    """What one file's parse holds between two reads, kept within the limits.
+
+    ``span``: bytes fed since the last record ended: the record being read
+    (``in_record``), or whatever lies between two records.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.root: Element | None = None
+        self.span = 0
+        self.in_record = False
+        self._counted_at = 0  # ``span`` at the last count of the open record's elements
+
+    def record_ended(self) -> None:
+        self.span = self._counted_at = 0
+        self.in_record = False
+
+    def fed(self, size: int) -> None:
+        """After ``size`` more bytes: drop the root's finished children, check the limits."""
+        self.span += size
+        root = self.root
+        if root is None or not len(root):
+            current = None
+        else:
+            if len(root) > 1:
+                del root[:-1]  # only the last child may still be open
+            current = root[-1]
+        where = f"line {current.sourceline}" if current is not None else None
+        if self.in_record and self.span > MAX_RECORD_BYTES:
+            problem = (
+                f"a record larger than {MAX_RECORD_BYTES // 2**20} MB, which no real PubMed"
+                " record comes near"
+            )
+            raise ParseError(self.name, problem, where)
+        if not self.in_record and self.span > MAX_GAP_BYTES:
+            problem = f"over {MAX_GAP_BYTES // 2**20} MB of XML outside any PubMed record"
+            raise ParseError(self.name, problem, where)
+        if current is not None and self.span - self._counted_at >= COUNT_EVERY:
+            self._counted_at = self.span
+            if sum(1 for _ in current.iter()) > MAX_RECORD_ELEMENTS:
+                problem = (
+                    f"a record of over {MAX_RECORD_ELEMENTS:,} XML elements, which no real"
+                    " PubMed record comes near"
+                )
+                raise ParseError(self.name, problem, where)
+
+    def check_fields(self, record: Article | Deletion, elem: Element) -> None:
+        """Fail on a field past :data:`MAX_FIELD_CHARS` (asked only of long records)."""
+        if isinstance(record, Article) and (field := oversized_field(record)) is not None:
+            problem = (
+                f"the {field} of PMID {record.pmid} is longer than {MAX_FIELD_CHARS:,}"
+                " characters, which no real PubMed record comes near"
+            )
+            raise ParseError(self.name, problem, f"line {elem.sourceline}")
 
 
 def _sniff_root(path: Path) -> str:
     """The root element's name, read from the first bytes so a wrong file fails fast."""
-    try:
-        with _open(path) as stream:
-            head = stream.read(SNIFF_BYTES)
-    except EOFError as err:
-        raise ParseError(str(path), "truncated gzip stream") from err
-    except _CORRUPT as err:
-        raise ParseError(str(path), f"corrupt gzip stream ({err})") from err
-    except OSError as err:
-        raise ParseError(str(path), f"cannot read file ({err.strerror or err})") from err
+    head = read_head(path)
     if not head.strip():
         raise ParseError(str(path), "empty file")
-    match = _ROOT.search(_COMMENT.sub(b"", head))
-    if match is None:
+    root = xml_root(head)
+    if root is None:
         if b"<" not in head:
             raise ParseError(str(path), "not XML (no element found)", "line 1")
         # Let lxml say precisely what is wrong with the prolog.
         _raise_first_syntax_error(path)
         raise ParseError(str(path), "malformed XML (no root element)")
-    root = match.group(1).decode("utf-8", "replace")
     if root not in RECORD_TAGS:
         raise ParseError(str(path), f"not PubMed XML (root element <{root}>)")
     return root
 
 
 def _raise_first_syntax_error(path: Path) -> None:
-    with _open(path) as stream:
+    with open_input(path) as stream:
         try:
             for _event, elem in etree.iterparse(stream, events=("end",), load_dtd=False):
                 elem.clear()
@@ -168,6 +241,9 @@ def _raise_first_syntax_error(path: Path) -> None:
 
 def _syntax_error(path: Path, err: etree.XMLSyntaxError) -> ParseError:
     message = _LXML_WHERE.sub("", str(err.msg or err)).strip()
+    message, limits = _HUGE_HINT.subn("", message)
+    if limits:  # libxml2's own limits (10 MB a text node, 256 levels deep)
+        message += ", a limit no real PubMed file comes near"
     if len(message) > 120:
         message = message[:117] + "..."
     position = f"line {err.lineno}" if err.lineno else None
