@@ -64,6 +64,9 @@ READ_BYTES = 64 * 1024
 """Bytes handed to libxml2 at a time; the limits are checked between two of them."""
 _LXML_WHERE = re.compile(r",? line \d+, column \d+$")
 _HUGE_HINT = re.compile(r",? (?:try|use) XML_PARSE_HUGE(?: option)?")
+_TOO_MANY = (
+    f"a record of over {MAX_RECORD_ELEMENTS:,} XML elements, which no real PubMed record comes near"
+)
 
 Element = etree._Element
 
@@ -143,8 +146,8 @@ def _records(
                 guard.in_record = True
                 continue
             record = _record(elem, stats)
-            if record is not None and guard.span + READ_BYTES > MAX_FIELD_CHARS:
-                guard.check_fields(record, elem)  # a record this long may hold a long field
+            if guard.span + READ_BYTES > MAX_FIELD_CHARS:  # none of the real records
+                guard.check_whole(record, elem)
             _release(elem)
             guard.record_ended()
             if record is not None:
@@ -197,14 +200,13 @@ class _Guard:
         if current is not None and self.span - self._counted_at >= COUNT_EVERY:
             self._counted_at = self.span
             if sum(1 for _ in current.iter()) > MAX_RECORD_ELEMENTS:
-                problem = (
-                    f"a record of over {MAX_RECORD_ELEMENTS:,} XML elements, which no real"
-                    " PubMed record comes near"
-                )
-                raise ParseError(self.name, problem, where)
+                raise ParseError(self.name, _TOO_MANY, where)
 
-    def check_fields(self, record: Article | Deletion, elem: Element) -> None:
-        """Fail on a field past :data:`MAX_FIELD_CHARS` (asked only of long records)."""
+    def check_whole(self, record: Article | Deletion | None, elem: Element) -> None:
+        """Check a finished record that may be long enough to pass a limit: its elements
+        (which may have ended before the next count) and its fields."""
+        if sum(1 for _ in elem.iter()) > MAX_RECORD_ELEMENTS:
+            raise ParseError(self.name, _TOO_MANY, f"line {elem.sourceline}")
         if isinstance(record, Article) and (field := oversized_field(record)) is not None:
             problem = (
                 f"the {field} of PMID {record.pmid} is longer than {MAX_FIELD_CHARS:,}"
