@@ -170,7 +170,7 @@ def _records(lines: _Lines) -> Iterator[Fields]:
             length = len(match.group(2))
         if length > MAX_FIELD_CHARS:
             tag = fields[-1][0]
-            lines.fail(f"a {tag} field longer than {MAX_FIELD_CHARS:,} characters")
+            lines.fail(f"the {tag} field is longer than {MAX_FIELD_CHARS:,} characters")
     if fields:
         lines.records += 1
         yield [(tag, normalise_space(" ".join(parts))) for tag, parts in fields]
