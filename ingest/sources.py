@@ -58,9 +58,10 @@ MAX_RECORD_BYTES = 32 * 1024 * 1024
 """Bytes of XML (decompressed) in one record, or between two records: 32 MiB.
 
 PubMed's longest records are those of large collaborations (5,154 personal authors at
-most, NLM's author statistics; investigator lists of ~15,000 names), a few MB of XML;
-the real files beside the tests have none over 60 KB. A file that passes this is not
-PubMed, and reading on would only hold more of it in memory."""
+most, by NLM's author statistics, and investigator lists of thousands of names): a few
+MB of XML, ~500 bytes a name with its affiliation. The real files beside the tests have
+none over 60 KB. A file that passes this is not PubMed, and reading on would only hold
+more of it in memory."""
 MAX_GAP_BYTES = 1024 * 1024
 """Bytes of XML outside any record (before the first, between two, after the last):
 1 MiB. A real file has a prolog and whitespace there; a gzip bomb of elements that are
