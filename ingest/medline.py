@@ -141,7 +141,7 @@ def _records(lines: _Lines) -> Iterator[Fields]:
         if not line.strip():
             if fields:
                 lines.records += 1
-                yield [(tag, normalise_space(" ".join(parts))) for tag, parts in fields]
+                yield _joined(fields)
                 fields, size = [], 0
             gap += len(line) + 1
             if gap > MAX_GAP_BYTES:
@@ -162,7 +162,11 @@ def _records(lines: _Lines) -> Iterator[Fields]:
             if match is None:
                 lines.fail("not a MEDLINE line (expected 'TAG - value')")
             tag = match.group(1)
-            if not fields and tag != "PMID":
+            if tag == "PMID" and fields:  # a writer that leaves out the blank line
+                lines.records += 1
+                yield _joined(fields)
+                fields, size = [], len(line) + 1
+            elif not fields and tag != "PMID":
                 lines.fail(f"a MEDLINE record starts with its PMID line, not {tag!r}")
             if len(fields) >= MAX_RECORD_ELEMENTS:
                 lines.fail(f"a record of over {MAX_RECORD_ELEMENTS:,} fields")
@@ -173,7 +177,11 @@ def _records(lines: _Lines) -> Iterator[Fields]:
             lines.fail(f"the {tag} field is longer than {MAX_FIELD_CHARS:,} characters")
     if fields:
         lines.records += 1
-        yield [(tag, normalise_space(" ".join(parts))) for tag, parts in fields]
+        yield _joined(fields)
+
+
+def _joined(fields: list[tuple[str, list[str]]]) -> Fields:
+    return [(tag, normalise_space(" ".join(parts))) for tag, parts in fields]
 
 
 @dataclass(slots=True)

@@ -204,6 +204,13 @@ def test_sections_are_split_only_at_labels(
     )
 
 
+def test_records_without_a_blank_line_between_them_are_told_apart_by_pmid(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "PMID- 1\nTI  - First\nPMID- 2\nTI  - Second\n")
+    assert [(a.pmid, a.title) for a in medline.parse_file(path)] == [(1, "First"), (2, "Second")]
+
+
 def test_the_pmid_follows_the_xml_parsers_rule(tmp_path: Path) -> None:
     path = write(tmp_path, "PMID- 12ab\nTI  - Not a PMID\n\nPMID- 7\nTI  - Kept\n")
     assert [a.pmid for a in medline.parse_file(path)] == [7]
