@@ -28,7 +28,7 @@ from typing import cast
 from medsearch.errors import ParseError
 from medsearch.records import Article
 
-try:  # ISA-L's inflate: the same bytes ~1.7x faster than zlib's (BENCHMARKS.md, session 27)
+try:  # ISA-L's inflate: the same bytes ~1.7x faster than zlib's (BENCHMARKS.md)
     from isal import igzip, isal_zlib
 
     def _gunzip(path: Path) -> io.BufferedIOBase:
