@@ -3,9 +3,13 @@
 ``medsearch ingest ~/pubmed`` is most often pointed at a copy of NCBI's FTP layout:
 ``baseline/`` (``pubmed26n0001`` ... ``n1334``) next to ``updatefiles/`` (``n1335`` ...),
 every data file beside its ``.md5``. So a directory is walked to any depth, and anything
-in it that is not ``*.xml`` / ``*.xml.gz`` is set aside with its reason (an ``.md5``, a
-README, a ``NAME.part`` that :mod:`ingest.download` is still writing, a hidden file),
-counted in the summary rather than failed.
+in it that is not PubMed is set aside with its reason (an ``.md5``, a README, a
+``NAME.part`` that :mod:`ingest.download` is still writing, a hidden file, a PMC full
+text or an OAI-PMH harvest: XML, but not citations), counted in the summary rather than
+failed. What a file is, is told from its first bytes (:mod:`ingest.sources`), so PubMed's
+MEDLINE exports are taken whatever their name (``.nbib``, ``.txt``) and a ``.xml`` with
+another root element is set aside; only a file that claims to be PubMed (an XML root of
+PubMed's, an NCBI name, a ``.nbib``) and cannot be read counts as failed.
 
 The order is NCBI's, not the paths': update files only mean what NCBI intends (a later
 record for a PMID replaces the earlier one, a DeleteCitation removes a PMID the baseline
@@ -30,7 +34,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from ingest.sources import Kind, sniff_file
+
 SUFFIXES = (".xml", ".xml.gz")
+MEDLINE_NAMES = (".nbib", ".nbib.gz")
+"""Taken whatever their content: an unreadable one fails with the MEDLINE reader's line."""
 PARTIAL_SUFFIXES = (".part", ".partial", ".crdownload", ".tmp")
 """Files still being written: ``NAME.part`` is :mod:`ingest.download`'s (and
 :mod:`ingest.embeddings`'), the rest are browsers' and other downloaders'."""
@@ -45,6 +53,7 @@ class Reason(StrEnum):
 
     DUPLICATE = "duplicate"
     NOT_XML = "not PubMed XML"
+    OTHER_XML = "other XML"
     CHECKSUM = "md5 checksum"
     PARTIAL = "partial download"
     HIDDEN = "hidden"
@@ -60,20 +69,26 @@ _PLURAL = {
 
 @dataclass(frozen=True, slots=True)
 class Ignored:
-    """An input set aside: ``same_as`` is the input kept in its place (duplicates only)."""
+    """An input set aside: ``same_as`` is the input kept in its place (duplicates only),
+    ``root`` the root element of XML that is not PubMed's (other XML only)."""
 
     path: Path
     reason: Reason
     same_as: Path | None = None
+    root: str | None = None
 
     def to_dict(self) -> dict[str, str]:
         out = {"file": str(self.path), "reason": str(self.reason)}
         if self.same_as is not None:
             out["same_as"] = str(self.same_as)
+        if self.root is not None:
+            out["root"] = self.root
         return out
 
     def example(self) -> str:
-        return f"{self.path} = {self.same_as}" if self.same_as is not None else str(self.path)
+        if self.same_as is not None:
+            return f"{self.path} = {self.same_as}"
+        return f"{self.path} <{self.root}>" if self.root is not None else str(self.path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +121,9 @@ def order_inputs(paths: Iterable[Path]) -> list[Path]:
 
 
 def reason_to_skip(name: str) -> Reason | None:
-    """Why a file met while walking a folder is not ingested; None when it is."""
+    """Why a file met while walking a folder is not ingested, by its name alone; None
+    when the name says PubMed XML. NOT_XML is only a first guess: :func:`judge` reads
+    the file's first bytes before it sets one aside for that reason."""
     lower = name.lower()
     if name.startswith("."):
         return Reason.HIDDEN  # editors' and macOS's ._NAME.xml.gz companions among them
@@ -117,6 +134,29 @@ def reason_to_skip(name: str) -> Reason | None:
     if lower.endswith(".md5"):
         return Reason.CHECKSUM
     return Reason.NOT_XML
+
+
+def judge(path: Path, reason: Reason | None) -> Ignored | None:
+    """Why ``path`` is set aside, given what its name says (:func:`reason_to_skip`) and
+    what its first bytes say; None when it is ingested.
+
+    PubMed XML and MEDLINE content is taken whatever the name. A file named as XML is set
+    aside only when it is well-formed XML of another kind (its root element is not
+    PubMed's) and its name is not NCBI's (``pubmed26n0005.xml`` holding an HTML page is
+    a damaged download, which fails); an XML name over bytes that are no XML at all, or
+    unreadable ones, is a damaged PubMed file and goes to the parser, which says what is
+    wrong.
+    """
+    if reason is not None and reason is not Reason.NOT_XML:
+        return Ignored(path, reason)
+    sniffed = sniff_file(path)
+    if sniffed.kind in (Kind.PUBMED_XML, Kind.MEDLINE):
+        return None
+    if sniffed.kind is Kind.OTHER_XML and ncbi_number(path.name) is None:
+        return Ignored(path, Reason.OTHER_XML, root=sniffed.root)
+    if reason is None or path.name.lower().endswith(MEDLINE_NAMES):
+        return None
+    return Ignored(path, Reason.NOT_XML)
 
 
 def discover(paths: Iterable[Path]) -> Inputs:
@@ -135,10 +175,11 @@ def discover(paths: Iterable[Path]) -> Inputs:
             _walk(given, found, ignored, missing)
         elif given.is_file():
             reason = reason_to_skip(given.name)
-            if reason is None or reason is Reason.HIDDEN:
+            skip = None if reason is Reason.HIDDEN else judge(given, reason)
+            if skip is None:
                 found.setdefault(given.resolve(), given)
             else:
-                ignored.append(Ignored(given, reason))
+                ignored.append(skip)
         else:
             missing.append((str(given), "no such file or directory"))
     return Inputs(
@@ -181,8 +222,8 @@ def _walk(
                     missing.append((str(path), "broken symbolic link"))
                 else:
                     ignored.append(Ignored(path, Reason.SPECIAL))
-            elif (reason := reason_to_skip(entry.name)) is not None:
-                ignored.append(Ignored(path, reason))
+            elif (skip := judge(path, reason_to_skip(entry.name))) is not None:
+                ignored.append(skip)
             else:
                 found.setdefault(path.resolve(), path)
 

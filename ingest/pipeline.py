@@ -252,7 +252,7 @@ class Ingestor:
             if not found.files and not found.missing and incoming is None:
                 where = ", ".join(str(p) for p in inputs)
                 also = f" (ignored {describe(found.ignored)})" if found.ignored else ""
-                raise UsageError(f"no PubMed files (*.xml, *.xml.gz) in {where}{also}")
+                raise UsageError(f"no PubMed files (XML, MEDLINE .nbib) in {where}{also}")
             todo = self._plan(found.files, summary)
         feed = Arrivals((f.path for f in todo), ended=incoming is None)
         by_path = {f.path: f for f in todo}

@@ -1,13 +1,17 @@
 """Streaming PubMed/MEDLINE XML parser: one file -> ``Iterator[Article | Deletion]``.
 
 Baseline and update files hold ~30K citations (~200 MB of XML each), so the parser
-never builds the tree: ``lxml.etree.iterparse`` fires only on the record elements, each
+never builds the tree: lxml's pull parser fires only on the record elements, each
 record is turned into frozen records and then cleared together with the siblings
-already seen, which keeps memory flat whatever the file size.
+already seen, which keeps memory flat whatever the file size. What a file may not hold
+(a record past the limits of :mod:`ingest.sources`, a 10 MB text node) fails it before
+it is built, so a hostile file cannot take the memory either.
 
-Two roots are understood: ``PubmedArticleSet`` (baseline/update files and efetch
-output: ``PubmedArticle``, ``PubmedBookArticle``, ``DeleteCitation``) and the older
-``MedlineCitationSet`` (bare ``MedlineCitation`` records and ``DeleteCitation``).
+How a file is read within its limits is :mod:`ingest.xml_stream`'s; this module turns
+each record element into records. Two roots are understood: ``PubmedArticleSet``
+(baseline/update files and efetch output: ``PubmedArticle``, ``PubmedBookArticle``,
+``DeleteCitation``) and the older ``MedlineCitationSet`` (bare ``MedlineCitation``
+records and ``DeleteCitation``).
 Anything else, and every unreadable file, is a :class:`ParseError` naming the file and,
 when known, the line. Because this is a generator, an error can surface after many
 records were yielded; the ingest pipeline rolls the whole file back in that case.
@@ -15,18 +19,14 @@ records were yielded; the ingest pipeline rolls the whole file back in that case
 
 from __future__ import annotations
 
-import gzip
-import io
 import logging
-import re
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 from lxml import etree
 
+from ingest.sources import CORRUPT, open_input
 from ingest.text import (
     child_text,
     first_children,
@@ -35,6 +35,7 @@ from ingest.text import (
     normalise_space,
     pub_date,
 )
+from ingest.xml_stream import records, sniff_root, syntax_error
 from medsearch.errors import ParseError
 from medsearch.records import (
     AbstractSection,
@@ -46,33 +47,6 @@ from medsearch.records import (
 )
 
 log = logging.getLogger(__name__)
-
-try:  # ISA-L's inflate: the same bytes ~1.7x faster than zlib's (BENCHMARKS.md, session 27)
-    from isal import igzip, isal_zlib
-
-    def _gunzip(path: Path) -> io.BufferedIOBase:
-        return cast(io.BufferedIOBase, igzip.open(path, "rb"))  # type: ignore[no-untyped-call]
-
-    # its stub types the class as an instance
-    _INFLATE_ERRORS: tuple[type[BaseException], ...] = (cast(type[Exception], isal_zlib.error),)
-except ImportError:  # a platform without its wheel: the standard library's
-
-    def _gunzip(path: Path) -> io.BufferedIOBase:
-        return gzip.open(path, "rb")
-
-    _INFLATE_ERRORS = ()
-_CORRUPT: tuple[type[BaseException], ...] = (zlib.error, *_INFLATE_ERRORS, gzip.BadGzipFile)
-"""What a damaged gzip stream raises, with either inflater (a cut one: EOFError)."""
-
-GZIP_MAGIC = b"\x1f\x8b"
-RECORD_TAGS = {
-    "PubmedArticleSet": ("PubmedArticle", "PubmedBookArticle", "DeleteCitation"),
-    "MedlineCitationSet": ("MedlineCitation", "DeleteCitation"),
-}
-SNIFF_BYTES = 64 * 1024
-_ROOT = re.compile(rb"<(?![?!])([^\s/>]+)")
-_COMMENT = re.compile(rb"<!--.*?-->", re.DOTALL)
-_LXML_WHERE = re.compile(r",? line \d+, column \d+$")
 
 Element = etree._Element
 
@@ -95,92 +69,18 @@ def parse_file(
     stats = stats if stats is not None else ParseStats()
     if not path.is_file():
         raise ParseError(str(path), "no such file")
-    tags = RECORD_TAGS[_sniff_root(path)]
-    with _open(path) as stream:
-        context = etree.iterparse(
-            stream,
-            events=("end",),
-            tag=tags,
-            resolve_entities=False,
-            no_network=True,
-            load_dtd=False,
-            huge_tree=True,
-        )
+    root = sniff_root(path)
+    with open_input(path) as stream:
         try:
-            for _event, elem in context:
-                record = _record(elem, stats)
-                _release(elem)
-                if record is not None:
-                    yield record
+            yield from records(stream, root, lambda elem: _record(elem, stats), path)
         except etree.XMLSyntaxError as err:
-            raise _syntax_error(path, err) from err
+            raise syntax_error(path, err) from err
         except EOFError as err:
             raise ParseError(str(path), "truncated gzip stream") from err
-        except _CORRUPT as err:
+        except CORRUPT as err:
             raise ParseError(str(path), "corrupt gzip stream") from err
         except OSError as err:
             raise ParseError(str(path), f"cannot read file ({err.strerror or err})") from err
-
-
-def _open(path: Path) -> io.BufferedIOBase:
-    """Open plain or gzipped XML; gzip is recognised by its magic bytes, not the suffix."""
-    with path.open("rb") as probe:
-        magic = probe.read(2)
-    if magic == GZIP_MAGIC:
-        return _gunzip(path)
-    return path.open("rb")
-
-
-def _sniff_root(path: Path) -> str:
-    """The root element's name, read from the first bytes so a wrong file fails fast."""
-    try:
-        with _open(path) as stream:
-            head = stream.read(SNIFF_BYTES)
-    except EOFError as err:
-        raise ParseError(str(path), "truncated gzip stream") from err
-    except _CORRUPT as err:
-        raise ParseError(str(path), f"corrupt gzip stream ({err})") from err
-    except OSError as err:
-        raise ParseError(str(path), f"cannot read file ({err.strerror or err})") from err
-    if not head.strip():
-        raise ParseError(str(path), "empty file")
-    match = _ROOT.search(_COMMENT.sub(b"", head))
-    if match is None:
-        if b"<" not in head:
-            raise ParseError(str(path), "not XML (no element found)", "line 1")
-        # Let lxml say precisely what is wrong with the prolog.
-        _raise_first_syntax_error(path)
-        raise ParseError(str(path), "malformed XML (no root element)")
-    root = match.group(1).decode("utf-8", "replace")
-    if root not in RECORD_TAGS:
-        raise ParseError(str(path), f"not PubMed XML (root element <{root}>)")
-    return root
-
-
-def _raise_first_syntax_error(path: Path) -> None:
-    with _open(path) as stream:
-        try:
-            for _event, elem in etree.iterparse(stream, events=("end",), load_dtd=False):
-                elem.clear()
-        except etree.XMLSyntaxError as err:
-            raise _syntax_error(path, err) from err
-
-
-def _syntax_error(path: Path, err: etree.XMLSyntaxError) -> ParseError:
-    message = _LXML_WHERE.sub("", str(err.msg or err)).strip()
-    if len(message) > 120:
-        message = message[:117] + "..."
-    position = f"line {err.lineno}" if err.lineno else None
-    return ParseError(str(path), f"malformed XML: {message}", position)
-
-
-def _release(elem: Element) -> None:
-    """Free a finished record and the earlier siblings lxml still links to."""
-    elem.clear(keep_tail=True)  # type: ignore[call-arg]  # lxml-stubs predates keep_tail
-    parent = elem.getparent()
-    if parent is not None:
-        while elem.getprevious() is not None:
-            del parent[0]
 
 
 def _record(elem: Element, stats: ParseStats) -> Article | Deletion | None:

@@ -58,17 +58,38 @@ Notice = tuple[str, Any]
 
 
 def _parse_messages(path: Path, batch_size: int, dictionary: bytes | None) -> Iterator[Message]:
+    from ingest import medline, pubmed_xml
     from ingest.prepare import messages
-    from ingest.pubmed_xml import parse_file
+    from ingest.sources import reads_as_medline
 
     try:
-        yield from messages(parse_file(path), batch_size, dictionary)
+        records = medline.parse_file if reads_as_medline(path) else pubmed_xml.parse_file
+        yield from messages(records(path), batch_size, dictionary)
     except ParseError as exc:
         yield ("error", (exc.problem, exc.position))
     except MemoryError:
         yield ("error", ("out of memory while parsing", None))
     except Exception as exc:  # a parser bug must not take the whole ingest down
-        yield ("error", (f"unexpected parser failure: {type(exc).__name__}: {exc}", None))
+        yield ("error", (f"unexpected parser failure: {one_line(exc)}", None))
+
+
+def one_line(exc: BaseException) -> str:
+    """``ImportError: No module named 'x'``: an exception as one line of a failure."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def died(exit_code: int | None) -> str:
+    """Why a parser process ended without a word: its exit code, or the signal."""
+    if exit_code is not None and exit_code < 0:
+        try:
+            name = signal.Signals(-exit_code).name
+        except ValueError:
+            name = f"signal {-exit_code}"
+        memory = " (the system may have run out of memory)" if name == "SIGKILL" else ""
+        return f"parser process killed by {name}{memory}"
+    return f"parser process died (exit code {exit_code})"
 
 
 def _child_main(
@@ -98,6 +119,8 @@ def _child_main(
         else:
             problem = f"cannot write parsed records to {spool}: {exc.strerror or exc}"
             out.put(("error", (problem, None)))
+    except Exception as exc:  # e.g. the parser's modules do not import here: say so
+        out.put(("error", (f"parser process failed: {one_line(exc)}", None)))
 
 
 def remove_stale_spools(root: Path) -> None:
@@ -217,7 +240,9 @@ class ParserPool:
         self.spools: Path | None = None
         """This run's folder of spool files (None when parsing in-process)."""
         if self._ctx is not None:
-            self._ctx.set_forkserver_preload(["ingest.pubmed_xml", "ingest.prepare"])
+            self._ctx.set_forkserver_preload(
+                ["ingest.pubmed_xml", "ingest.medline", "ingest.prepare"]
+            )
             root = Path(spool_root) if spool_root is not None else Path(tempfile.gettempdir())
             root.mkdir(parents=True, exist_ok=True)
             remove_stale_spools(root)
@@ -331,8 +356,7 @@ class ParserPool:
                     notice = running.out.get(timeout=POLL_SECONDS)
                     return notice
                 except queue.Empty:
-                    code = running.process.exitcode
-                    return ("error", (f"parser process died (exit code {code})", None))
+                    return ("error", (died(running.process.exitcode), None))
 
     @staticmethod
     def _stop(running: _Running) -> None:

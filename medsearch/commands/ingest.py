@@ -274,7 +274,7 @@ def ingest(
     jobs: int | None,
     as_json: bool,
 ) -> None:
-    """Ingest PubMed XML files (*.xml, *.xml.gz, or folders of them, at any depth).
+    """Ingest PubMed XML files (*.xml, *.xml.gz) and MEDLINE exports (.nbib), or folders.
 
     Files are applied in NCBI's order, by the number in their pubmedYYnNNNN names across
     folders (baseline, then update files), then other files by path; a later record for a
