@@ -49,7 +49,8 @@ POLL_SECONDS = 0.5
 SPOOL_PREFIX = "parse-"
 
 # Messages from a parser: ("articles", PreparedBatch) | ("delete", (pmid...)) |
-# ("done", None) | ("error", (problem, position))
+# ("skipped", (count, bad PMID texts)) just before ("done", None) | ("error", (problem,
+# position))
 Message = tuple[str, Any]
 # What a child puts on its queue: ("spooled", end offset) after each message it wrote to
 # its spool, then the last message itself, ("done", None) or ("error", ...), or
@@ -59,10 +60,14 @@ Notice = tuple[str, Any]
 
 def _parse_messages(path: Path, batch_size: int, dictionary: bytes | None) -> Iterator[Message]:
     from ingest.prepare import messages
-    from ingest.pubmed_xml import parse_file
+    from ingest.pubmed_xml import ParseStats, parse_file
 
+    stats = ParseStats()
     try:
-        yield from messages(parse_file(path), batch_size, dictionary)
+        for message in messages(parse_file(path, stats=stats), batch_size, dictionary):
+            if message[0] == "done" and stats.skipped:  # records without a valid PMID
+                yield ("skipped", (stats.skipped, tuple(stats.bad_pmids)))
+            yield message
     except ParseError as exc:
         yield ("error", (exc.problem, exc.position))
     except MemoryError:
