@@ -26,6 +26,7 @@ from pubmed_builders import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
 from ingest.pubmed_xml import parse_file
 from medsearch.cli import main
+from medsearch.errors import DiskFullError
 from medsearch.index.lexical_shards import open_lexical
 from medsearch.paths import Paths
 from medsearch.records import Article, Filters
@@ -127,6 +128,26 @@ def test_a_store_commit_the_file_system_refuses_leaves_the_index_as_it_was(
     assert run.stderr.strip().splitlines()[-1] == (
         f"medsearch: error: cannot write the article store {Paths(home).store}: disk I/O error"
     )
+
+    assert cli(home, "ingest", "--no-encode")[0] == 0
+    stored = assert_in_step(home)
+    assert len(stored) == ORIGINAL and all(t.startswith("original") for t in stored.values())
+
+
+def test_a_store_at_its_page_limit_mid_unit_keeps_nothing_of_the_unit(
+    tmp_path: Path, inputs: Path
+) -> None:
+    """SQLite's page limit (PRAGMA max_page_count) stops the unit at an INSERT, before
+    either commit: SQLite checks it as each page is allocated, never at the COMMIT (which
+    writes pages the transaction already has), so it cannot stand for a full disk at the
+    store's commit as the file size limit above does."""
+    home = tmp_path / "home"
+    ingest_original(home, inputs)
+    with Ingestor(Paths(home), jobs=0) as ingestor:
+        pages = ingestor.store.conn.execute("PRAGMA page_count").fetchone()[0]
+        ingestor.store.conn.execute(f"PRAGMA max_page_count = {pages + 20}")
+        with pytest.raises(DiskFullError, match="disk full while writing"):
+            ingestor.run([inputs / "revised.xml"])
 
     assert cli(home, "ingest", "--no-encode")[0] == 0
     stored = assert_in_step(home)
