@@ -4,12 +4,15 @@ The unit of work is one input file, or a few consecutive ones that the parsers h
 already finished (:data:`UNIT_FILES`: on many cores the writer is the ceiling and each
 commit stalls it). A unit's records, deletions and ledger rows (one per file) are
 written to SQLite in one transaction, and its changes to the tantivy index are committed
-just before that transaction commits (with the last file's name as the commit payload).
+just after that transaction commits (with the last file's name as the commit payload).
 So:
 
 - an interruption (Ctrl-C, kill, crash, full disk) before the SQLite commit leaves the
-  store as it was; re-running re-applies the unit's files, and because every tantivy
-  change is "delete this PMID, add this document" the re-application is idempotent;
+  store and the index as they were; re-running re-applies the unit's files, and because
+  every tantivy change is "delete this PMID, add this document" the re-application is
+  idempotent;
+- one between the two commits leaves the unit's PMIDs listed in the store, and the next
+  ingest re-indexes them from it before anything else (:mod:`ingest.lexical_sync`);
 - a file that fails to parse (always a unit of its own: a file joins a unit only once
   it is parsed whole) is rolled back in both places, recorded as failed in the ledger,
   and retried on the next run while the other files go on.
@@ -22,7 +25,6 @@ comes, and a unit never waits for one.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,17 +35,18 @@ from typing import TYPE_CHECKING, Any
 from ingest.download import md5_of
 from ingest.incoming import Incoming, InputFile
 from ingest.inputs import Ignored, Reason, describe, discover
+from ingest.lexical_sync import open_in_step, split_if_large
 from ingest.workers import Arrivals, ParserPool
-from medsearch.errors import DiskFullError, ParseError, StoreError, UsageError
+from medsearch.errors import DiskFullError, ParseError, UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress
+from medsearch.records import MAX_PMID
 from medsearch.store import ApplyCounts, Store
 from medsearch.store.backfill import fill as fill_articles
 from medsearch.store.db import is_disk_full
 
 if TYPE_CHECKING:
     from ingest.workers import Message
-    from medsearch.index.lexical import LexicalIndex
 
 
 Source = tuple[InputFile, Iterable["Message"]]
@@ -71,6 +74,9 @@ class _Applied:
     articles: int
     books: int
     counts: ApplyCounts
+    rejected: int = 0
+    """Records (or DeleteCitation entries) left out: their PMID is not one."""
+    bad_pmids: tuple[str, ...] = ()
 
 
 @dataclass
@@ -97,6 +103,9 @@ class IngestSummary:
     notes: list[str] = field(default_factory=list)
     ignored: list[Ignored] = field(default_factory=list)
     """Inputs set aside, each with its reason (not PubMed XML, a duplicate, ...)."""
+    rejected: int = 0
+    """Records and DeleteCitation entries left out of ingested files: no valid PMID."""
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -120,6 +129,8 @@ class IngestSummary:
             "failures": [{"file": f, "error": e} for f, e in self.failures],
             "ignored": len(self.ignored),
             "ignored_files": [i.to_dict() for i in self.ignored],
+            "rejected": self.rejected,
+            "warnings": self.warnings,
             "notes": self.notes,
         }
 
@@ -139,86 +150,7 @@ class Ingestor:
         self.progress: Progress = progress or NullProgress()
         self.store = Store(paths.store)
         fill_articles(self.store, self.progress)  # a store an older medsearch wrote
-        self.lexical = self._open_lexical()
-
-    def _open_lexical(self) -> LexicalIndex:
-        """The lexical index, rebuilt from the store when it is missing, stale or broken.
-
-        The index is derived data (the store holds every record), so an index written by
-        an older medsearch, a damaged one or a deleted one is rebuilt, not refused: after
-        an upgrade, ``medsearch ingest`` brings it back.
-        """
-        from medsearch.index.lexical import REBUILD_HINT
-        from medsearch.index.lexical_shards import open_lexical
-
-        path = self.paths.lexical_index
-        try:
-            index = open_lexical(path, writer=True)
-        except StoreError as exc:
-            reason = str(exc).removesuffix(REBUILD_HINT)
-            self.progress.message(f"rebuilding the lexical index from the store: {reason}")
-            shutil.rmtree(path, ignore_errors=True)
-            index = open_lexical(path, writer=True)
-        if index.count() == 0 and self.store.count() > 0:
-            split = self._split_if_large(index, self.store.count(), self._ledger_payload())
-            if split is index:  # small: rebuilt whole
-                self._rebuild(index)
-            return split
-        return self._split_if_large(index)  # e.g. a split a full disk stopped last time
-
-    def _ledger_payload(self) -> str | None:
-        done = [e.name for e in self.store.ledger() if e.status == "done"]
-        return done[-1] if done else None
-
-    def _split_if_large(
-        self, index: LexicalIndex, articles: int | None = None, payload: str | None = None
-    ) -> LexicalIndex:
-        """Split a whole index past :data:`SHARD_DOCS` articles (``articles``: its count
-        unless given) into one shard per core, at a file boundary, from the store (~3
-        minutes for 2M articles on 2 cores), so searches use every core; see
-        :mod:`medsearch.index.lexical_shards`."""
-        from medsearch.index import lexical_shards as lsh
-
-        n = lsh.shard_count(os.cpu_count())
-        if isinstance(index, lsh.ShardedLexicalIndex) or n < 2:
-            return index
-        articles = index.count() if articles is None else articles
-        if articles < lsh.SHARD_DOCS:
-            return index
-        payload = index.last_commit_payload() if payload is None else payload
-        index.close()
-        self.progress.start("split", f"Splitting the lexical index into {n} shards", total=articles)
-        try:
-            lsh.split_from(
-                self.paths.lexical_index,
-                self.store.iter_articles(batch=2000),
-                n,
-                payload,
-                advance=lambda done: self.progress.advance("split", done),
-            )
-        except Exception as exc:
-            if is_disk_full(exc):
-                raise DiskFullError(
-                    "disk full while splitting the lexical index into shards; the whole"
-                    " index is kept: free some space and run `medsearch ingest` again"
-                ) from exc
-            raise
-        finally:
-            self.progress.finish("split")
-        return lsh.open_lexical(self.paths.lexical_index, writer=True)
-
-    def _rebuild(self, index: LexicalIndex) -> None:
-        self.progress.start("reindex", "Rebuilding lexical index", total=self.store.count())
-        try:
-            for batch in self.store.iter_articles(batch=2000):
-                index.add(batch)  # the index is empty (see LexicalIndex.add)
-                self.progress.advance("reindex", len(batch))
-            index.commit(payload=self._ledger_payload())
-        except BaseException:
-            index.rollback()
-            raise
-        finally:
-            self.progress.finish("reindex")
+        self.lexical = open_in_step(self.paths, self.store, self.progress)
 
     def close(self) -> None:
         self.lexical.close()
@@ -296,7 +228,7 @@ class Ingestor:
                 for item, in_store in self._apply_unit((first[0], first[1]), summary, more=more):
                     if incoming is not None:
                         incoming.finished(item, in_store)
-                self.lexical = self._split_if_large(self.lexical)
+                self.lexical = split_if_large(self.paths, self.store, self.progress, self.lexical)
         finally:
             pool.close()
             if incoming is not None:
@@ -395,7 +327,9 @@ class Ingestor:
         articles so far) in one SQLite transaction and one tantivy commit, each file with
         its own ledger row. ``more`` adds only files already parsed whole, which cannot
         fail to parse, so a parse failure is always the unit's only file; a full disk,
-        Ctrl-C or a crash loses the whole unit, which the next run applies again.
+        Ctrl-C or a crash before the store's commit loses the whole unit, which the next
+        run applies again, and one after it is mended by the next run's
+        :func:`~ingest.lexical_sync.replay_unindexed`.
         Returns the unit's files, each with whether the store now has it."""
         applied: list[_Applied] = []
         source: Source | None = first
@@ -405,7 +339,6 @@ class Ingestor:
                     applied.append(self._apply_file(*source, fresh=fresh))
                     self.progress.advance("files")
                     source = more(len(applied), sum(a.articles for a in applied))
-                self.lexical.commit(payload=applied[-1].item.name)
         except ParseError as exc:
             self.lexical.rollback()
             failed = source[0] if source is not None else first[0]
@@ -427,6 +360,7 @@ class Ingestor:
                     f"disk full while ingesting {', '.join(names)}; nothing from {what} was kept"
                 ) from exc
             raise
+        self._index_unit(applied)
         summary.commits += 1
         for a in applied:
             summary.ingested += 1
@@ -435,17 +369,39 @@ class Ingestor:
             summary.added += a.counts.added
             summary.replaced += a.counts.replaced
             summary.deleted += a.counts.deleted
+            if a.rejected:
+                summary.rejected += a.rejected
+                summary.warnings.append(_rejected_warning(a))
         return [(a.item, True) for a in applied]
+
+    def _index_unit(self, applied: Sequence[_Applied]) -> None:
+        """Commit the lexical index after the store has committed the unit, then clear
+        the unit's PMIDs from the store's ``unindexed`` list. Committing the index first
+        would let a failed store commit leave it holding what the store never got."""
+        try:
+            self.lexical.commit(payload=applied[-1].item.name)
+            self.store.clear_unindexed()
+        except BaseException as exc:
+            self.lexical.rollback()
+            if is_disk_full(exc):
+                names = ", ".join(a.item.name for a in applied)
+                raise DiskFullError(
+                    f"disk full while indexing {names}; the store has them, and the next"
+                    " `medsearch ingest` indexes them once there is space"
+                ) from exc
+            raise
 
     def _apply_file(self, item: InputFile, messages: Iterable[Message], *, fresh: bool) -> _Applied:
         """One file's messages, inside the unit's transaction, with its ledger row."""
         t0 = time.monotonic()
-        articles = books = 0
+        articles = books = rejected = 0
         added = replaced = deleted = 0
+        bad_pmids: tuple[str, ...] = ()
         file_id = self._record(item, "done")
         for kind, payload in messages:
             if kind == "articles":
                 counts = self.store.upsert_rows(payload.rows, file_id=file_id)
+                self.store.mark_unindexed([row[0] for row in payload.rows])
                 lexical = self.lexical
                 put = lexical.add_documents if fresh else lexical.upsert_documents
                 put(payload.documents)  # built by the parsers
@@ -456,7 +412,10 @@ class Ingestor:
                 self.progress.advance("articles", len(payload))
             elif kind == "delete":
                 deleted += self.store.delete(payload, file_id=file_id)
+                self.store.mark_unindexed(payload)
                 self.lexical.delete(payload)
+            elif kind == "skipped":
+                rejected, bad_pmids = payload
             elif kind == "error":
                 problem, position = payload
                 raise ParseError(str(item.path), problem, position)
@@ -469,7 +428,7 @@ class Ingestor:
             books=books,
             seconds=time.monotonic() - t0,
         )
-        return _Applied(item, articles, books, counts)
+        return _Applied(item, articles, books, counts, rejected, bad_pmids)
 
     def _record_failure(self, item: InputFile, error: str) -> None:
         with self.store.transaction():
@@ -485,3 +444,21 @@ class Ingestor:
             status=status,
             **outcome,
         )
+
+
+def _rejected_warning(applied: _Applied) -> str:
+    """One line on what a file lost to invalid PMIDs.
+
+    Such a record is skipped and the rest of its file kept (the file is done, not
+    failed): PubMed never sends a PMID of 0, 20 digits or ``²``, so one means a damaged
+    or hostile record, and failing the file would hold back its ~30,000 good records on
+    every run while the bad one stays as it is.
+    """
+    n = applied.rejected
+    records = "record" if n == 1 else "records"
+    shown = ", ".join(repr(text) for text in applied.bad_pmids)
+    return (
+        f"{applied.item.name}: skipped {n:,} {records} without a valid PMID"
+        + (f" ({shown})" if shown else "")
+        + f"; a PMID is a positive whole number up to {MAX_PMID}"
+    )

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lxml import etree
@@ -44,6 +44,7 @@ from medsearch.records import (
     Deletion,
     MeshHeading,
     Qualifier,
+    pmid_from,
 )
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,9 @@ class ParseStats:
     articles: int = 0
     books: int = 0
     deletions: int = 0
-    skipped: int = 0  # records without a usable PMID
+    skipped: int = 0  # records, and DeleteCitation entries, without a usable PMID
+    bad_pmids: list[str] = field(default_factory=list)
+    """The first few PMID texts that were not PMIDs (``0``, ``²``, 20 digits), for the report."""
 
 
 def parse_file(
@@ -95,17 +98,30 @@ def _record(elem: Element, stats: ParseStats) -> Article | Deletion | None:
     elif tag == "PubmedBookArticle":
         record = _book(elem)
     else:
-        pmids = tuple(p for p in (_int(e.text) for e in elem.iterfind("PMID")) if p is not None)
+        texts = [e.text for e in elem.iterfind("PMID")]
+        pmids = tuple(p for p in map(_int, texts) if p is not None)
         stats.deletions += 1
+        if len(pmids) < len(texts):
+            _skip(stats, tag, [t for t in texts if _int(t) is None])
         return Deletion(pmids=pmids)
     if record is None:
-        stats.skipped += 1
-        log.warning("skipped a <%s> record without a PMID", tag)
+        _skip(stats, tag, [elem.findtext(".//PMID")])
     elif record.kind == "book":
         stats.books += 1
     else:
         stats.articles += 1
     return record
+
+
+def _skip(stats: ParseStats, tag: object, texts: list[str | None]) -> None:
+    """Count entries left out for want of a valid PMID, keeping a few of their texts:
+    one bad record must not cost the file's others (the writer reports them)."""
+    stats.skipped += len(texts)
+    for text in texts:
+        shown = (text or "").strip()
+        if shown and len(stats.bad_pmids) < 3:
+            stats.bad_pmids.append(shown if len(shown) <= 24 else shown[:21] + "...")
+        log.warning("skipped a <%s> entry without a valid PMID: %r", tag, shown[:24])
 
 
 def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
@@ -375,7 +391,5 @@ def _clean(text: str | None) -> str | None:
 
 
 def _int(text: str | None) -> int | None:
-    if text is None:
-        return None
-    text = text.strip()
-    return int(text) if text.isdigit() else None
+    """A PMID or its Version: the one PMID rule (:func:`~medsearch.records.pmid_from`)."""
+    return pmid_from(text)

@@ -49,7 +49,8 @@ POLL_SECONDS = 0.5
 SPOOL_PREFIX = "parse-"
 
 # Messages from a parser: ("articles", PreparedBatch) | ("delete", (pmid...)) |
-# ("done", None) | ("error", (problem, position))
+# ("skipped", (count, bad PMID texts)) just before ("done", None) | ("error", (problem,
+# position))
 Message = tuple[str, Any]
 # What a child puts on its queue: ("spooled", end offset) after each message it wrote to
 # its spool, then the last message itself, ("done", None) or ("error", ...), or
@@ -62,9 +63,13 @@ def _parse_messages(path: Path, batch_size: int, dictionary: bytes | None) -> It
     from ingest.prepare import messages
     from ingest.sources import reads_as_medline
 
+    stats = pubmed_xml.ParseStats()
     try:
-        records = medline.parse_file if reads_as_medline(path) else pubmed_xml.parse_file
-        yield from messages(records(path), batch_size, dictionary)
+        read = medline.parse_file if reads_as_medline(path) else pubmed_xml.parse_file
+        for message in messages(read(path, stats=stats), batch_size, dictionary):
+            if message[0] == "done" and stats.skipped:  # records without a valid PMID
+                yield ("skipped", (stats.skipped, tuple(stats.bad_pmids)))
+            yield message
     except ParseError as exc:
         yield ("error", (exc.problem, exc.position))
     except MemoryError:

@@ -298,6 +298,34 @@ def split_sentence_id(sid: int) -> tuple[int, int]:
     return divmod(sid, SENTENCES_PER_ARTICLE)
 
 
+MAX_PMID = (2**63 - SENTENCES_PER_ARTICLE) // SENTENCES_PER_ARTICLE
+"""The largest PMID medsearch keeps (NCBI's have eight digits). Every key built from a
+PMID must fit a signed 64-bit integer (SQLite's INTEGER, tantivy's and Faiss's ids), and
+the largest of them is a sentence id, ``pmid * 1000 + position``: so 2^63 / 1000, not
+2^63, is the bound."""
+
+
+def pmid_from(text: str | None) -> int | None:
+    """``text`` as a PMID, or None when it is not one.
+
+    The one rule for every way a PMID comes in (PubMed XML, the command line, the TUI),
+    so what ingest stores is what ``show`` accepts: ASCII digits only (``str.isdigit``
+    also takes ``²`` and other scripts' digits, and ``int`` reads ``١٢٣`` as 123), at
+    least 1 (0 names no article) and at most :data:`MAX_PMID`. Surrounding white space
+    is allowed, as XML text and typed input carry it.
+    """
+    if text is None:
+        return None
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit()):
+        return None
+    digits = digits.lstrip("0")
+    if not digits or len(digits) > len(str(MAX_PMID)):  # int() of a huge string is slow
+        return None
+    value = int(digits)
+    return value if value <= MAX_PMID else None
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     """One ranked result. ``sources`` says which retriever(s) found it."""

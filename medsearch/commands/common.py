@@ -10,7 +10,7 @@ import click
 
 from medsearch.errors import MedsearchError, UsageError
 from medsearch.paths import Paths
-from medsearch.records import Filters
+from medsearch.records import MAX_PMID, Filters, pmid_from
 
 INTERNAL_ERROR = 70
 """Exit status of a failure that is a bug in medsearch (sysexits' EX_SOFTWARE)."""
@@ -128,8 +128,9 @@ def rerank_choice(rerank: str | None, no_rerank: bool) -> str | None:
 
 
 def parse_pmid(value: str) -> int:
-    """A PMID from the command line, or a usage error that says what a PMID is."""
-    text = value.strip()
-    if not text.isdigit() or int(text) == 0:
-        raise UsageError(f"a PMID is a positive whole number, not {value!r}")
-    return int(text)
+    """A PMID from the command line by the rule ingest stores them by, or a usage error
+    that says what a PMID is."""
+    pmid = pmid_from(value)
+    if pmid is None:
+        raise UsageError(f"a PMID is a positive whole number up to {MAX_PMID}, not {value!r}")
+    return pmid

@@ -73,6 +73,8 @@ def print_summary(summary: IngestSummary) -> None:
     console.print(table)
     for note in summary.notes:
         console.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
+    for warning in summary.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     for name, error in summary.failures:
         message = error if name in error else f"{name}: {error}"
         console.print(f"[red]failed:[/] {escape(message)}", soft_wrap=True)

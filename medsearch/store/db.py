@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+import sys
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -274,7 +276,9 @@ class Store:
                 self._dict_id = self._load_dictionaries()
                 if is_disk_full(exc):
                     raise DiskFullError(f"disk full while writing {self.path}") from exc
-                raise
+                # the disk or the file system refused the write (an I/O error, a file
+                # size limit): nothing was kept, and the line says where
+                raise StoreError(f"cannot write the article store {self.path}: {exc}") from exc
 
     # -- writing (inside a transaction) ----------------------------------------------------
 
@@ -395,6 +399,36 @@ class Store:
                 (path, file_id),
             )
         return file_id
+
+    def mark_unindexed(self, pmids: Sequence[int]) -> None:
+        """List ``pmids`` as maybe not in the lexical index yet, inside the transaction
+        that writes or deletes them (migration 8; see :mod:`ingest.lexical_sync`)."""
+        if pmids:
+            packed = array("q", pmids)
+            if sys.byteorder == "big":
+                packed.byteswap()
+            self._execute("INSERT INTO unindexed(pmids) VALUES (?)", (packed.tobytes(),))
+
+    def unindexed(self) -> Iterator[list[int]]:
+        """The listed PMIDs, a batch at a time (a PMID may come in more than one)."""
+        last = 0
+        while row := self.conn.execute(
+            "SELECT id, pmids FROM unindexed WHERE id > ? ORDER BY id LIMIT 1", (last,)
+        ).fetchone():
+            last = row[0]
+            packed = array("q", row[1])
+            if sys.byteorder == "big":
+                packed.byteswap()
+            yield packed.tolist()
+
+    def count_unindexed(self) -> int:
+        """PMIDs listed: at most one unit's, as each unit's index commit clears them."""
+        row = self.conn.execute("SELECT SUM(length(pmids)) FROM unindexed").fetchone()
+        return int(row[0] or 0) // 8
+
+    def clear_unindexed(self) -> None:
+        """The lexical index has committed every listed PMID (a transaction of its own)."""
+        self._execute("DELETE FROM unindexed", ())
 
     def _existing(self, pmids: Sequence[int]) -> set[int]:
         found: set[int] = set()

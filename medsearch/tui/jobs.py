@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from medsearch.errors import MedsearchError, UsageError
 from medsearch.paths import Paths
-from medsearch.records import Article, Filters
+from medsearch.records import Article, Filters, pmid_from
 from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
@@ -98,10 +98,10 @@ def _index_kind(paths: Paths) -> str | None:
 
 def pmid_of(text: str) -> int:
     """The PMID typed in Similar mode (``PMID 123``, ``123``)."""
-    digits = text.strip().upper().removeprefix("PMID").strip(" :")
-    if not digits.isdigit():
+    pmid = pmid_from(text.strip().upper().removeprefix("PMID").strip(" :"))
+    if pmid is None:
         raise UsageError("Similar mode takes a PMID: type one, or press ctrl+n on a result")
-    return int(digits)
+    return pmid
 
 
 def answer(searcher: Searcher, request: Request) -> Answer:
