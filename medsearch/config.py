@@ -77,6 +77,12 @@ class IngestSettings:
     of gzipped XML that the store holds again); later downloads skip files the ledger
     has. Same as ``ingest --delete-downloads``."""
 
+    cpu_encode_minutes: float = 5.0
+    """How long ``ingest --device auto`` may encode by itself on a machine without a GPU,
+    judged by the rate it measures on the first few articles (see ingest/cpu_guard.py):
+    a 2-core CPU encodes ~2 articles/s with MedCPT and sentences, so an update file's
+    30K would be hours. ``--device cpu`` encodes whatever waits."""
+
 
 def load_ingest_settings(paths: Paths) -> IngestSettings:
     """Defaults overridden by the ``[ingest]`` table of the config file."""
@@ -93,7 +99,15 @@ def load_ingest_settings(paths: Paths) -> IngestSettings:
             f"[ingest] delete_downloads in {paths.config_file} must be true or false,"
             f" not {delete!r}"
         )
-    return IngestSettings(keep_free_bytes=value, delete_downloads=delete)
+    minutes = table.get("cpu_encode_minutes", IngestSettings.cpu_encode_minutes)
+    if not isinstance(minutes, int | float) or isinstance(minutes, bool) or minutes < 0:
+        raise UsageError(
+            f"[ingest] cpu_encode_minutes in {paths.config_file} must be a number of"
+            f" minutes, 0 or more (e.g. 30), not {minutes!r}"
+        )
+    return IngestSettings(
+        keep_free_bytes=value, delete_downloads=delete, cpu_encode_minutes=float(minutes)
+    )
 
 
 def load_settings(paths: Paths) -> Settings:

@@ -118,10 +118,12 @@ def test_dense_and_rerank_modes_run_through_the_encoders(
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # an evaluation encodes what it measures, however many articles a CPU must take on
-    monkeypatch.setattr("ingest.encode_stage.CPU_AUTO_ARTICLES", 1)
+    # an evaluation encodes what it measures, however long a CPU would take
+    monkeypatch.setattr("ingest.encode_stage.PROBE_ARTICLES", 1)
     paths = Paths(tmp_path / "home")
     write_tiny_config(paths, build_tiny_models(tmp_path_factory.mktemp("tiny")))
+    with paths.config_file.open("a") as config:
+        config.write("[ingest]\ncpu_encode_minutes = 0\n")
     for mode in ("dense", "hybrid", "rerank"):
         report = evaluate(beir, paths, mode=mode, profile="tiny")
         assert report.profile == "tiny" and report.queries == 3
