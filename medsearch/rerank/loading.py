@@ -97,7 +97,8 @@ def kept_first_stage(meta: dict[str, Any]) -> str:
     blends = [v for k, v in scores.items() if k.startswith("blend_") and k != "blend_0.0"]
     figures = ""
     if blends and "first_stage" in scores:
-        figures = f" (nDCG@10 {max(blends):.4f} vs {float(scores['first_stage']):.4f})"
+        first = float(scores["first_stage"])
+        figures = f" (nDCG@10 {max(blends):.4f} at best with Delta, {first:.4f} without)"
     on = meta.get("judged_on") or "held-out queries"
     return (
         "rerank train kept the first-stage order: the Delta model did not beat the first"
