@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ingest.cpu_guard import PROBE_ARTICLES, Estimate, cpu_only, going_on, measured, stopped
 from ingest.encode_pipeline import Chunk, Encoded, Rate, human_rate, run_pipeline
 from ingest.encoded import (
     count_stale,
@@ -61,13 +62,6 @@ _NO_IDS = np.zeros(0, dtype=np.int64)
 COMMIT_ARTICLES = 20_000  # ... and committed together (see _encode_stale)
 COMMIT_SECONDS = 120.0
 COMMIT_SHARE = 0.1  # at most this share of the stage's time goes to commits
-CPU_AUTO_ARTICLES = 100_000
-"""Articles the vector stage encodes unasked when the machine has no GPU (``--device
-auto``): 1-2 h at the ~15-25 articles/s (sentences included) a 2-core CPU gives with
-minilm. All of PubMed would be weeks there (DESIGN.md), so past this the stage waits to
-be asked (``--device cpu``) and says what else there is."""
-CPU_ARTICLES_PER_SECOND = 25
-"""What the note's estimate assumes: minilm on this project's 2-core machine, ~25."""
 
 
 def commit_due(pending: int, since_last: float, last_cost: float) -> bool:
@@ -144,21 +138,35 @@ def ramped(batches: Iterator[list[int]], first: int) -> Iterator[list[int]]:
     yield from batches
 
 
-def _stale_batches(store: Store, kind: str, profile: str, size: int) -> Iterator[list[int]]:
-    """Stale PMIDs in chunks of ``size``; ramped up to it when chunks are large."""
+def _stale_batches(
+    store: Store, kind: str, profile: str, size: int, limit: int | None = None
+) -> Iterator[list[int]]:
+    """Stale PMIDs in chunks of ``size`` (the first ``limit`` of them, when given);
+    ramped up to it when chunks are large."""
     batches = stale_pmids(store, kind, profile, batch=size)
+    if limit is not None:
+        batches = _first(batches, limit)
     return ramped(batches, RAMP_FIRST) if size > RAMP_FIRST else batches
 
 
+def _first(batches: Iterator[list[int]], limit: int) -> Iterator[list[int]]:
+    """The batches up to ``limit`` PMIDs in all; no batch past them is read."""
+    for batch in batches:
+        if limit <= 0:
+            return
+        yield batch[:limit]
+        limit -= len(batch)
+
+
 def _chunks(
-    store_path: Path, kind: str, profile: str, size: int, prepare: Prepare
+    store_path: Path, kind: str, profile: str, size: int, prepare: Prepare, limit: int | None
 ) -> Callable[[], Iterator[Chunk[ChunkRows]]]:
     """The reader's work, in its own thread with its own read-only connection."""
 
     def chunks() -> Iterator[Chunk[ChunkRows]]:
         reader = Store(store_path, readonly=True)
         try:
-            for seq, pmids in enumerate(_stale_batches(reader, kind, profile, size)):
+            for seq, pmids in enumerate(_stale_batches(reader, kind, profile, size, limit)):
                 rows, prepared = prepare(reader, fetch(reader, pmids))
                 yield Chunk(seq, rows, prepared)
         finally:
@@ -179,7 +187,13 @@ def reader_processes(devices: Sequence[str], cores: int | None = None) -> int:
 
 
 def _chunks_in_processes(
-    store_path: Path, kind: str, profile: str, size: int, host: HostTokenizer, processes: int
+    store_path: Path,
+    kind: str,
+    profile: str,
+    size: int,
+    host: HostTokenizer,
+    processes: int,
+    limit: int | None,
 ) -> Callable[[], Iterator[Chunk[ChunkRows]]]:
     """The reader's work in ``processes`` worker processes, chunks yielded in order.
 
@@ -207,7 +221,7 @@ def _chunks_in_processes(
         window: deque[Future[tuple[ChunkRows, Prepared]]] = deque()
         seq = 0
         try:
-            for pmids in _stale_batches(reader, kind, profile, size):
+            for pmids in _stale_batches(reader, kind, profile, size, limit):
                 window.append(pool.submit(encode_readers.prepare, pmids))
                 if len(window) > processes + 1:
                     yield Chunk(seq, *window.popleft().result())
@@ -232,19 +246,24 @@ def _encode_stale(
     prepare: Prepare,
     processes: int | None = None,
     total: int | None = None,
+    limit: int | None = None,
 ) -> Rate:
-    """Encode every stale article of ``kind`` through the pipeline and commit as it goes.
+    """Encode every stale article of ``kind`` (or the first ``limit``) through the
+    pipeline and commit as it goes.
 
     When :func:`commit_due` says so, the collection is committed and only then are
     those articles recorded in ``encoded``: an interruption loses at most the work since
     the last commit, and commits (which rewrite the index and id lookup) stay a small
-    share of the stage at PubMed scale.
+    share of the stage at PubMed scale. A pass cut short by ``limit`` leaves the store's
+    queue as it is: the next pass must still look for every stale article.
     """
     profile = encoders[0].profile.name
     devices = ", ".join(e.device for e in encoders)
     task = f"encode-{kind}"
     if total is None:
         total = count_stale(store, kind, profile)
+    if limit is not None:
+        total = min(total, limit)
     progress.start(task, f"{description} on {devices}", total=total)
     rate = Rate.start()
     pending: list[tuple[int, str, int]] = []
@@ -284,13 +303,14 @@ def _encode_stale(
     role: Role = "article" if kind == ARTICLES else "query"
     # The tokenizer's JSON is made only for workers; a slow tokenizer stays in-process.
     if processes and (host := encoders[0].host_tokenizer(role)) is not None:
-        chunks = _chunks_in_processes(store.path, kind, profile, size, host, processes)
+        chunks = _chunks_in_processes(store.path, kind, profile, size, host, processes, limit)
     else:
-        chunks = _chunks(store.path, kind, profile, size, prepare)
+        chunks = _chunks(store.path, kind, profile, size, prepare, limit)
     run_pipeline(chunks, encoders, write, busy=rate.busy, firsts=rate.firsts)
     t0 = time.perf_counter()
     commit()
-    finish_pass(store, kind, profile)
+    if limit is None:
+        finish_pass(store, kind, profile)
     rate.busy["write"] = rate.busy.get("write", 0.0) + time.perf_counter() - t0
     rate.stop()
     progress.describe(task, f"{description} on {devices} ({rate.describe()})")
@@ -333,8 +353,10 @@ def encode_articles(
     progress: Progress,
     processes: int | None = None,
     total: int | None = None,
+    limit: int | None = None,
 ) -> Rate:
-    """Encode stale articles; the rate says how many, and how fast.
+    """Encode stale articles (the first ``limit``, when given); the rate says how many,
+    and how fast.
 
     ``processes``: reader processes (None: :func:`reader_processes` for the devices);
     ``total``: how many are stale, when the caller has counted them already.
@@ -350,7 +372,7 @@ def encode_articles(
 
     description = "Encoding articles"
     return _encode_stale(
-        store, chosen, collection, ARTICLES, description, progress, prepare, processes, total
+        store, chosen, collection, ARTICLES, description, progress, prepare, processes, total, limit
     )
 
 
@@ -361,8 +383,10 @@ def encode_sentences(
     *,
     progress: Progress,
     processes: int | None = None,
+    limit: int | None = None,
 ) -> Rate:
-    """Encode the abstract sentences of stale articles (the readers split them)."""
+    """Encode the abstract sentences of stale articles (the first ``limit``, when given;
+    the readers split them)."""
     chosen = list(encoders)
     first = chosen[0]
 
@@ -371,7 +395,7 @@ def encode_sentences(
 
     description = "Encoding abstract sentences (articles)"
     return _encode_stale(
-        store, chosen, collection, SENTENCES, description, progress, prepare, processes
+        store, chosen, collection, SENTENCES, description, progress, prepare, processes, limit=limit
     )
 
 
@@ -450,9 +474,10 @@ def run_vectors_stage(
 ) -> tuple[list[str], int]:
     """Encode, import and prune vectors.
 
-    ``ask_before_cpu``: with ``device="auto"`` on a machine without a GPU, more than
-    :data:`CPU_AUTO_ARTICLES` waiting articles are not encoded unasked
-    (:func:`cpu_backlog_note`); False for ``eval``, which needs the vectors it measures.
+    ``ask_before_cpu``: with ``device="auto"`` on a machine without a GPU, a backlog
+    this machine would take longer than ``[ingest] cpu_encode_minutes`` to encode (timed
+    on its first articles, see :mod:`ingest.cpu_guard`) is not encoded unasked; False
+    for ``eval``, which needs the vectors it measures.
 
     Returns notes for the summary and how many articles got new vectors. A full disk is
     a clear :class:`DiskFullError`: what was committed before it is kept, and the next
@@ -490,10 +515,9 @@ def run_vectors_stage(
             progress.message("converting the sentence vectors to compressed codes (once) ...")
             notes.append("converted the sentence vectors to compressed codes (no re-encoding)")
         stale = count_stale(store, ARTICLES, chosen.name)
-        backlog = cpu_backlog_note(device, stale) if ask_before_cpu else None
-        if backlog is not None:
-            notes.extend([*_prune_existing(paths, store), backlog])
-            return notes, encoded
+        minutes = _cpu_minutes(paths) if ask_before_cpu and stale > PROBE_ARTICLES else None
+        if minutes is not None and not cpu_only(device):
+            minutes = None  # a GPU encodes whatever waits
         encoders = load_encoders(chosen, device, paths, progress, articles=stale)
         article_vectors, sentence_vectors = open_collections(
             paths,
@@ -512,12 +536,22 @@ def run_vectors_stage(
             removed = remove_deleted(store, collections)
             if removed:
                 notes.append(f"removed the vectors of {removed:,} deleted articles")
-            rate = encode_articles(store, encoders, article_vectors, progress=progress, total=stale)
-            encoded += rate.articles
-            rates.append(("articles", rate))
-            if sentences:
-                rate = encode_sentences(store, encoders, sentence_vectors, progress=progress)
-                rates.append(("sentences", rate))
+            pair = (article_vectors, sentence_vectors)
+            probe: Estimate | None = None
+            if minutes is not None:  # time this CPU on a few articles, which are kept
+                progress.message(f"timing this CPU on the first {PROBE_ARTICLES} articles ...")
+                rates = _encode(store, encoders, pair, progress, sentences, PROBE_ARTICLES)
+                probe = measured([r for _, r in rates], stale)
+                encoded += probe.probed
+            if probe is not None and minutes is not None and probe.total_seconds > minutes * 60:
+                notes.append(stopped(probe, minutes))
+            else:
+                if probe is not None:
+                    progress.message(going_on(probe))
+                    notes.append(going_on(probe))
+                rest = stale - (probe.probed if probe is not None else 0)
+                rates = _encode(store, encoders, pair, progress, sentences, None, rest)
+                encoded += rates[0][1].articles
             for c in collections.values():
                 c.commit()
         finally:
@@ -538,6 +572,36 @@ def run_vectors_stage(
             if e.oom_limit
         )
         return notes, encoded
+
+
+def _cpu_minutes(paths: Paths) -> float:
+    from medsearch.config import load_ingest_settings
+
+    return load_ingest_settings(paths).cpu_encode_minutes
+
+
+def _encode(
+    store: Store,
+    encoders: Sequence[Encoder],
+    collections: tuple[VectorCollection, SentenceCollection],
+    progress: Progress,
+    sentences: bool,
+    limit: int | None,
+    total: int | None = None,
+) -> list[tuple[str, Rate]]:
+    """Articles, then (``sentences``) abstract sentences: the stale ones, or the first
+    ``limit`` of each; each kind's rate."""
+    articles, sentence_vectors = collections
+    rates = [
+        (
+            ARTICLES,
+            encode_articles(store, encoders, articles, progress=progress, total=total, limit=limit),
+        )
+    ]
+    if sentences:
+        rate = encode_sentences(store, encoders, sentence_vectors, progress=progress, limit=limit)
+        rates.append((SENTENCES, rate))
+    return rates
 
 
 def _stale_lists_note(sentences: SentenceCollection, progress: Progress) -> list[str]:
@@ -567,28 +631,6 @@ def _prune_existing(paths: Paths, store: Store) -> list[str]:
     for c in existing.values():
         c.close()
     return [f"removed the vectors of {removed:,} deleted articles"] if removed else []
-
-
-def cpu_backlog_note(device: str, stale: int) -> str | None:
-    """Why the stage does not start on its own: more than :data:`CPU_AUTO_ARTICLES`
-    ``stale`` articles and only a CPU to encode them on, left to ``auto``; None when it
-    should go ahead."""
-    if stale <= CPU_AUTO_ARTICLES or device.strip().lower() != "auto":
-        return None
-    from medsearch.models.device import detect, resolve_devices
-
-    if any(d != "cpu" for d in resolve_devices(device, detect())):
-        return None
-    hours = stale / CPU_ARTICLES_PER_SECOND / 3600
-    took = f"~{hours:,.0f} h" if hours < 48 else f"~{hours / 24:,.0f} days"
-    return (
-        f"{stale:,} articles (and their abstract sentences) wait to be encoded and this"
-        f" machine has no GPU: at a CPU's tens of articles a second that is {took} or more on 2"
-        " cores, so it was not started. Lexical search works"
-        " now; for semantic search import NCBI's MedCPT vectors (`medsearch ingest"
-        " --embeddings DIR_OR_URL`), encode on a machine with a GPU, or run `medsearch"
-        " ingest --device cpu` to encode here anyway (resumable: Ctrl-C keeps what is done)"
-    )
 
 
 def load_encoders(

@@ -80,6 +80,12 @@ class IngestSettings:
     of gzipped XML that the store holds again); later downloads skip files the ledger
     has. Same as ``ingest --delete-downloads``."""
 
+    cpu_encode_minutes: float = 5.0
+    """How long ``ingest --device auto`` may encode by itself on a machine without a GPU,
+    judged by the rate it measures on the first few articles (see ingest/cpu_guard.py):
+    a 2-core CPU encodes ~2 articles/s with MedCPT and sentences, so an update file's
+    30K would be hours. ``--device cpu`` encodes whatever waits."""
+
 
 TABLES = ("search", "ingest", "profiles", "keys")
 """The config file's tables: ``[profiles.NAME]`` are read by :mod:`medsearch.models.profiles`

@@ -99,3 +99,8 @@ class IndexMismatchError(ModelError):
 
 class VectorsMissingError(MedsearchError):
     """Dense retrieval was asked for but the corpus (or this PMID) has no vectors yet."""
+
+
+class UntrainableError(UsageError):
+    """The corpus gives the Delta reranker nothing to learn from (too few articles, or no
+    text to make training queries of); ``eval`` then keeps the first-stage order."""

@@ -111,20 +111,29 @@ def build_collection(
     return home, pmids, notes
 
 
-def _ensure_delta(home: Paths, progress: Progress) -> list[str]:
-    """Train the collection's Delta model from its corpus when it has none that fits."""
+def _ensure_delta(home: Paths, progress: Progress) -> tuple[list[str], bool]:
+    """Train the collection's Delta model from its corpus when it has none that fits;
+    the notes, and whether there is a model (False: the corpus cannot train one, and the
+    evaluation measures the first-stage order instead of failing)."""
+    from medsearch.errors import UntrainableError
     from medsearch.rerank.train import train_corpus
     from medsearch.retrieval.searcher import open_searcher
 
     with open_searcher(home) as searcher:
         status = searcher.delta_model()
     if status.fits:  # kept even when it chose the first-stage order: retraining is the same
-        return [f"reused the collection's Delta model ({home.rerank_dir / 'delta'})"]
-    report = train_corpus(home, progress=progress)
-    return [
+        return [f"reused the collection's Delta model ({home.rerank_dir / 'delta'})"], True
+    try:
+        report = train_corpus(home, progress=progress)
+    except UntrainableError as exc:
+        return [
+            f"first-stage order kept: no Delta model can be trained on this corpus ({exc})"
+        ], False
+    trained = (
         f"trained the collection's Delta model from its corpus: {report.queries},"
         f" {report.pairs:,} pairs, {report.seconds:.0f} s"
-    ]
+    )
+    return [trained, *report.notes], True
 
 
 def evaluate(
@@ -146,6 +155,7 @@ def evaluate(
     its corpus alone (never its queries or judgements) the first time.
     """
     from medsearch.metrics import evaluate_run
+    from medsearch.rerank.plan import TRAIN_HINT
     from medsearch.retrieval.searcher import LONG_QUERY, open_searcher
 
     if mode not in EVAL_MODES:
@@ -161,8 +171,13 @@ def evaluate(
     home, pmids, notes = build_collection(
         directory, paths, profile=profile, encode=mode != "lexical", progress=progress
     )
+    untrained = False
     if rerank in ("delta", "auto"):
-        notes.extend(_ensure_delta(home, progress))
+        more, trained = _ensure_delta(home, progress)
+        notes.extend(more)
+        untrained = not trained
+        if untrained and rerank == "delta":
+            rerank = "none"  # the note above says why the first stage is measured
     run: dict[str, list[str]] = {}
     used_rerankers: set[str] = set()
     long_queries = 0
@@ -175,7 +190,13 @@ def evaluate(
                 result = searcher.rerank(result)
             used_rerankers.update(result.rerankers)
             long_queries += any(n.startswith(LONG_QUERY) for n in result.notes)
-            notes.extend(n for n in result.notes if n not in notes and not n.startswith(LONG_QUERY))
+            notes.extend(
+                n
+                for n in result.notes
+                if n not in notes
+                and not n.startswith(LONG_QUERY)
+                and not (untrained and TRAIN_HINT in n)  # training was tried: it cannot
+            )
             run[qid] = [pmids.doc_id(h.pmid) for h in result.hits]
             progress.advance("queries")
         used = searcher.profile_name

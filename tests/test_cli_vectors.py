@@ -112,44 +112,90 @@ def test_encode_later_with_a_bare_ingest_and_a_factory_override(
     assert code == 0 and json.loads(out)["encoded"] == 0
 
 
-def ingest_past_the_cpu_limit(
-    xml_dir: Path, home: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+PROBE = 4  # articles the CPU guard times (32 by default; the fixture has 12)
+
+
+def ingest_with_the_cpu_guard(
+    xml_dir: Path, home: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch, minutes: float
 ) -> dict[str, Any]:
-    """`ingest` with `--device auto` of more articles than the CPU guard lets through
-    (its limit lowered to 5); the summary."""
-    monkeypatch.setattr("ingest.encode_stage.CPU_AUTO_ARTICLES", 5)
+    """`ingest` with `--device auto`, its CPU encoding limit set to ``minutes``; the summary."""
+    monkeypatch.setattr("ingest.encode_stage.PROBE_ARTICLES", PROBE)
     write_tiny_config(Paths(home), tiny)
+    with Paths(home).config_file.open("a") as config:
+        config.write(f"[ingest]\ncpu_encode_minutes = {minutes}\n")
     code, out, err = cli(home, "ingest", str(xml_dir), "--models", "tiny", "--json")
     assert code == 0, err
     summary: dict[str, Any] = json.loads(out)
     return summary
 
 
-def test_a_large_backlog_waits_to_be_asked_on_a_machine_without_a_gpu(
-    xml_dir: Path, tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """All of PubMed on a CPU would be weeks of encoding: past CPU_AUTO_ARTICLES (lowered
-    here) `ingest` leaves lexical search ready and says what else there is; an explicit
-    `--device cpu` encodes anyway."""
+def no_gpu() -> None:
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: auto would use it")
+
+
+def test_a_backlog_this_cpu_would_take_too_long_on_waits_after_a_timed_probe(
+    xml_dir: Path, tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All of PubMed on a CPU would be weeks of encoding. Without a GPU, `ingest` times
+    this machine on a few articles (kept), and past the limit (here 0: nothing beyond the
+    probe, however fast this machine is) leaves lexical search ready, says what the full
+    encode would take and what
+    else there is; an explicit `--device cpu` encodes the rest, redoing nothing."""
+    no_gpu()
     home = tmp_path / "home"
-    summary = ingest_past_the_cpu_limit(xml_dir, home, tiny, monkeypatch)
-    assert (summary["added"], summary["encoded"]) == (len(PMIDS), 0)
+    summary = ingest_with_the_cpu_guard(xml_dir, home, tiny, monkeypatch, minutes=0)
+    assert (summary["added"], summary["encoded"]) == (len(PMIDS), PROBE)
     (note,) = [n for n in summary["notes"] if "wait to be encoded" in n]
     assert note.startswith(
-        f"{len(PMIDS)} articles (and their abstract sentences) wait to be encoded and this"
-        " machine has no GPU"
+        f"{len(PMIDS) - PROBE} articles (and their abstract sentences) wait to be encoded and"
+        f" this machine has no GPU: at the rate measured on the first {PROBE} ("
     )
+    assert f"encoding all {len(PMIDS)} would take ~" in note
+    assert "past the 0-minute limit (cpu_encode_minutes under [ingest]" in note
     assert "`medsearch ingest --embeddings DIR_OR_URL`" in note and "--device cpu" in note
-    assert read_manifest(Paths(home).vector_dir("articles")) is None
+    with VectorCollection.open(Paths(home).vector_dir("articles")) as coll:
+        assert len(coll) == PROBE  # the probe's vectors are kept, committed
     code, out, err = cli(home, "search", "sepsis lactate", "--mode", "lexical", "--json")
     assert code == 0 and json.loads(out)["hits"], err
     code, out, err = cli(home, "ingest", "--models", "tiny", "--device", "cpu", "--json")
     assert code == 0, err
-    assert json.loads(out)["encoded"] == len(PMIDS)
+    assert json.loads(out)["encoded"] == len(PMIDS) - PROBE
+    with VectorCollection.open(Paths(home).vector_dir("articles")) as coll:
+        assert len(coll) == len(PMIDS)
+    code, out, _ = cli(home, "ingest", "--json")
+    assert code == 0 and json.loads(out)["encoded"] == 0
+
+
+def test_a_backlog_within_the_cpu_limit_is_encoded_and_its_estimate_said(
+    xml_dir: Path, tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_gpu()
+    home = tmp_path / "home"
+    summary = ingest_with_the_cpu_guard(xml_dir, home, tiny, monkeypatch, minutes=60)
+    assert (summary["added"], summary["encoded"]) == (len(PMIDS), len(PMIDS))
+    assert not [n for n in summary["notes"] if "wait to be encoded" in n]
+    (said,) = [n for n in summary["notes"] if n.startswith("encoding the other")]
+    assert (
+        said.startswith(f"encoding the other {len(PMIDS) - PROBE} articles on this CPU: ~")
+        and f"measured on the first {PROBE} (" in said
+    )
+    with VectorCollection.open(Paths(home).vector_dir("articles")) as coll:
+        assert len(coll) == len(PMIDS)
+
+
+def test_a_cpu_limit_that_is_not_a_number_is_refused(tmp_path: Path) -> None:
+    from medsearch.config import load_ingest_settings
+    from medsearch.errors import ConfigError
+
+    paths = Paths(tmp_path / "home").ensure()
+    paths.config_file.write_text('[ingest]\ncpu_encode_minutes = "a while"\n')
+    with pytest.raises(ConfigError, match=r"cpu_encode_minutes must be a number, 0 or more"):
+        load_ingest_settings(paths)
+    paths.config_file.write_text("[ingest]\ncpu_encode_minutes = 30\n")
+    assert load_ingest_settings(paths).cpu_encode_minutes == 30.0
 
 
 @pytest.mark.gpu
@@ -162,9 +208,10 @@ def test_on_a_machine_with_a_gpu_a_large_backlog_is_encoded_at_once(
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     home = tmp_path / "home"
-    summary = ingest_past_the_cpu_limit(xml_dir, home, tiny, monkeypatch)
+    summary = ingest_with_the_cpu_guard(xml_dir, home, tiny, monkeypatch, minutes=0)
     assert (summary["added"], summary["encoded"]) == (len(PMIDS), len(PMIDS))
     assert not [n for n in summary["notes"] if "wait to be encoded" in n]
+    assert not [n for n in summary["notes"] if n.startswith("encoding the other")]
 
 
 def test_a_different_profile_on_an_encoded_corpus_is_refused(

@@ -85,6 +85,23 @@ def test_an_index_a_crash_left_ahead_of_the_store_is_rebuilt_without_staging_del
     index.close()
 
 
+def test_delta_on_a_corpus_too_small_to_train_on_measures_the_first_stage_and_says_so(
+    beir: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    args = ["--home", str(home), "eval", str(beir), "--rerank", "delta"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "ndcg@10     1.0000" in result.stdout  # the figures, of the first-stage order
+    assert (
+        "note: first-stage order kept: no Delta model can be trained on this corpus (the"
+        f" corpus has {len(DOCS)} articles; the Delta reranker needs at least 1,000 articles"
+    ) in result.stderr
+    report = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
+    assert report["metrics"]["ndcg@10"] == 1.0
+    assert not any("reranked by" in n or "`medsearch rerank train`" in n for n in report["notes"])
+
+
 def test_a_second_run_reuses_the_cached_collection(beir: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     result = CliRunner().invoke(main, ["--home", str(home), "eval", str(beir), "--json"])
@@ -101,10 +118,12 @@ def test_dense_and_rerank_modes_run_through_the_encoders(
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # an evaluation encodes what it measures, however many articles a CPU must take on
-    monkeypatch.setattr("ingest.encode_stage.CPU_AUTO_ARTICLES", 1)
+    # an evaluation encodes what it measures, however long a CPU would take
+    monkeypatch.setattr("ingest.encode_stage.PROBE_ARTICLES", 1)
     paths = Paths(tmp_path / "home")
     write_tiny_config(paths, build_tiny_models(tmp_path_factory.mktemp("tiny")))
+    with paths.config_file.open("a") as config:
+        config.write("[ingest]\ncpu_encode_minutes = 0\n")
     for mode in ("dense", "hybrid", "rerank"):
         report = evaluate(beir, paths, mode=mode, profile="tiny")
         assert report.profile == "tiny" and report.queries == 3

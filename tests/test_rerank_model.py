@@ -268,5 +268,16 @@ def test_without_a_model_searches_say_how_to_train_one_unless_the_corpus_is_too_
     assert plan_rerank("auto", device=None, delta=small, has_cross=False).notes == ()
     asked = plan_rerank("delta", device=None, delta=small, has_cross=False)
     assert not asked.delta and "too small" in asked.notes[0]
+    assert "rerank train" not in asked.notes[0]  # training would refuse it
+
+
+def test_a_kept_first_stage_order_is_news_for_one_search_then_silence() -> None:
+    kept = DeltaStatus(None, "kept the first stage", trainable=False, fits=True, news="kept it")
+    first = plan_rerank("auto", device="cpu", delta=kept, has_cross=False)
+    assert (first.delta, first.notes, first.news) == (False, ("kept it",), True)
+    said = DeltaStatus(None, "kept the first stage", trainable=False, fits=True)
+    assert plan_rerank("auto", device="cpu", delta=said, has_cross=False).notes == ()
+    asked = plan_rerank("delta", device="cpu", delta=said, has_cross=False)
+    assert asked.notes == ("Delta reranker unavailable (kept the first stage)",)
     with pytest.raises(UsageError, match="unknown reranker"):
         plan_rerank("bm25", device=None, delta=MODEL, has_cross=False)

@@ -220,6 +220,9 @@ def test_training_refuses_a_corpus_too_small_to_learn_from(tmp_path: Path) -> No
     assert result.exit_code == 2 and f"at least {MINIMUM}" in result.output
     # ...and its searches do not nag about a model it cannot have
     assert "rerank train" not in "".join(run_json(home, "search", "rex cluhae").get("notes", []))
+    asked = run_json(home, "search", "rex cluhae", "--rerank", "delta")["notes"]
+    assert any(f"at least {MINIMUM}" in n for n in asked)
+    assert not any("rerank train" in n for n in asked)
 
 
 def test_cross_encoder_scores_grade_the_candidates_and_refine_the_head(
@@ -247,17 +250,50 @@ def test_cross_encoder_scores_grade_the_candidates_and_refine_the_head(
     assert gpu_like["reranker"] == "cross"
 
 
-def test_a_model_that_did_not_beat_the_first_stage_keeps_its_order(trained: Path) -> None:
+def test_a_model_that_did_not_beat_the_first_stage_is_announced_once_then_left_alone(
+    trained: Path,
+) -> None:
+    """Training kept the first-stage order: the next search says so with the held-out
+    figures, later ones (other processes, or the same searcher) say nothing, and asking
+    to train again comes back only once the corpus has changed by a quarter."""
     blend(trained, 0.0)
+    meta_file = trained / "rerank" / "delta" / "meta.json"
     try:
-        auto = run_json(trained, "search", "rex cluhae", "-k", "3")
-        assert auto["reranker"] is None and not auto.get("notes")  # nothing to nag about
+        first = run_json(trained, "search", "rex cluhae", "-k", "3")
+        assert first["reranker"] is None
+        (said,) = first["notes"]
+        assert said.startswith("rerank train kept the first-stage order: the Delta model did")
+        assert "nDCG@10" in said and "held-out" in said and "`medsearch rerank train`" not in said
+        assert not run_json(trained, "search", "rex cluhae", "-k", "3").get("notes")
         asked = run_json(trained, "search", "rex cluhae", "-k", "3", "--rerank", "delta")
         assert asked["reranker"] is None
         assert any("did not beat the first stage" in n for n in asked["notes"])
+        assert not any("`medsearch rerank train`" in n for n in asked["notes"])
         assert "did not beat" in run_json(trained, "rerank", "status")["problem"]
+        # a model trained on a corpus a quarter smaller than today's: worth training again
+        meta = json.loads(meta_file.read_text())
+        meta["corpus"]["articles"] = ARTICLES * 3 // 4
+        meta_file.write_text(json.dumps(meta))
+        grown = run_json(trained, "search", "rex cluhae", "-k", "3")
+        assert any("out of date" in n and "rerank train" in n for n in grown["notes"])
+    finally:
+        meta = json.loads(meta_file.read_text())
+        meta["corpus"]["articles"] = ARTICLES
+        meta_file.write_text(json.dumps(meta))
+        blend(trained, 0.5)
+        (trained / "rerank" / "told.json").unlink(missing_ok=True)
+
+
+def test_one_searcher_announces_the_kept_first_stage_order_once(trained: Path) -> None:
+    """The app keeps one searcher for a session: it too says it once."""
+    blend(trained, 0.0)
+    try:
+        with open_searcher(Paths(trained)) as searcher:
+            notes = [searcher.search("rex cluhae", k=3).notes for _ in range(2)]
+        assert [len(n) for n in notes] == [1, 0] and "kept the first-stage order" in notes[0][0]
     finally:
         blend(trained, 0.5)
+        (trained / "rerank" / "told.json").unlink(missing_ok=True)
 
 
 def test_the_blend_is_judged_on_queries_the_first_stage_cannot_answer_by_copying() -> None:
@@ -282,6 +318,8 @@ def test_the_blend_is_judged_on_queries_the_first_stage_cannot_answer_by_copying
 def test_eval_trains_the_collections_model_once_and_reuses_it_whatever_it_chose(
     tmp_path: Path,
 ) -> None:
+    """The collection's passages have no titles (and BEIR has no keywords): the model
+    learns from its abstract sentences instead, and eval says so."""
     import random
 
     rng = random.Random(5)
@@ -290,11 +328,8 @@ def test_eval_trains_the_collections_model_once_and_reuses_it_whatever_it_chose(
     (beir / "qrels").mkdir(parents=True)
     with (beir / "corpus.jsonl").open("w") as out:
         for i in range(MINIMUM + 20):
-            doc = {
-                "_id": f"d{i}",
-                "title": " ".join(rng.sample(vocab, 5)),
-                "text": " ".join(rng.choices(vocab, k=60)),
-            }
+            sentences = [" ".join(rng.choices(vocab, k=rng.randint(8, 14))) for _ in range(5)]
+            doc = {"_id": f"d{i}", "title": "", "text": ". ".join(sentences) + "."}
             out.write(json.dumps(doc) + "\n")
     (beir / "queries.jsonl").write_text(
         "".join(
@@ -307,7 +342,9 @@ def test_eval_trains_the_collections_model_once_and_reuses_it_whatever_it_chose(
     )
     home = tmp_path / "home"
     first = run_json(home, "eval", str(beir), "--rerank", "delta")
-    assert any("trained the collection's Delta model" in n for n in first["notes"])
+    trained = [n for n in first["notes"] if "trained the collection's Delta model" in n]
+    assert trained and "'sentences'" in trained[0]
+    assert any("abstract sentences were the training queries" in n for n in first["notes"])
     again = run_json(home, "eval", str(beir), "--rerank", "delta")
     assert any("reused the collection's Delta model" in n for n in again["notes"])
     assert not any("trained the collection's" in n for n in again["notes"])

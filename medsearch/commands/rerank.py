@@ -74,6 +74,14 @@ def train(
         f" {v.get(f'blend_{report.blend}', v.get('first_stage', 0)):.4f}"
     )
     click.echo(f"saved to {report.directory}")
+    if report.blend <= 0:
+        click.echo(
+            "the Delta model did not beat the first stage on held-out queries: searches keep"
+            " the first-stage order (training again can change that once the corpus has grown"
+            " or shrunk by a quarter)"
+        )
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
 
 
 @rerank.command()

@@ -78,8 +78,6 @@ def pseudo_queries(
     made = 0
     for batch in articles:
         for article in batch:
-            if not article.title:
-                continue
             texts: list[tuple[str, str | None]] = []
             if KEYWORDS in kinds:
                 texts.append((KEYWORDS, keyword_query(article, rng)))

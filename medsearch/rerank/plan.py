@@ -26,6 +26,9 @@ class RerankPlan:
     delta: bool = False
     cross: bool = False
     notes: tuple[str, ...] = ()
+    news: bool = False
+    """The notes say what the last training concluded: a search that shows them marks it
+    said (:func:`medsearch.rerank.loading.told`)."""
 
 
 def plan_rerank(
@@ -34,7 +37,8 @@ def plan_rerank(
     """The rerankers for ``choice`` given what this searcher has.
 
     ``delta`` says whether a usable Delta model is installed, and if not why (no model
-    yet, one trained on a different corpus, or a corpus too small to train on).
+    yet, one trained on a different corpus, a corpus too small to train on, or one that
+    kept the first-stage order). Training is suggested only where it could help.
     """
     if choice not in RERANKERS:
         raise UsageError(f"unknown reranker {choice!r}; choose one of {', '.join(RERANKERS)}")
@@ -46,13 +50,19 @@ def plan_rerank(
         if has_cross:
             return RerankPlan(cross=True)
         return RerankPlan(notes=("no cross-encoder in this model profile: first-stage order kept",))
+    news = delta.news is not None
     if choice == "delta":
         if has_delta:
             return RerankPlan(delta=True)
-        return RerankPlan(notes=(f"Delta reranker unavailable ({delta.problem}); {TRAIN_HINT}",))
+        hint = f"; {TRAIN_HINT}" if delta.trainable else ""
+        return RerankPlan(notes=(f"Delta reranker unavailable ({delta.problem}){hint}",), news=news)
     if on_gpu and has_cross:
         return RerankPlan(cross=True)
     if has_delta:
         return RerankPlan(delta=True, cross=has_cross)
-    hint = (f"no Delta reranker ({delta.problem}): {TRAIN_HINT}",) if delta.trainable else ()
-    return RerankPlan(cross=has_cross, notes=hint)
+    if delta.trainable:
+        return RerankPlan(
+            cross=has_cross, notes=(f"no Delta reranker ({delta.problem}): {TRAIN_HINT}",)
+        )
+    said = (delta.news,) if delta.news is not None else ()
+    return RerankPlan(cross=has_cross, notes=said, news=news)

@@ -251,18 +251,22 @@ class DeltaScorer:
     # -- persistence -------------------------------------------------------------------
 
     def save(self, directory: Path) -> None:
-        """Write the model atomically: a reader sees the old model or the new, never half."""
-        tmp = directory.with_name(directory.name + ".tmp")
-        if tmp.exists():
-            _remove_tree(tmp)
-        tmp.mkdir(parents=True)
+        """Install the model as ``directory`` (see :mod:`medsearch.rerank.install`): a
+        reader sees the old model or the new, never half, and a kill at any moment
+        leaves one of them in place."""
+        from medsearch.rerank.install import install
+
+        install(directory, self._write)
+
+    def _write(self, target: Path) -> None:
+        """Every file of the model into the empty directory ``target``, ``meta.json`` last."""
         words = sorted(self.vocab.words, key=self.vocab.words.__getitem__)
-        (tmp / "words.txt").write_text("\n".join(words), encoding="utf-8")
-        np.save(tmp / "vectors.npy", self.vectors.astype(np.float16))
-        np.savez(tmp / "weights.npz", **self.weights)  # type: ignore[arg-type]
+        (target / "words.txt").write_text("\n".join(words), encoding="utf-8")
+        np.save(target / "vectors.npy", self.vectors.astype(np.float16))
+        np.savez(target / "weights.npz", **self.weights)  # type: ignore[arg-type]
         df_words = list(self.idf.df)
-        (tmp / "df_words.txt").write_text("\n".join(df_words), encoding="utf-8")
-        np.save(tmp / "df.npy", np.array([self.idf.df[t] for t in df_words], dtype=np.int32))
+        (target / "df_words.txt").write_text("\n".join(df_words), encoding="utf-8")
+        np.save(target / "df.npy", np.array([self.idf.df[t] for t in df_words], dtype=np.int32))
         meta = {
             **self.meta,
             "format": FORMAT,
@@ -270,13 +274,7 @@ class DeltaScorer:
             "idf_docs": self.idf.docs,
             "mean_abstract_words": self.idf.mean_abstract_words,
         }
-        (tmp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
-        old = directory.with_name(directory.name + ".old")
-        if directory.exists():
-            directory.rename(old)
-        tmp.rename(directory)
-        if old.exists():
-            _remove_tree(old)
+        (target / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
 
     @classmethod
     def load(cls, directory: Path) -> DeltaScorer:
@@ -345,9 +343,3 @@ def _conv_same(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
     out[:, 1:] += taps[:, :-1, 0]
     out[:, :-1] += taps[:, 1:, 2]
     return out
-
-
-def _remove_tree(path: Path) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from medsearch.errors import UsageError
+from medsearch.errors import UntrainableError, UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress
 from medsearch.rerank import marks as marklog
@@ -28,6 +28,7 @@ from medsearch.rerank.examples import (
     CROSS,
     KEYWORDS,
     MARKS,
+    SENTENCES,
     SIGNALS,
     PseudoQuery,
     cross_gains,
@@ -63,6 +64,10 @@ FAIR_KINDS = (KEYWORDS, MARKS)
 sentence query is hidden from the model but not from the index, so on those the first
 stage looks near-perfect (0.96 nDCG@10 on SciFact) and no reranker could ever win."""
 FAIR_MIN = 50  # fewer fair held-out queries than this: judge the blend on all of them
+FELL_BACK = (
+    "the corpus has no titles or keywords to make queries of: its abstract sentences were"
+    " the training queries"
+)
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,9 @@ class TrainOptions:
     lr: float = 1e-3
     seed: int = 13
     config: DeltaConfig = field(default_factory=DeltaConfig)
+    fallback: tuple[str, ...] = ()
+    """Query kinds used when ``signals`` give no query at all: a corpus without titles or
+    keywords (a BEIR collection of bare passages) still has its abstracts' sentences."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,7 @@ class TrainReport:
     blend: float
     seconds: float
     judged_on: str = ""
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +111,7 @@ class TrainReport:
             "blend": self.blend,
             "judged_on": self.judged_on,
             "seconds": round(self.seconds, 1),
+            "notes": list(self.notes),
         }
 
 
@@ -133,9 +143,9 @@ def train(
         )
     articles = searcher.store.count()
     if articles < MIN_ARTICLES:
-        raise UsageError(
+        raise UntrainableError(
             f"the corpus has {articles:,} articles; the Delta reranker needs at least"
-            f" {MIN_ARTICLES:,} to learn from"
+            f" {MIN_ARTICLES:,} articles to learn from"
         )
     started = time.monotonic()
     stamp = corpus_stamp(searcher)
@@ -165,6 +175,7 @@ def train(
     target = paths.rerank_dir / "delta"
     scorer.save(target)
     shutil.rmtree(work, ignore_errors=True)
+    fell_back = set(options.fallback) & (set(counts) - set(options.signals))
     return TrainReport(
         directory=target,
         queries=counts,
@@ -174,6 +185,7 @@ def train(
         blend=blend,
         seconds=time.monotonic() - started,
         judged_on=judged_on,
+        notes=(FELL_BACK,) if fell_back else (),
     )
 
 
@@ -206,7 +218,10 @@ def train_corpus(
         chosen = tuple(signals) if signals else DEFAULT_SIGNALS
         if signals is None and searcher.cross is not None and (searcher.device or "cpu") != "cpu":
             chosen = (*chosen, CROSS)
-        options = TrainOptions(queries=queries, epochs=epochs, signals=chosen)
+        # the default signals fall back to abstract sentences where a corpus has no
+        # titles or keywords; signals the user chose are taken as chosen
+        fallback = (SENTENCES,) if signals is None else ()
+        options = TrainOptions(queries=queries, epochs=epochs, signals=chosen, fallback=fallback)
         return train(paths, searcher, options, progress)
 
 
@@ -269,17 +284,23 @@ def _word_model(
 
 def _queries(searcher: Searcher, paths: Paths, options: TrainOptions) -> list[PseudoQuery]:
     kinds = [k for k in options.signals if k not in (CROSS, MARKS)]
-    queries: list[PseudoQuery] = []
-    if kinds:
-        per_article = len(kinds)
-        every = sample_stride(searcher.store.count(), options.queries // per_article + 1)
-        queries.extend(
-            pseudo_queries(searcher.store.iter_sample(every), kinds, options.queries, options.seed)
-        )
+    queries = _pseudo_queries(searcher, kinds, options)
+    if not queries and options.fallback:
+        queries = _pseudo_queries(searcher, list(options.fallback), options)
     if MARKS in options.signals:
         for text, gains in marklog.by_query(marklog.read(paths.signals_file)).items():
             queries.append(PseudoQuery(text, MARKS, tuple(gains.items())))
     return queries
+
+
+def _pseudo_queries(
+    searcher: Searcher, kinds: list[str], options: TrainOptions
+) -> list[PseudoQuery]:
+    if not kinds:
+        return []
+    every = sample_stride(searcher.store.count(), options.queries // len(kinds) + 1)
+    sample = searcher.store.iter_sample(every)
+    return list(pseudo_queries(sample, kinds, options.queries, options.seed))
 
 
 def _examples(
@@ -297,9 +318,9 @@ def _examples(
         return _read_examples(done)
     queries = _queries(searcher, paths, options)
     if not queries:
-        raise UsageError(
-            "no training queries: the corpus has no titles or keywords to learn from"
-            " and no marks were recorded"
+        raise UntrainableError(
+            "no training queries: the corpus has no titles, keywords or abstract sentences"
+            " to learn from and no marks were recorded"
         )
     rng = random.Random(options.seed)
     distil = CROSS in options.signals and searcher.cross is not None
@@ -361,7 +382,7 @@ def _examples(
             )
     progress.finish("examples")
     if not pairs:
-        raise UsageError(
+        raise UntrainableError(
             "the pseudo-queries gave no training pairs (every candidate list was trivial)"
         )
     arrays = {

@@ -305,6 +305,10 @@ class Searcher:
             self.encoder(f"{mode} search")  # the plan depends on its device
         plan = self.rerank_plan(rerank)
         notes.extend(plan.notes)
+        if plan.news:  # said once: not again by this searcher, nor by later processes
+            from medsearch.rerank.loading import told
+
+            self._delta = told(self.delta_dir, self.delta_model())
         final_k = k
         if plan.delta:
             k = max(k, self.settings.delta_depth)
