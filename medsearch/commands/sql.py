@@ -24,6 +24,7 @@ import base64
 import csv
 import io
 import os
+import re
 import select
 import signal
 import sqlite3
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from medsearch.store.sql_bounds import Watch
 
 FETCH = 1000  # rows per fetch from SQLite: large enough to amortise, small enough to stream
+CHECKS = re.compile(r"\b(?:pragma_)?(?:integrity|quick)_check\b", re.IGNORECASE)
 GRACE = 2.0
 """Seconds a query stopped by Ctrl-C or ``--timeout`` has to end before :func:`backstop`
 ends the process: the progress handler stops one within milliseconds of SQLite's work."""
@@ -156,6 +158,7 @@ def stop_or_exit(watch: Watch, wake: int, done: threading.Event) -> None:
 def run(store: Path, query: str, fmt: str, watch: Watch) -> None:
     """Answer ``query`` from ``store`` within the bounds of :mod:`.sql_bounds`."""
     from medsearch.store.backfill import problem
+    from medsearch.store.damage import BEYOND_CHECK, DamagedStoreError
     from medsearch.store.readonly import connect, execute
     from medsearch.store.sql_bounds import STEPS, bound, query_error
 
@@ -169,14 +172,18 @@ def run(store: Path, query: str, fmt: str, watch: Watch) -> None:
             raise query_error(exc, watch, store) from exc
         if why is not None:
             raise StoreError(why)
-        cursor = execute(conn, query, watch=watch, store=store)
-        names = [d[0] for d in cursor.description or ()]
         try:
+            cursor = execute(conn, query, watch=watch, store=store)
+            names = [d[0] for d in cursor.description or ()]
             write(names, rows_of(cursor, watch, store), fmt)
         except BrokenPipeError:  # `| head`: the reader has all it wanted
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             sys.exit(1)
+        except DamagedStoreError as exc:
+            if CHECKS.search(query):  # the check the line suggests is what failed
+                raise exc.hinting(BEYOND_CHECK) from exc
+            raise
     finally:
         conn.close()
 

@@ -38,19 +38,32 @@ def is_damage(exc: BaseException) -> bool:
     return str(exc).startswith("Could not decode to UTF-8")
 
 
-UNREADABLE_SCHEMA = (
-    "SQLite cannot read its list of tables, so restore the file from a copy or ingest"
-    " again into a new data home"
-)
+RESTORE = "restore the file from a copy, or ingest again into a new data home"
+UNREADABLE_SCHEMA = f"SQLite cannot read its list of tables; {RESTORE}"
+BEYOND_CHECK = f"SQLite's own check cannot walk it either; {RESTORE}"
+
+
+class DamagedStoreError(StoreError):
+    """Damage met while reading the store at ``path``; the line ends with what to do."""
+
+    def __init__(self, path: Path, what: str, pmid: int | None = None, hint: str = CHECK):
+        self.path = path
+        self.what = what
+        self.pmid = pmid
+        where = f" while reading PMID {pmid}" if pmid is not None else ""
+        super().__init__(f"the article store {path} is damaged ({what}){where}; {hint}")
+
+    def hinting(self, hint: str) -> DamagedStoreError:
+        """The same damage, ending with ``hint`` (when the usual next step cannot help)."""
+        return DamagedStoreError(self.path, self.what, self.pmid, hint)
 
 
 def damaged(
     path: Path, exc: BaseException, pmid: int | None = None, *, hint: str = CHECK
-) -> StoreError:
-    """The error for damage met while reading the store at ``path``."""
+) -> DamagedStoreError:
+    """The error for damage ``exc`` met while reading the store at ``path``."""
     what = f"{type(exc).__name__}: {exc}" if isinstance(exc, UnicodeDecodeError) else str(exc)
-    where = f" while reading PMID {pmid}" if pmid is not None else ""
-    return StoreError(f"the article store {path} is damaged ({what}){where}; {hint}")
+    return DamagedStoreError(path, what, pmid, hint)
 
 
 class DamagedRecordError(StoreError):
