@@ -24,6 +24,7 @@ from conftest import FIXTURES, SHARED_DATA
 from ingest.pubmed_xml import parse_file
 from medsearch.cli import main
 from medsearch.paths import Paths
+from medsearch.records import Article
 
 REAL = SHARED_DATA / "pubmed" / "net-synergy-pubmedparser" / "pubmed21n0001.xml.gz"
 CHECK = 'check the whole store with `medsearch sql "PRAGMA integrity_check"`'
@@ -44,7 +45,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     home = tmp_path_factory.mktemp("owner") / "home"
     result = CliRunner().invoke(main, ["--home", str(home), "ingest", str(source), "--no-encode"])
     assert result.exit_code == 0, result.output
-    first, _, third = sorted(parse_file(source), key=lambda article: article.pmid)[:3]
+    articles = (a for a in parse_file(source) if isinstance(a, Article))
+    first, _, third = sorted(articles, key=lambda a: a.pmid)[:3]
     return Built(home, third.pmid, third.title, first.pmid)
 
 
