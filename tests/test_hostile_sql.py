@@ -169,6 +169,14 @@ def test_a_value_past_the_length_limit_is_refused_naming_it(store: Store, query:
     )
 
 
+def test_a_query_text_past_one_mib_is_refused_naming_the_limit(store: Store) -> None:
+    code, out, err = sql(store, "SELECT 1" + " " * MIB)  # a shell passes at most 128 KiB
+    assert (code, out) == (2, "")
+    assert err == (
+        "medsearch: error: SQL: the query is longer than 1 MiB, the most medsearch sql takes\n"
+    )
+
+
 def test_the_printf_bomb_stays_in_bounded_memory(store: Store, tmp_path: Path) -> None:
     """One printf call loops over all 2e9 characters even past the limit (~20 s, in
     SQLite, where no handler is asked): its memory stays bounded, and --timeout ends it
