@@ -84,9 +84,22 @@ class QuerySyntaxError(MedsearchError):
 
 
 class SqlError(MedsearchError):
-    """A ``medsearch sql`` query is not valid SQL, or would change the store."""
+    """A ``medsearch sql`` query is not valid SQL, would change the store, or passed one
+    of the bounds on what a query may take (see :mod:`medsearch.store.sql_bounds`)."""
 
     exit_code = 2
+
+
+class QueryInterruptedError(MedsearchError):
+    """A ``medsearch sql`` query was stopped by Ctrl-C; exit 130 as for any SIGINT."""
+
+    exit_code = 130
+
+
+class QueryTimeoutError(MedsearchError):
+    """A ``medsearch sql`` query ran past its ``--timeout``; exit 124 as ``timeout(1)``."""
+
+    exit_code = 124
 
 
 class ModelError(MedsearchError):

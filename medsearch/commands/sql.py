@@ -23,18 +23,32 @@ from __future__ import annotations
 import base64
 import csv
 import io
+import os
+import re
+import select
+import signal
 import sqlite3
 import sys
+import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
 from medsearch.commands.common import emit_json, paths_of
-from medsearch.errors import SqlError, StoreError, UsageError
+from medsearch.errors import StoreError, UsageError
+
+if TYPE_CHECKING:
+    from medsearch.store.sql_bounds import Watch
 
 FETCH = 1000  # rows per fetch from SQLite: large enough to amortise, small enough to stream
+CHECKS = re.compile(r"\b(?:pragma_)?(?:integrity|quick)_check\b", re.IGNORECASE)
+GRACE = 2.0
+"""Seconds a query stopped by Ctrl-C or ``--timeout`` has to end before :func:`backstop`
+ends the process: the progress handler stops one within milliseconds of SQLite's work."""
 
 
 @click.command()
@@ -47,8 +61,17 @@ FETCH = 1000  # rows per fetch from SQLite: large enough to amortise, small enou
     is_flag=True,
     help="Describe the tables and columns to query (with --json: as JSON).",
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Stop the query after this many seconds (exit status 124).",
+)
 @click.pass_context
-def sql(ctx: click.Context, query: str | None, fmt: str, schema: bool) -> None:
+def sql(
+    ctx: click.Context, query: str | None, fmt: str, schema: bool, timeout: float | None
+) -> None:
     """Run a read-only SQL query on the article store; rows stream to stdout.
 
     \b
@@ -63,7 +86,8 @@ def sql(ctx: click.Context, query: str | None, fmt: str, schema: bool) -> None:
         JOIN articles_mesh_major USING (pmid) WHERE heading = 'Metformin'"
 
     A query that would change anything is refused before it runs. Works while an
-    ingest is writing (it reads the last committed state).
+    ingest is writing (it reads the last committed state). Ctrl-C stops a query at
+    once, also one that has not produced a row yet (exit status 130).
     """
     paths = paths_of(ctx)
     if schema:
@@ -73,31 +97,107 @@ def sql(ctx: click.Context, query: str | None, fmt: str, schema: bool) -> None:
         return
     if not query or not query.strip():
         raise UsageError('give a query, e.g. medsearch sql "SELECT COUNT(*) FROM articles"')
-    from medsearch.store.backfill import problem
-    from medsearch.store.readonly import connect, execute
+    from medsearch.store.sql_bounds import Watch
 
-    conn = connect(paths.store)
+    watch = Watch(timeout)
+    with watch.catching_ctrl_c(), backstop(watch):  # from before the store opens
+        run(paths.store, query, fmt, watch)
+
+
+@contextmanager
+def backstop(watch: Watch) -> Iterator[None]:
+    """Exit the process when a query stopped by Ctrl-C or ``--timeout`` has not ended
+    :data:`GRACE` seconds later.
+
+    SQLite asks the progress handler between steps, but one step can run long: one call
+    of ``printf('%.*c', 2e9, 'x')`` loops for ~20 s (in bounded memory), ``instr()`` of
+    two strings of 100 MB for hours. Ctrl-C reaches this thread at once, through the
+    signal wakeup fd, whatever the main thread is stuck in; a query that only reads has
+    nothing to clean up, so leaving it unfinished loses nothing.
+    """
+    if os.name != "posix" or threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only; the progress handler still stops it
+        return
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    previous = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    done = threading.Event()
+    guard = threading.Thread(target=stop_or_exit, args=(watch, wake_r, done), daemon=True)
+    guard.start()
     try:
-        why = problem(conn)
+        yield
+    finally:
+        done.set()
+        signal.set_wakeup_fd(previous)
+        os.write(wake_w, b"\0")  # no signal's number: it only wakes the guard to leave
+        guard.join()
+        os.close(wake_r)
+        os.close(wake_w)
+
+
+def stop_or_exit(watch: Watch, wake: int, done: threading.Event) -> None:
+    """The backstop's thread: wait for Ctrl-C or the deadline, then for the query to end."""
+    while True:
+        left = None if watch.deadline is None else max(0.0, watch.deadline - time.monotonic())
+        woken, _, _ = select.select([wake], [], [], left)
+        if done.is_set():
+            return
+        if woken:
+            if signal.SIGINT not in os.read(wake, 512):
+                continue
+            watch.interrupted = True
+        elif not watch():
+            continue
+        if done.wait(GRACE):
+            return
+        error = watch.stopped()
+        os.write(2, f"medsearch: error: {error}\n".encode())  # the line fail() writes
+        os._exit(error.exit_code)
+
+
+def run(store: Path, query: str, fmt: str, watch: Watch) -> None:
+    """Answer ``query`` from ``store`` within the bounds of :mod:`.sql_bounds`."""
+    from medsearch.store.backfill import problem
+    from medsearch.store.damage import BEYOND_CHECK, DamagedStoreError
+    from medsearch.store.readonly import connect, execute
+    from medsearch.store.sql_bounds import STEPS, bound, query_error
+
+    conn = connect(store)
+    try:
+        bound(conn)
+        conn.set_progress_handler(watch, STEPS)
+        try:
+            why = problem(conn)
+        except (sqlite3.Error, MemoryError) as exc:
+            raise query_error(exc, watch, store) from exc
         if why is not None:
             raise StoreError(why)
-        cursor = execute(conn, query)
-        names = [d[0] for d in cursor.description or ()]
-        write(names, rows_of(cursor), fmt)  # `| head`: the CLI ends quietly, see cli.py
+        try:
+            cursor = execute(conn, query, watch=watch, store=store)
+            names = [d[0] for d in cursor.description or ()]
+            write(names, rows_of(cursor, watch, store), fmt)  # `| head`: ends quietly, cli.py
+        except DamagedStoreError as exc:
+            if CHECKS.search(query):  # the check the line suggests is what failed
+                raise exc.hinting(BEYOND_CHECK) from exc
+            raise
     finally:
         conn.close()
 
 
-def rows_of(cursor: sqlite3.Cursor) -> Iterator[tuple[Any, ...]]:
+def rows_of(cursor: sqlite3.Cursor, watch: Watch, store: Path) -> Iterator[tuple[Any, ...]]:
     """The cursor's rows, a page at a time; an error SQLite meets while running (after
-    the first rows, possibly) is a :class:`SqlError` like one met while compiling."""
+    the first rows, possibly) is one line like one met while compiling, and the watch
+    is looked at between pages too (Python writing them is not SQLite taking steps)."""
+    from medsearch.store.sql_bounds import query_error
+
     while True:
         try:
             page = cursor.fetchmany(FETCH)
-        except sqlite3.Error as exc:
-            raise SqlError(f"SQL: {exc}") from exc
+        except (sqlite3.Error, MemoryError) as exc:
+            raise query_error(exc, watch, store) from exc
         if not page:
             return
+        watch.check()
         yield from page
 
 

@@ -26,6 +26,7 @@ import tantivy
 from medsearch.errors import StoreError, UsageError
 from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical_query import LEGACY_RANKING, Frequencies, QueryBuilder, Ranking
+from medsearch.index.lexical_readonly import open_for_search
 from medsearch.index.lexical_snippets import (
     highlight_spans,
     make_snippet,
@@ -162,7 +163,8 @@ class LexicalIndex:
                 (path / VERSION_FILE).write_text(json.dumps({"schema": ls.SCHEMA_VERSION}))
                 return cls(path, index, texts)
             version = _check_version(path, write=write)
-            return cls(path, tantivy.Index.open(str(path)), texts, version)
+            index = tantivy.Index.open(str(path)) if write else open_for_search(path)
+            return cls(path, index, texts, version)
         except (ValueError, OSError) as exc:
             raise StoreError(
                 f"the lexical index at {path} cannot be opened ({exc}){REBUILD_HINT}"

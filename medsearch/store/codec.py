@@ -27,6 +27,7 @@ import orjson
 import zstandard
 
 from medsearch.errors import StoreError
+from medsearch.store.damage import DamagedRecordError
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 LEVEL = 3
@@ -50,9 +51,9 @@ def _zstd(dict_id: int = 0) -> tuple[Any, Any]:
             with _lock:
                 found = _dictionaries.get(dict_id)
             if found is None:
-                raise StoreError(
-                    f"a stored record needs compression dictionary {dict_id}, which this"
-                    " store does not have (the store is damaged or was mixed with another)"
+                raise DamagedRecordError(
+                    f"it names compression dictionary {dict_id}, which this store does not"
+                    " have: damaged bytes, or records mixed in from another store"
                 )
             pair = (
                 zstandard.ZstdCompressor(level=LEVEL, dict_data=found),
@@ -136,18 +137,25 @@ def decode(blob: bytes) -> dict[str, Any]:
 
 
 def decompress(blob: bytes) -> bytes:
-    """A stored record's JSON, whichever way it was compressed."""
+    """A stored record's JSON, whichever way it was compressed; a blob that does not
+    decompress is damaged bytes (a :class:`DamagedRecordError`), not a bug to report."""
     if blob[:4] == ZSTD_MAGIC:
-        return _zstd(dictionary_of(blob))[1].decompress(blob)  # type: ignore[no-any-return]
+        try:
+            return _zstd(dictionary_of(blob))[1].decompress(blob)  # type: ignore[no-any-return]
+        except zstandard.ZstdError as exc:
+            raise DamagedRecordError(f"zstd: {exc}") from exc
     try:
         return zlib.decompress(blob)
     except zlib.error as exc:
-        raise StoreError(f"a stored record is damaged ({exc})") from exc
+        raise DamagedRecordError(f"zlib: {exc}") from exc
 
 
 def decode_raw(raw: bytes) -> dict[str, Any]:
     """A record from its uncompressed JSON (what :func:`encode` made)."""
-    data = orjson.loads(raw)
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise DamagedRecordError(f"JSON: {exc}") from exc
     if not isinstance(data, dict):
-        raise StoreError("a stored record is damaged (not a JSON object)")
+        raise DamagedRecordError("not a JSON object")
     return data

@@ -47,7 +47,8 @@ from medsearch.store.columns import (
     article_row,
     side_rows,
 )
-from medsearch.store.readonly import uri as readonly_uri
+from medsearch.store.damage import DamagedRecordError, damaged, is_damage, reading
+from medsearch.store.readonly import open_readonly
 from medsearch.store.schema import (
     COUNT_KEY,
     QUEUE_KEY,
@@ -74,8 +75,21 @@ def pack(article: Article) -> bytes:
     return codec.compress(codec.encode(article.to_dict()))
 
 
-def unpack(blob: bytes) -> Article:
-    return Article.from_dict(codec.decode(blob))
+def decoded(blob: bytes, pmid: int | None = None) -> dict[str, Any]:
+    """A stored record's fields; one whose bytes no longer decode is a
+    :class:`DamagedRecordError` that names ``pmid`` (the bytes cannot be trusted to)."""
+    try:
+        return codec.decode(blob)
+    except DamagedRecordError as exc:
+        raise exc.of(pmid) from exc
+
+
+def unpack(blob: bytes, pmid: int | None = None) -> Article:
+    data = decoded(blob, pmid)
+    try:
+        return Article.from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:  # JSON, but not a record's
+        raise DamagedRecordError(f"{type(exc).__name__}: {exc}", pmid) from exc
 
 
 # (pmid, version, year, content_hash, record JSON or zstd blob, ``articles`` row): built
@@ -150,7 +164,7 @@ class Store:
             raise StoreError(f"no article store at {path}; run `medsearch ingest` first")
         try:
             if readonly:
-                self.conn = sqlite3.connect(readonly_uri(path), uri=True, isolation_level=None)
+                self.conn = open_readonly(path)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self.conn = sqlite3.connect(path, isolation_level=None)
@@ -166,9 +180,11 @@ class Store:
                 self.conn.execute("CREATE TEMP VIEW records AS SELECT * FROM main.articles")
             self._dict_id = self._load_dictionaries()
             self.reload_queues()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             if is_disk_full(exc):
                 raise DiskFullError(f"disk full while opening the store {path}") from exc
+            if is_damage(exc):
+                raise damaged(path, exc) from exc
             raise StoreError(f"cannot open the article store {path}: {exc}") from exc
 
         self._samples: list[bytes] = []
@@ -460,24 +476,29 @@ class Store:
     # -- reading -------------------------------------------------------------------------
 
     def get(self, pmid: int) -> Article:
-        row = self.conn.execute("SELECT data FROM records WHERE pmid = ?", (pmid,)).fetchone()
+        with reading(self.path, pmid):
+            row = self.conn.execute("SELECT data FROM records WHERE pmid = ?", (pmid,)).fetchone()
         if row is None:
             if self.is_deleted(pmid):
                 raise NotFoundError(f"PMID {pmid} was deleted by a PubMed update file")
             raise NotFoundError(f"PMID {pmid} is not in the store")
-        return unpack(row[0])
+        return unpack(row[0], pmid)
 
     def get_many(self, pmids: Sequence[int]) -> dict[int, Article]:
         """Records for the PMIDs that exist (missing ones are simply absent)."""
-        return {pmid: unpack(blob) for pmid, blob in self._blobs(pmids)}
+        return {pmid: unpack(blob, pmid) for pmid, blob in self._blobs(pmids)}
 
     def _blobs(self, pmids: Sequence[int]) -> Iterator[tuple[int, bytes]]:
+        """A chunk's rows are fetched before any is handed out: a caller that stops early
+        (a record failed to decode) must not leave a cursor behind the store's close."""
         for i in range(0, len(pmids), SQL_CHUNK):
             chunk = tuple(pmids[i : i + SQL_CHUNK])
             marks = ",".join("?" * len(chunk))
-            yield from self.conn.execute(
-                f"SELECT pmid, data FROM records WHERE pmid IN ({marks})", chunk
-            )
+            with reading(self.path):
+                rows = self.conn.execute(
+                    f"SELECT pmid, data FROM records WHERE pmid IN ({marks})", chunk
+                ).fetchall()
+            yield from rows
 
     def abstracts_many(self, pmids: Sequence[int]) -> dict[int, Article]:
         """As :meth:`get_many`, but each article holds only its PMID and abstract: what
@@ -486,7 +507,7 @@ class Store:
         them (~52 of ~77 us an article, profiled)."""
         return {
             pmid: Article.from_dict(
-                {"pmid": pmid, "abstract": codec.decode(blob).get("abstract", ())}
+                {"pmid": pmid, "abstract": decoded(blob, pmid).get("abstract", ())}
             )
             for pmid, blob in self._blobs(pmids)
         }
@@ -495,21 +516,23 @@ class Store:
         return self._existing(pmids)
 
     def is_deleted(self, pmid: int) -> bool:
-        row = self.conn.execute("SELECT 1 FROM deleted WHERE pmid = ?", (pmid,)).fetchone()
+        with reading(self.path, pmid):
+            row = self.conn.execute("SELECT 1 FROM deleted WHERE pmid = ?", (pmid,)).fetchone()
         return row is not None
 
     def iter_articles(self, *, batch: int = 2000, after: int = 0) -> Iterator[list[Article]]:
         """Every article in PMID order, a batch at a time (keyset pagination, flat memory)."""
         last = after
         while True:
-            rows = self.conn.execute(
-                "SELECT pmid, data FROM records WHERE pmid > ? ORDER BY pmid LIMIT ?",
-                (last, batch),
-            ).fetchall()
+            with reading(self.path):
+                rows = self.conn.execute(
+                    "SELECT pmid, data FROM records WHERE pmid > ? ORDER BY pmid LIMIT ?",
+                    (last, batch),
+                ).fetchall()
             if not rows:
                 return
             last = rows[-1][0]
-            yield [unpack(blob) for _, blob in rows]
+            yield [unpack(blob, pmid) for pmid, blob in rows]
 
     def iter_sample(self, every: int, *, batch: int = 2000) -> Iterator[list[Article]]:
         """Every article whose PMID is a multiple of ``every``, a batch at a time, in
@@ -535,23 +558,25 @@ class Store:
             return
         last = 0
         while True:
-            rows = self.conn.execute(
-                "SELECT pmid, data FROM records WHERE pmid > ? AND pmid % ? = 0"
-                " ORDER BY pmid LIMIT ?",
-                (last, every, batch),
-            ).fetchall()
+            with reading(self.path):
+                rows = self.conn.execute(
+                    "SELECT pmid, data FROM records WHERE pmid > ? AND pmid % ? = 0"
+                    " ORDER BY pmid LIMIT ?",
+                    (last, every, batch),
+                ).fetchall()
             if not rows:
                 return
             last = rows[-1][0]
-            yield [unpack(blob) for _, blob in rows]
+            yield [unpack(blob, pmid) for pmid, blob in rows]
 
     def _pmid_range(self) -> tuple[int | None, int | None]:
         # Two subqueries: SQLite reads a lone MIN or MAX from the primary key's ends, but
         # `SELECT MIN(pmid), MAX(pmid)` scans the table (1.6 s warm at 10M, the whole
         # file cold: `stats` took 14.7 s).
-        low, high = self.conn.execute(
-            "SELECT (SELECT MIN(pmid) FROM records), (SELECT MAX(pmid) FROM records)"
-        ).fetchone()
+        with reading(self.path):
+            low, high = self.conn.execute(
+                "SELECT (SELECT MIN(pmid) FROM records), (SELECT MAX(pmid) FROM records)"
+            ).fetchone()
         return low, high
 
     def sample(self, n: int, *, seed: int = 0) -> list[bytes]:
@@ -569,27 +594,31 @@ class Store:
             return []
         rng = random.Random(seed)
         found: dict[int, bytes] = {}
-        for _ in range(10 * n):
-            if len(found) >= n:
-                return list(found.values())
-            pmid = rng.randint(low, high)
-            row = self.conn.execute("SELECT data FROM records WHERE pmid = ?", (pmid,)).fetchone()
-            if row is not None:
-                found[pmid] = row[0]
-        every = [r[0] for r in self.conn.execute("SELECT pmid FROM records")]
-        chosen = rng.sample(every, min(n, len(every)))
-        return [
-            self.conn.execute("SELECT data FROM records WHERE pmid = ?", (p,)).fetchone()[0]
-            for p in chosen
-        ]
+        with reading(self.path):
+            for _ in range(10 * n):
+                if len(found) >= n:
+                    return list(found.values())
+                pmid = rng.randint(low, high)
+                row = self.conn.execute(
+                    "SELECT data FROM records WHERE pmid = ?", (pmid,)
+                ).fetchone()
+                if row is not None:
+                    found[pmid] = row[0]
+            every = [r[0] for r in self.conn.execute("SELECT pmid FROM records")]
+            chosen = rng.sample(every, min(n, len(every)))
+            return [
+                self.conn.execute("SELECT data FROM records WHERE pmid = ?", (p,)).fetchone()[0]
+                for p in chosen
+            ]
 
     def count(self) -> int:
         """How many articles the store holds: kept in ``meta`` by the writer, so asking
         costs nothing at 40M (a store no ingest has upgraded yet is counted)."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (COUNT_KEY,)).fetchone()
-        if row is not None:
-            return int(row[0])
-        return int(self.conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+        with reading(self.path):
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (COUNT_KEY,)).fetchone()
+            if row is not None:
+                return int(row[0])
+            return int(self.conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
 
     def _add_to_count(self, change: int) -> None:
         """Inside the transaction that adds or removes the records (rolled back with them)."""
@@ -600,17 +629,20 @@ class Store:
             )
 
     def count_deleted(self) -> int:
-        return int(self.conn.execute("SELECT COUNT(*) FROM deleted").fetchone()[0])
+        with reading(self.path):
+            return int(self.conn.execute("SELECT COUNT(*) FROM deleted").fetchone()[0])
 
     def ledger(self) -> list[LedgerEntry]:
-        rows = self.conn.execute(f"{LEDGER_SELECT} ORDER BY name, id").fetchall()
+        with reading(self.path):
+            rows = self.conn.execute(f"{LEDGER_SELECT} ORDER BY name, id").fetchall()
         return [LedgerEntry(*r) for r in rows]
 
     def ledger_entry(self, name: str) -> LedgerEntry | None:
         """The latest ledger row of a file called ``name`` (several files may be)."""
-        row = self.conn.execute(
-            f"{LEDGER_SELECT} WHERE name = ? ORDER BY finished_at DESC, id DESC", (name,)
-        ).fetchone()
+        with reading(self.path):
+            row = self.conn.execute(
+                f"{LEDGER_SELECT} WHERE name = ? ORDER BY finished_at DESC, id DESC", (name,)
+            ).fetchone()
         return LedgerEntry(*row) if row else None
 
     def size_bytes(self) -> int:

@@ -12,15 +12,24 @@ Three locks, each for something the one before cannot see:
 - one statement per call (``sqlite3`` refuses ``SELECT 1; DROP TABLE x``).
 
 The store is in WAL mode, so a query reads the last committed state while an ingest
-writes: neither waits for the other.
+writes: neither waits for the other. Reading WAL needs its shared-memory index (the
+``-shm`` file next to the store), which SQLite creates on first use; in a data home
+the reader cannot write (a copy on read-only media, another user's home) and with no
+``-shm`` left there, :func:`open_readonly` opens the file ``immutable`` instead: no
+writer can be at work in a folder nobody may create that file in.
+
+:mod:`medsearch.store.sql_bounds` bounds what a reading query may cost (memory, time).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
 from medsearch.errors import SqlError, StoreError
+from medsearch.store.damage import UNREADABLE_SCHEMA, damaged, is_damage
+from medsearch.store.sql_bounds import Watch, query_error
 
 # Pragmas that only report, whatever their argument.
 INFO_PRAGMAS = frozenset(
@@ -65,6 +74,12 @@ READING = frozenset(
     {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 )
 
+# Functions that read nothing of the store but reach into SQLite itself. fts3_tokenizer
+# with one argument returns the address of a tokenizer's native code (a pointer leak),
+# and with two installs one at any address: SQLite's known way from SQL to running
+# native code, which builds with ENABLE_FTS3_TOKENIZER (Debian's) leave on.
+NATIVE_FUNCTIONS = frozenset({"fts3_tokenizer"})
+
 ACTIONS = {  # how a refusal names what it refused ({0}: the table, index ... named)
     sqlite3.SQLITE_INSERT: "INSERT into {0}",
     sqlite3.SQLITE_UPDATE: "UPDATE of {0}",
@@ -97,9 +112,11 @@ class ReadOnlyGuard:
     def __call__(
         self, action: int, arg1: str | None, arg2: str | None, db: str | None, _: str | None
     ) -> int:
-        if action in READING:
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in NATIVE_FUNCTIONS:
+            what = f"{arg2}() (it reaches SQLite's native code)"
+        elif action in READING:
             return sqlite3.SQLITE_OK
-        if action == sqlite3.SQLITE_PRAGMA and arg1 is not None:
+        elif action == sqlite3.SQLITE_PRAGMA and arg1 is not None:
             name = arg1.lower()
             if name in INFO_PRAGMAS or (name in SETTING_PRAGMAS and arg2 is None):
                 return sqlite3.SQLITE_OK
@@ -117,10 +134,38 @@ class ReadOnlyGuard:
         return sqlite3.SQLITE_DENY
 
 
-def uri(path: Path) -> str:
+def uri(path: Path, *, immutable: bool = False) -> str:
     """A read-only SQLite URI for ``path`` (percent-encoded: a ``?`` or ``#`` in a folder
     name would otherwise end the file name)."""
-    return path.resolve().as_uri() + "?mode=ro"
+    return path.resolve().as_uri() + "?mode=ro" + ("&immutable=1" if immutable else "")
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """``path`` opened read-only, also where its folder cannot be written.
+
+    SQLite opens WAL's shared memory at the first read, so that is where a folder
+    nobody may create ``-shm`` in fails ("attempt to write a readonly database"). Then,
+    and only if the folder is indeed not writable and no ``-shm`` exists, the file is
+    opened ``immutable``: SQLite neither locks it nor reads the write-ahead log, which is
+    right only when the log holds nothing, so a log with content is refused by name.
+    """
+    conn = sqlite3.connect(uri(path), uri=True, isolation_level=None)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        shm = path.with_name(path.name + "-shm")
+        if os.access(path.parent, os.W_OK) or shm.exists():
+            raise
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size:
+        raise StoreError(
+            f"the article store {path} has commits in {wal.name} that cannot be read"
+            f" without writing to {path.parent}; run `medsearch ingest --no-encode` once"
+            " as a user who may write there (it folds them into the store)"
+        )
+    return sqlite3.connect(uri(path, immutable=True), uri=True, isolation_level=None)
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -128,27 +173,33 @@ def connect(path: Path) -> sqlite3.Connection:
     if not path.exists():
         raise StoreError(f"no article store at {path}; run `medsearch ingest` first")
     try:
-        conn = sqlite3.connect(uri(path), uri=True, isolation_level=None)
+        conn = open_readonly(path)
         conn.execute("PRAGMA query_only = ON")
         conn.execute("PRAGMA busy_timeout = 10000")
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if is_damage(exc):  # medsearch sql, the check to suggest, cannot open it either
+            raise damaged(path, exc, hint=UNREADABLE_SCHEMA) from exc
         raise StoreError(f"cannot open the article store {path}: {exc}") from exc
     return conn
 
 
-def execute(conn: sqlite3.Connection, sql: str) -> sqlite3.Cursor:
+def execute(
+    conn: sqlite3.Connection, sql: str, *, watch: Watch | None = None, store: Path | None = None
+) -> sqlite3.Cursor:
     """Run one reading statement; rows are fetched as the caller iterates the cursor.
 
     Raises :class:`SqlError` with one line for a statement that would write (before it
-    runs) and for one SQLite cannot compile or run.
+    runs) and for one SQLite cannot compile or run, and the error
+    :func:`~medsearch.store.sql_bounds.query_error` gives for the rest (stopped by
+    ``watch``, past a limit, a damaged ``store``).
     """
     guard = ReadOnlyGuard()
     conn.set_authorizer(guard)
     try:
         return conn.execute(sql)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, MemoryError) as exc:
         if guard.refused is not None:
             raise SqlError(
                 f"medsearch sql only reads; {guard.refused} is refused (the query did not run)"
             ) from exc
-        raise SqlError(f"SQL: {exc}") from exc
+        raise query_error(exc, watch, store) from exc

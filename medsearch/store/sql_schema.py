@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from medsearch.store.columns import PUBLIC_TABLES
-from medsearch.store.readonly import uri
+from medsearch.store.readonly import open_readonly
 from medsearch.store.schema import SCHEMA_VERSION, migrate, schema_version
 
 NOTE = (
@@ -28,7 +28,7 @@ NOTE = (
 
 def _database(store: Path) -> sqlite3.Connection:
     if store.exists():
-        conn = sqlite3.connect(uri(store), uri=True)
+        conn = open_readonly(store)
         if schema_version(conn) >= SCHEMA_VERSION:
             return conn
         conn.close()
