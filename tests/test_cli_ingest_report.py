@@ -56,7 +56,7 @@ def test_the_summary_times_the_whole_run_and_each_stage(
     code, out, err = cli(home, "ingest", "--models", "tiny", "--device", "cpu")  # nothing new
     assert code == 0, err
     assert out.splitlines()[-1].startswith("time ")
-    assert " in all" in out and "vectors " in out
+    assert " in all" in out  # a stage too short to show (under 0.05 s) is left out
 
     again = tmp_path / "again"
     write_tiny_config(Paths(again), tiny_models)

@@ -104,7 +104,9 @@ def spawn(store: Store, tmp_path: Path, *args: str) -> subprocess.Popen[bytes]:
 def finish(proc: subprocess.Popen[bytes], tmp_path: Path, within: float) -> Finished:
     """Wait for ``proc`` (killed, and the test failed, after ``within`` seconds)."""
     deadline = time.monotonic() + within
+    peak = 0.0
     while True:
+        peak = max(peak, own_peak_mib(proc.pid))
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
@@ -118,8 +120,22 @@ def finish(proc: subprocess.Popen[bytes], tmp_path: Path, within: float) -> Fini
         proc.returncode,
         (tmp_path / "out").read_text(),
         (tmp_path / "err").read_text(),
-        usage.ru_maxrss / 1024,  # KiB on Linux
+        peak if peak else usage.ru_maxrss / 1024,  # KiB on Linux
     )
+
+
+def own_peak_mib(pid: int) -> float:
+    """The process's own peak resident memory (VmHWM), polled while it runs: its
+    ``ru_maxrss`` would also count what this test process held when it forked it, since
+    Linux keeps the larger across exec, and a long test session grows past 1 GB."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def reading(proc: subprocess.Popen[bytes], store: Store) -> bool:

@@ -44,6 +44,15 @@ from pathlib import Path
 limit_mb = float(sys.argv[1])
 
 def peak_mb():
+    # VmHWM is this program's own peak: ru_maxrss would also count what the test process
+    # held when it forked this one (Linux keeps the larger across exec).
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (2**20 if sys.platform == "darwin" else 1024)
 
