@@ -21,7 +21,6 @@ not start with its PMID, bytes that are not UTF-8 and anything past the limits o
 from __future__ import annotations
 
 import io
-import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,14 +28,13 @@ from pathlib import Path
 from typing import NoReturn
 
 from ingest.pubmed_xml import ParseStats
-from ingest.pubmed_xml import _int as pmid_number  # the XML parser's PMID rule: one rule
 from ingest.sources import (
-    CORRUPT,
     MAX_FIELD_CHARS,
     MAX_GAP_BYTES,
     MAX_RECORD_BYTES,
     MAX_RECORD_ELEMENTS,
     open_input,
+    stream_errors,
 )
 from ingest.text import SEASONS, day_number, normalise_space, parse_medline_date
 from medsearch.errors import ParseError
@@ -48,9 +46,8 @@ from medsearch.records import (
     MeshHeading,
     PubDate,
     Qualifier,
+    pmid_from,
 )
-
-log = logging.getLogger(__name__)
 
 MAX_LINE_BYTES = 4 * MAX_FIELD_CHARS
 """One line may hold a whole field (writers other than PubMed do not wrap), in UTF-8."""
@@ -83,26 +80,20 @@ def parse_file(path: Path | str, *, stats: ParseStats | None = None) -> Iterator
     stats = stats if stats is not None else ParseStats()
     if not path.is_file():
         raise ParseError(str(path), "no such file")
-    with open_input(path) as stream:
+    with open_input(path) as stream, stream_errors(path):
         lines = _Lines(stream, str(path))
-        try:
-            for fields in _records(lines):
-                article = _article(fields)
-                if article is None:
-                    stats.skipped += 1
-                    log.warning("skipped a MEDLINE record without a valid PMID in %s", path)
-                    continue
-                if article.kind == "book":
-                    stats.books += 1
-                else:
-                    stats.articles += 1
-                yield article
-        except EOFError as err:
-            raise ParseError(str(path), "truncated gzip stream") from err
-        except CORRUPT as err:
-            raise ParseError(str(path), "corrupt gzip stream") from err
-        except OSError as err:
-            raise ParseError(str(path), f"cannot read file ({err.strerror or err})") from err
+        for fields in _records(lines):
+            article = _article(fields)
+            if article is None:  # its PMID is not one (0, 20 digits): the rest is kept
+                stats.skipped += 1
+                if len(stats.bad_pmids) < 3:
+                    stats.bad_pmids.append(fields[0][1][:24])
+                continue
+            if article.kind == "book":
+                stats.books += 1
+            else:
+                stats.articles += 1
+            yield article
     if not lines.records:
         raise ParseError(str(path), "no MEDLINE record (no line starting 'PMID- ')")
 
@@ -213,7 +204,7 @@ class _Draft:
 
 def _article(fields: Fields) -> Article | None:
     """The Article of one record's fields, as the XML parser would make it."""
-    pmid = pmid_number(fields[0][1])
+    pmid = pmid_from(fields[0][1])
     if pmid is None:
         return None
     values: dict[str, list[str]] = {}

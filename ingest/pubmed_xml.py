@@ -26,7 +26,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from ingest.sources import CORRUPT, open_input
+from ingest.sources import open_input, stream_errors
 from ingest.text import (
     child_text,
     first_children,
@@ -73,17 +73,11 @@ def parse_file(
     if not path.is_file():
         raise ParseError(str(path), "no such file")
     root = sniff_root(path)
-    with open_input(path) as stream:
+    with open_input(path) as stream, stream_errors(path):
         try:
             yield from records(stream, root, lambda elem: _record(elem, stats), path)
         except etree.XMLSyntaxError as err:
             raise syntax_error(path, err) from err
-        except EOFError as err:
-            raise ParseError(str(path), "truncated gzip stream") from err
-        except CORRUPT as err:
-            raise ParseError(str(path), "corrupt gzip stream") from err
-        except OSError as err:
-            raise ParseError(str(path), f"cannot read file ({err.strerror or err})") from err
 
 
 def _record(elem: Element, stats: ParseStats) -> Article | Deletion | None:

@@ -20,6 +20,7 @@ import io
 import re
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -117,13 +118,20 @@ def open_input(path: Path) -> io.BufferedIOBase:
 
 def read_head(path: Path, size: int = SNIFF_BYTES) -> bytes:
     """The first ``size`` bytes (decompressed); a ParseError says why they cannot be read."""
+    with stream_errors(path), open_input(path) as stream:
+        return stream.read(size)
+
+
+@contextmanager
+def stream_errors(path: Path) -> Iterator[None]:
+    """A file that cannot be read to its end (cut, damaged, gone) as the one ParseError
+    line every reader gives, whichever inflater raised it."""
     try:
-        with open_input(path) as stream:
-            return stream.read(size)
+        yield
     except EOFError as err:
         raise ParseError(str(path), "truncated gzip stream") from err
     except CORRUPT as err:
-        raise ParseError(str(path), f"corrupt gzip stream ({err})") from err
+        raise ParseError(str(path), "corrupt gzip stream") from err
     except OSError as err:
         raise ParseError(str(path), f"cannot read file ({err.strerror or err})") from err
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,3 +44,22 @@ def wait_until(condition: Callable[[], object], seconds: float = 60.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def ingested_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Any]]:
+    """A data home as `ingest --no-encode` leaves it (a real baseline file's records when
+    ../shared has them, else the tricky fixture), with its articles in PMID order, read
+    from the file: reading the store would leave its -shm behind."""
+    from click.testing import CliRunner
+
+    from ingest.pubmed_xml import parse_file
+    from medsearch.cli import main
+    from medsearch.records import Article
+
+    real = SHARED_DATA / "pubmed" / "net-synergy-pubmedparser" / "pubmed21n0001.xml.gz"
+    source = real if real.exists() else FIXTURES / "tricky_articles.xml"
+    home = tmp_path_factory.mktemp("owner") / "home"
+    result = CliRunner().invoke(main, ["--home", str(home), "ingest", str(source), "--no-encode"])
+    assert result.exit_code == 0, result.output
+    articles = (a for a in parse_file(source) if isinstance(a, Article))
+    return home, sorted(articles, key=lambda a: a.pmid)

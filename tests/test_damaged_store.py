@@ -19,14 +19,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, SHARED_DATA
+from conftest import ingested_home
 
-from ingest.pubmed_xml import parse_file
 from medsearch.cli import main
 from medsearch.paths import Paths
-from medsearch.records import Article
 
-REAL = SHARED_DATA / "pubmed" / "net-synergy-pubmedparser" / "pubmed21n0001.xml.gz"
 CHECK = 'check the whole store with `medsearch sql "PRAGMA integrity_check"`'
 
 
@@ -41,12 +38,8 @@ class Built:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    source = REAL if REAL.exists() else FIXTURES / "tricky_articles.xml"
-    home = tmp_path_factory.mktemp("owner") / "home"
-    result = CliRunner().invoke(main, ["--home", str(home), "ingest", str(source), "--no-encode"])
-    assert result.exit_code == 0, result.output
-    articles = (a for a in parse_file(source) if isinstance(a, Article))
-    first, _, third = sorted(articles, key=lambda a: a.pmid)[:3]
+    home, articles = ingested_home(tmp_path_factory)
+    first, _, third = articles[:3]
     return Built(home, third.pmid, third.title, first.pmid)
 
 

@@ -26,15 +26,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, SHARED_DATA
+from conftest import ingested_home
 
-from ingest.pubmed_xml import parse_file
 from medsearch.cli import main
 from medsearch.paths import Paths
-from medsearch.records import Article
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL = SHARED_DATA / "pubmed" / "net-synergy-pubmedparser" / "pubmed21n0001.xml.gz"
 
 # Runs several commands in one process (one start-up, not five): as the given user, on
 # the given home; prints [exit status, stdout, stderr] for each.
@@ -118,14 +115,7 @@ class Built:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """A data home as ingest leaves it: store (no log left) and lexical index."""
-    source = REAL if REAL.exists() else FIXTURES / "tricky_articles.xml"
-    home = tmp_path_factory.mktemp("owner") / "home"
-    result = CliRunner().invoke(main, ["--home", str(home), "ingest", str(source), "--no-encode"])
-    assert result.exit_code == 0, result.output
-    # what it holds, from the file (reading the store here would leave its -shm behind)
-    articles = sorted(
-        (a for a in parse_file(source) if isinstance(a, Article)), key=lambda a: a.pmid
-    )
+    home, articles = ingested_home(tmp_path_factory)
     return Built(home, articles[0].pmid, articles[0].title, len(articles))
 
 
