@@ -268,13 +268,16 @@ async def test_hybrid_rows_say_lexical_dense_or_both(paths: Paths, oracle: Searc
         assert kinds == {"lexical", "dense", "both"}, labels
         assert results.rows == results.hits  # no headings outside cite mode
         rows = {h.pmid: row_text(results, i) for i, h in enumerate(results.hits)}
+        words = {h.pmid: dict(h.extra)["all_words"] for h in results.hits}
         for pmid, sources in labels.items():
             label = "both" if len(sources) == 2 else sources[0]
-            assert rows[pmid].rstrip().endswith(f"· {label}"), rows[pmid]
+            marker = "" if words[pmid] else " · not all words"  # ranked in beyond the count
+            assert rows[pmid].rstrip().endswith(f"· {label}{marker}"), rows[pmid]
         # Only the articles not encoded yet come from the lexical side alone.
         assert {p for p, s in labels.items() if s == ("lexical",)} == {p for p, *_ in LATE}
         summary = app.screen.query_one(ModeBar).summary
-        assert f"{len(results.hits)} matching · showing {len(results.hits)}" in summary
+        assert f"{first.total} matching · showing {len(results.hits)}" in summary
+        assert first.total == sum(words.values())  # every article with the word is shown
         # Nobody moved the highlight: after the rerank it is on the new first row.
         assert results.current is not None and results.current.pmid == expected.hits[0].pmid
         detail = app.screen.query_one(DetailPane).article

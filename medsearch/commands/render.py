@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from medsearch.records import Article, Hit
+from medsearch.retrieval.results import BEYOND, beyond
 
 if TYPE_CHECKING:
     from ingest.pipeline import IngestSummary
@@ -136,6 +137,8 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
         if hit.sources:
             meta.append(f" · {'+'.join(hit.sources)}", style="dim")
         meta.append(f" · score {hit.score:.3f}", style="dim")
+        if beyond(hit.extra):
+            meta.append(f" · {BEYOND}", style="yellow")
         console.print(meta)
         if hit.snippet:
             snippet = Text("     ")
@@ -143,7 +146,7 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
             console.print(snippet)
         extra = dict(hit.extra)
         shown = print_in_context(extra)
-        for key, value in hit.extra:
+        for key, value in hit.extra:  # text fields; all_words is the marker above
             if key not in shown and isinstance(value, str) and value:
                 console.print(Text(f"     {key}: ", style="dim") + Text(value))
         console.print()

@@ -33,6 +33,7 @@ from medsearch.index.lexical_snippets import (
     mark,
     snippet_spans,
 )
+from medsearch.query.nodes import ParsedQuery
 from medsearch.query.parser import parse_plain, parse_query
 from medsearch.records import Article, Filters
 
@@ -283,7 +284,7 @@ class LexicalIndex:
 
     def search(
         self,
-        query: str,
+        query: str | ParsedQuery,
         *,
         k: int = 10,
         filters: Filters | None = None,
@@ -319,7 +320,7 @@ class LexicalIndex:
 
     def rank(
         self,
-        query: str,
+        query: str | ParsedQuery,
         *,
         k: int = 10,
         filters: Filters | None = None,
@@ -338,7 +339,7 @@ class LexicalIndex:
         if k < 1:
             raise UsageError(f"k must be at least 1, not {k}")
         caller = filters or Filters()
-        parsed = parse_query(query) if syntax else parse_plain(query)
+        parsed = parse_once(query, syntax=syntax)
         searcher = self._index.searcher()
         builder = QueryBuilder(
             self._schema,
@@ -426,12 +427,41 @@ class LexicalIndex:
         found = searcher.search(both, len(pmids), count=False)
         return {int(p) for p in searcher.fast_field_values(ls.PMID, [a for _, a in found.hits])}
 
+    def members(
+        self, pmids: Sequence[int], query: ParsedQuery, filters: Filters | None = None
+    ) -> set[int]:
+        """Those of ``pmids`` that ``query`` (and ``filters``) match: the set check a
+        dense search inside a large set makes on its candidates, asked of the index as one
+        query restricted to their PMIDs (a term set), never by reading the whole set."""
+        if not pmids:
+            return set()
+        caller = filters or Filters()
+        builder = QueryBuilder(self._schema, self._analyzers, self.ranking)
+        built = builder.build(query.node, caller, query.filters)
+        if built is None:
+            return set()
+        wanted = tantivy.Query.term_set_query(self._schema, ls.PMID, [int(p) for p in pmids])
+        both = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, built), (tantivy.Occur.Must, wanted)]
+        )
+        searcher = self._index.searcher()
+        found = searcher.search(both, len(pmids), count=False)
+        return {int(p) for p in searcher.fast_field_values(ls.PMID, [a for _, a in found.hits])}
+
     def _snippet(self, title: str, abstract: str, terms: Sequence[str]) -> tuple[str, str]:
         analyzer = self._analyzers.text
         return (
             make_snippet(abstract, highlight_spans(abstract, terms, analyzer)),
             mark(title, highlight_spans(title, terms, analyzer)),
         )
+
+
+def parse_once(query: str | ParsedQuery, *, syntax: bool) -> ParsedQuery:
+    """``query`` parsed, unless the caller already parsed it (the searcher parses once
+    and hands the plan to every side)."""
+    if isinstance(query, ParsedQuery):
+        return query
+    return parse_query(query) if syntax else parse_plain(query)
 
 
 YEARS = (1000, 2999)  # the years ingest keeps (ingest.text.MIN_YEAR, MAX_YEAR)

@@ -36,6 +36,7 @@ from medsearch.index.lexical import (
     recorded_version,
 )
 from medsearch.index.lexical_query import Frequencies
+from medsearch.query.nodes import ParsedQuery
 from medsearch.records import Article, Filters
 
 SHARDS_FILE = "shards.json"
@@ -176,9 +177,18 @@ class ShardedLexicalIndex(LexicalIndex):
             found |= part
         return found
 
+    def members(
+        self, pmids: Sequence[int], query: ParsedQuery, filters: Filters | None = None
+    ) -> set[int]:
+        """:meth:`LexicalIndex.members`, every shard at once."""
+        found: set[int] = set()
+        for part in self._pool.map(lambda s: s.members(pmids, query, filters), self.shards):
+            found |= part
+        return found
+
     def rank(
         self,
-        query: str,
+        query: str | ParsedQuery,
         *,
         k: int = 10,
         filters: Filters | None = None,

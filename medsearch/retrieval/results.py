@@ -8,6 +8,17 @@ from typing import Any
 
 from medsearch.records import Article, Filters, Hit
 
+ALL_WORDS = "all_words"
+"""The hit field (``--json``) saying whether a plain-words hit holds every word."""
+
+BEYOND = "not all words"
+"""The marker (CLI, TUI) of a ranked plain-words hit outside the count's set."""
+
+
+def beyond(extra: tuple[tuple[str, Any], ...]) -> bool:
+    """Whether a hit with these fields was ranked in from beyond the all-words set."""
+    return dict(extra).get(ALL_WORDS) is False
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:

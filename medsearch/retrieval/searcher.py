@@ -33,9 +33,10 @@ from medsearch.errors import (
 from medsearch.models.batching import Cancelled
 from medsearch.paths import Paths
 from medsearch.query.normalize import repair_undecodable
-from medsearch.query.parser import parse_query
+from medsearch.query.parser import parse_plain, parse_query
 from medsearch.records import Article, Filters, Hit
-from medsearch.retrieval.results import Candidate, SearchResult, make_hits
+from medsearch.retrieval.results import ALL_WORDS, Candidate, SearchResult, make_hits
+from medsearch.retrieval.sets import Plan, dense_method, plan_query
 from medsearch.store import Store
 
 if TYPE_CHECKING:
@@ -284,9 +285,15 @@ class Searcher:
         snippets: bool,
     ) -> SearchResult:
         notes: list[str] = []
-        if syntax and (reason := prose_reason(query)) is not None:
+        parsed, error = None, None
+        if syntax:  # parsed once here; every side reads this plan
+            try:
+                parsed = parse_query(query)
+            except QuerySyntaxError as exc:
+                error = exc
+        if error is not None and len(query.split()) >= PROSE_WORDS:
             syntax = False  # pasted prose that is not a query: its words, not an error
-            notes.append(f"read as plain words, not query syntax ({reason})")
+            notes.append(f"read as plain words, not query syntax ({error})")
         if mode is None and self.default_mode != "lexical":
             try:
                 self.encoder("hybrid search")
@@ -300,6 +307,9 @@ class Searcher:
             raise UsageError(f"-k must be between 1 and {MAX_K}")
         if not query.strip():
             raise UsageError("the query is empty")
+        if error is not None and syntax:
+            raise error
+        query_plan = plan_query(parsed or parse_plain(query))
         filters = filters or Filters()
         if mode != "lexical":
             self.encoder(f"{mode} search")  # the plan depends on its device
@@ -316,8 +326,8 @@ class Searcher:
         t0 = time.perf_counter()
         depth = k if mode == "lexical" else max(k, self.settings.lexical_candidates)
         lex = self.lexical.search(
-            query,
-            k=1 if mode == "dense" else depth,
+            query_plan.parsed,
+            k=1 if mode == "dense" and not query_plan.is_set else depth,
             filters=filters,
             syntax=syntax,
             snippets=final_k if snippets else 0,  # only the head is shown; ~0.3 ms each
@@ -329,35 +339,39 @@ class Searcher:
             Candidate(pmid=h.pmid, score=h.score, sources=("lexical",), snippet=h.snippet)
             for h in lex.hits
         ]
+        total = self._count(query_plan, lex.total, filters)
         if mode == "lexical":
-            ranked, total = lexical[:k], lex.total
-        else:
-            text = dense_text(query) if syntax else query
+            ranked = lexical[:k]
+        elif query_plan.is_set:
             t1 = time.perf_counter()
+            ranked = self._order_set(query_plan, mode, lex.total, lexical, filters, k, notes)
+            timings.append(("dense", time.perf_counter() - t1))
+        else:
+            text = query_plan.text if syntax else query
+            t1 = time.perf_counter()
+            allowed, accept = self.dense_filter(lex.filters)
             dense, as_article = self._dense_candidates(
-                text, lex.filters, max(k, self.settings.dense_candidates)
+                text, max(k, self.settings.dense_candidates), allowed, accept
             )
             timings.append(("dense", time.perf_counter() - t1))
             if as_article:
                 notes.append(LONG_TEXT)
             if mode == "dense":
-                ranked, total = dense[:k], len(dense)
+                ranked = dense[:k]
             else:
                 ranked = self._fuse(lexical if lex.hits and lex.hits[0].score else [], dense, k)
-                union = {c.pmid for c in lexical} | {c.pmid for c in dense}
-                total = max(lex.total, len(union))
         t2 = time.perf_counter()
         records = self.articles([c.pmid for c in ranked])
         timings.append(("fetch", time.perf_counter() - t2))
         rerankers: tuple[str, ...] = ()
         if plan.delta and ranked:
             t3 = time.perf_counter()
-            text = dense_text(query) if syntax else query
+            text = (query_plan.text or query) if syntax else query
             terms = lex.terms if snippets else ()
             ranked = self._delta_order(text, ranked, records, final_k, terms)
             rerankers = ("delta",)
             timings.append(("delta", time.perf_counter() - t3))
-        hits = make_hits(ranked[:final_k], records)
+        hits = self._mark_all_words(query_plan, make_hits(ranked[:final_k], records), filters)
         if self.has_vectors and self.profile_name != "medcpt" and mode != "lexical":
             offline = "offline " if self.profile_name == "minilm" else ""  # the bundled one
             notes.append(f"{offline}model profile {self.profile_name!r} in use (not MedCPT)")
@@ -371,6 +385,76 @@ class Searcher:
             timings=tuple(timings),
             rerankers=rerankers,
         )
+
+    def _count(self, query_plan: Plan, lexical_total: int, filters: Filters) -> int:
+        """``total``: a set query's set size; for plain words, how many articles hold
+        every word (PubMed's implicit AND), one count in the lexical index."""
+        words = query_plan.all_words
+        if words is None or words is query_plan.parsed:
+            return lexical_total
+        return self.lexical.rank(words, k=1, filters=filters).total
+
+    def _mark_all_words(self, query_plan: Plan, hits: list[Hit], filters: Filters) -> list[Hit]:
+        """Plain-words hits, each saying whether it holds every word (in the count) or
+        was ranked in from beyond that set; set queries' hits are all in their set."""
+        words = query_plan.all_words
+        if words is None or not hits:
+            return hits
+        inside = self.lexical.members([h.pmid for h in hits], words, filters)
+        return [replace(h, extra=(*h.extra, (ALL_WORDS, h.pmid in inside))) for h in hits]
+
+    def _order_set(
+        self,
+        query_plan: Plan,
+        mode: str,
+        size: int,
+        lexical: list[Candidate],
+        filters: Filters,
+        k: int,
+        notes: list[str],
+    ) -> list[Candidate]:
+        """A set query's hits in ``mode``'s order, drawn from its set alone.
+
+        The dense side searches inside the set (:func:`~medsearch.retrieval.sets.
+        dense_method`): a set already listed by the lexical search, or up to
+        ``SET_EXACT_MAX``, is scored exactly on its own vectors; a larger one through an
+        oversampled search whose candidates are checked against the set. Hybrid fuses
+        that with BM25's order; dense mode takes the dense order, and members the dense
+        side did not reach (no vector yet, or past the oversample) follow in BM25 order.
+        """
+        if size == 0:
+            return []
+        if not query_plan.text:  # only tags and filters: nothing for an encoder to read
+            return lexical[:k]
+        allowed: np.ndarray | None = None
+        accept: Callable[[Sequence[int]], set[int]] | None = None
+        if size <= len(lexical):
+            allowed = np.array([c.pmid for c in lexical], dtype=np.int64)
+        elif dense_method(size) == "exact":
+            listed = self.lexical.rank(query_plan.parsed, k=size, filters=filters, count=False)
+            allowed = np.array(listed.pmids, dtype=np.int64)
+        else:
+
+            def accept(pmids: Sequence[int]) -> set[int]:
+                return self.lexical.members(pmids, query_plan.parsed, filters)
+
+        depth = max(k, self.settings.dense_candidates)
+        dense, as_article = self._dense_candidates(query_plan.text, depth, allowed, accept)
+        if as_article:
+            notes.append(LONG_TEXT)
+        if len(dense) < min(k, size):
+            notes.append(
+                f"the dense side scored {len(dense)} of the set's {size:,} article(s);"
+                " the rest follow in BM25 order"
+            )
+        if mode == "hybrid":
+            scored = lexical if lexical and lexical[0].score else []
+            fused = self._fuse(scored, dense, k)
+            if scored or len(fused) >= k:
+                return fused
+            dense = [replace(c, sources=("dense",)) for c in dense]
+        seen = {c.pmid for c in dense}
+        return (dense + [c for c in lexical if c.pmid not in seen])[:k]
 
     def _delta_order(
         self,
@@ -409,7 +493,11 @@ class Searcher:
         return out
 
     def _dense_candidates(
-        self, text: str, filters: Filters, depth: int
+        self,
+        text: str,
+        depth: int,
+        allowed: np.ndarray | None,
+        accept: Callable[[Sequence[int]], set[int]] | None,
     ) -> tuple[list[Candidate], bool]:
         """The dense side's candidates, and whether the text was read as an article.
 
@@ -426,7 +514,6 @@ class Searcher:
             not encoder.profile.symmetric and encoder.query_tokens(text) > encoder.query_max_length
         )
         vector = encoder.encode_articles([("", text)]) if as_article else dense.encode_query(text)
-        allowed, accept = self.dense_filter(filters)
         pairs = dense.search_vector(vector, depth, allowed=allowed, accept=accept)
         return [Candidate(pmid=p, score=s, sources=("dense",)) for p, s in pairs], as_article
 

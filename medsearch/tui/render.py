@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from medsearch.records import Article, Hit
+from medsearch.retrieval.results import BEYOND, beyond
 from medsearch.tui.highlight import highlighted, snippet_text
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
@@ -52,6 +53,8 @@ def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
     label = sources_label(hit.sources)
     if label:
         meta.append(f" · {label}", style="cyan")
+    if beyond(hit.extra):
+        meta.append(f" · {BEYOND}", style="yellow")
     body: list[Text] = [highlighted(hit.title or "(no title)", terms, style="bold"), meta]
     evidence = extra.get("sentence") or extra.get("evidence")
     if evidence:

@@ -261,7 +261,6 @@ class MainScreen(Screen[None]):
     def summarise(
         self, total: int, shown: int, timings: tuple[tuple[str, float], ...], notes: tuple[str, ...]
     ) -> None:
-        total = max(total, shown)  # a hybrid total can undercount the fused union
         text = f"{total:,} matching · showing {shown}" if total else "no results"
         if self.session.show_timings and timings:
             text += f" · {sum(t for _, t in timings) * 1000:.0f} ms"
