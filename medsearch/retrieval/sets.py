@@ -29,18 +29,19 @@ from medsearch.query.nodes import (
     YearRange,
 )
 
-SET_EXACT_MAX = 50_000
+SET_EXACT_MAX = 20_000
 """Sets up to this size are listed from the lexical index and their own vectors scored
 exactly; larger sets are searched by oversampling the whole-corpus dense search and
 checking each candidate's membership (:func:`dense_method`).
 
-Why 50K: listing a set costs one tantivy top-k over it plus a Python list of its PMIDs
-(~0.7 ms per thousand), and scoring it exactly is one (n x d) product (50K x 768
-float32 is ~150 MB/s of memory bandwidth, ~10-20 ms on 2 cores), so the exact path stays
-well inside the 300 ms budget up to here. Above it, the set holds at least 50K / 40.9M
-= 0.12% of PubMed, and usually far more (``review[pt]``: ~7%); the oversampled search
-(``DEEPEN`` factors up to 64 x the dense candidates) then finds enough members for the
-head, and when it does not the result says so and the lexical order fills the rest.
+Why 20K: scoring a set exactly gathers its float16 rows from the memmap and takes one
+(n x d) product; ``benchmarks/set_queries.py`` measured ~9 us per 768-d vector on this
+project's 2 shared cores (p95: 5K 69 ms, 10K 105 ms, 20K 179 ms, 50K 309 ms; recall
+1.0), so 20K keeps the dense side near half of the 300 ms budget, listing the PMIDs
+(tantivy top-k, ~0.7 ms per thousand) included. Above it the set holds at least 20K /
+40.9M = 0.05% of PubMed, usually far more (``review[pt]``: ~7%): the oversampled search
+(``DEEPEN`` factors up to 64 x the dense candidates) finds members for the head, and
+when it does not the result says so and BM25's order fills the rest.
 """
 
 
