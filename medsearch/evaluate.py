@@ -185,9 +185,14 @@ def evaluate(
     with open_searcher(home) as searcher:
         first = "hybrid" if mode == "rerank" else mode
         for qid in wanted:
-            result = searcher.search(queries[qid], mode=first, k=k, syntax=False, rerank=rerank)
-            if mode == "rerank" or (first != "lexical" and searcher.rerank_plan(rerank).cross):
-                result = searcher.rerank(result)
+            result = searcher.search_reranked(
+                queries[qid],
+                mode=first,
+                k=k,
+                syntax=False,
+                rerank=rerank,
+                cross=True if mode == "rerank" else None,
+            )
             used_rerankers.update(result.rerankers)
             long_queries += any(n.startswith(LONG_QUERY) for n in result.notes)
             notes.extend(

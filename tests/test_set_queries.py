@@ -216,3 +216,21 @@ def test_the_cli_shows_the_count_and_the_marker_in_text_and_json(home: Paths) ->
     assert {h["pmid"] for h in plain["hits"] if h["all_words"]} <= both
     text = cli("cataract surgery", "-k", "20", "--device", "cpu")
     assert f"{len(both):,} matching" in text and "not all words" in text
+
+
+def test_one_call_searches_and_reranks_by_one_rule(searcher: Searcher) -> None:
+    """``search_reranked`` (CLI, cite, eval) reranks exactly when ``wants_cross`` (the
+    TUI's background rerank) says so: a planned cross-encoder, hits, not lexical alone."""
+    query = "cataract NOT surgery"
+    first = searcher.search(query, mode="hybrid", k=5, rerank="cross")
+    assert searcher.wants_cross(first, "cross") and not searcher.wants_cross(first, "none")
+    both = searcher.search_reranked(query, mode="hybrid", k=5, rerank="cross")
+    assert both.rerankers == ("cross",) and both.total == first.total
+    assert [h.pmid for h in both.hits] == [h.pmid for h in searcher.rerank(first).hits]
+    assert {h.pmid for h in both.hits} <= expected(
+        lambda r: "cataract" in r.words and "surgery" not in r.words
+    )
+    lexical = searcher.search_reranked(query, mode="lexical", k=5, rerank="cross")
+    assert lexical.rerankers == () and not searcher.wants_cross(lexical, "cross")
+    empty = searcher.search_reranked("brca1[ti] AND review[pt]", k=5, rerank="cross")
+    assert empty.hits == () and empty.rerankers == ()

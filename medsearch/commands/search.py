@@ -58,9 +58,7 @@ def search(
     filters = make_filters(year, journals, types)
     choice = rerank_choice(rerank, no_rerank)
     with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
-        result = searcher.search(query, mode=mode, k=k, filters=filters, rerank=choice)
-        if result.mode != "lexical" and searcher.rerank_plan(choice).cross:
-            result = searcher.rerank(result)
+        result = searcher.search_reranked(query, mode=mode, k=k, filters=filters, rerank=choice)
     if as_json:
         emit_json(result.to_dict())
         return

@@ -81,10 +81,15 @@ def suggest(
             break
         if not citance.text.strip():
             continue
-        result = searcher.search(citance.text, k=k, filters=filters, syntax=False, rerank=choice)
+        result = searcher.search_reranked(
+            citance.text,
+            k=k,
+            filters=filters,
+            syntax=False,
+            rerank=choice,
+            is_cancelled=is_cancelled,
+        )
         result = replace(result, context=(("citance", citance.text),))
-        if searcher.rerank_plan(choice).cross:
-            result = searcher.rerank(result, is_cancelled=is_cancelled)
         result = result.with_hits(with_evidence(searcher, citance.text, result.hits))
         out.append(CitanceResult(citance=citance, result=result))
     return CiteResult(citances=tuple(out), before=before)

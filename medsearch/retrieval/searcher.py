@@ -563,6 +563,33 @@ class Searcher:
             for f in fused
         ]
 
+    def search_reranked(
+        self,
+        query: str,
+        *,
+        mode: str | None = None,
+        k: int = 10,
+        filters: Filters | None = None,
+        syntax: bool = True,
+        rerank: str | None = None,
+        cross: bool | None = None,
+        is_cancelled: Callable[[], bool] | None = None,
+    ) -> SearchResult:
+        """:meth:`search`, then the cross-encoder when :meth:`wants_cross` says so (or
+        ``cross`` forces it either way): the one call the CLI, ``cite`` and ``eval`` make,
+        so the rule of when to rerank is written once. The TUI shows the first stage at
+        once and asks :meth:`wants_cross` before reranking in the background."""
+        result = self.search(query, mode=mode, k=k, filters=filters, syntax=syntax, rerank=rerank)
+        if cross if cross is not None else self.wants_cross(result, rerank):
+            result = self.rerank(result, is_cancelled=is_cancelled)
+        return result
+
+    def wants_cross(self, result: SearchResult, rerank: str | None = None) -> bool:
+        """Whether the cross-encoder should reorder ``result``'s head: the plan for
+        ``rerank`` (default: the setting) includes it, there are hits, and the first stage
+        was not lexical alone (a lexical search loads no model)."""
+        return bool(result.hits) and result.mode != "lexical" and self.rerank_plan(rerank).cross
+
     # -- rerank --------------------------------------------------------------------------
 
     def rerank_head(self) -> int:

@@ -117,7 +117,7 @@ def answer(searcher: Searcher, request: Request) -> Answer:
     else:
         raise UsageError(f"unknown mode {request.mode!r}")
     articles = searcher.articles([h.pmid for h in result.hits])
-    can_rerank = request.mode == "search" and searcher.can_rerank and bool(result.hits)
+    can_rerank = request.mode == "search" and searcher.wants_cross(result)
     return Answer(result=result, articles=articles, can_rerank=can_rerank)
 
 
