@@ -19,6 +19,7 @@ from medsearch.errors import QuerySyntaxError
 from medsearch.index import lexical_shards as lsh
 from medsearch.index.lexical import LexicalIndex
 from medsearch.paths import Paths
+from medsearch.query import parse_query
 from medsearch.records import AbstractSection, Article, Filters, PubDate
 from medsearch.retrieval.searcher import open_searcher
 
@@ -68,6 +69,21 @@ def test_shards_find_every_match_the_whole_index_finds(
     assert "<b>aspirin</b>" in top.hits[0].snippet.lower()
     assert sharded.count() == whole.count() == 120
     assert sharded.last_commit_payload() == "pubmed26n0001.xml"
+
+
+def test_shards_check_a_set_querys_members_as_the_whole_index(
+    pair: tuple[LexicalIndex, LexicalIndex],
+) -> None:
+    """The membership check a dense search inside a large set makes on its candidates."""
+    whole, sharded = pair
+    for text in ('aspirin NOT "cohort 3"', "statin[ti]", '"sepsis lactate" AND 2005:2010[dp]'):
+        query = parse_query(text)
+        want = {h.pmid for h in whole.search(query, k=200).hits}
+        assert want and len(want) < 120
+        candidates = list(range(1, 121, 2))
+        assert sharded.members(candidates, query) == whole.members(candidates, query)
+        assert whole.members(candidates, query) == want & set(candidates)
+        assert sharded.members([], query) == set()
 
 
 def test_shards_list_and_check_filtered_articles_as_the_whole_index(

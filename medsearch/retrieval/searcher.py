@@ -60,24 +60,12 @@ def dense_text(query: str) -> str:
 
 
 PROSE_WORDS = 8
-"""From this many words, text that does not parse as a query is searched as plain words."""
+"""From this many words, text that does not parse as a query is searched as plain words.
 
-
-def prose_reason(query: str) -> str | None:
-    """Why ``query`` should be read as plain words: the syntax error of pasted prose.
-
-    A sentence or an abstract pasted into the search box often holds a ``(`` closed in
-    the next sentence, a citation marker ``[12]`` or an upper-case ``NOT``; refusing it
-    with a syntax error helps nobody. A short query keeps its error, which points at the
-    typo in what was typed as a query.
-    """
-    if len(query.split()) < PROSE_WORDS:
-        return None
-    try:
-        parse_query(query)
-    except QuerySyntaxError as exc:
-        return str(exc)
-    return None
+A sentence or an abstract pasted into the search box often holds a ``(`` closed in the
+next sentence, a citation marker ``[12]`` or an upper-case ``NOT``; refusing it with a
+syntax error helps nobody. A short query keeps its error, which points at the typo.
+"""
 
 
 LONG_TEXT = (
