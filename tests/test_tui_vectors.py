@@ -557,3 +557,20 @@ def test_snapshot_of_reranked_hybrid_results(
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=before)
+
+
+async def test_a_set_query_shows_its_set_and_counts_it(paths: Paths, oracle: Searcher) -> None:
+    """Hybrid by default, the TUI shows only the set's articles and the set's size."""
+    query = "mortality NOT sepsis"
+    lexical = oracle.search(query, mode="lexical", k=RESULTS_K)
+    members = {h.pmid for h in lexical.hits}
+    assert 0 < lexical.total == len(members)
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, query)
+        await settle(app, pilot)
+        results = app.screen.query_one(ResultsList)
+        assert results.hits and set(pmids(results.hits)) <= members
+        summary = app.screen.query_one(ModeBar).summary
+        assert f"{lexical.total} matching · showing {len(results.hits)}" in summary
