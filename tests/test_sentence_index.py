@@ -676,6 +676,7 @@ def test_a_data_home_with_old_sentence_vectors_says_so_then_ingest_converts_it(
     assert not (directory / "vectors.f16").exists()
 
 
+@pytest.mark.thorough
 def test_a_cpu_rescores_fewer_candidates_unless_configured(
     searcher: Searcher, tmp_path: Path, tiny: TinyModels
 ) -> None:

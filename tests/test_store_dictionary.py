@@ -115,6 +115,7 @@ def test_the_first_records_train_a_dictionary_that_every_later_record_uses(
     conn.close()
 
 
+@pytest.mark.thorough
 def test_a_large_store_keeps_its_older_records_and_decodes_both_kinds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -141,6 +142,7 @@ def test_a_large_store_keeps_its_older_records_and_decodes_both_kinds(
     assert out == [articles[0].title, articles[-1].title]
 
 
+@pytest.mark.thorough
 def test_a_dictionary_trained_in_a_failed_transaction_is_forgotten_with_it(
     tmp_path: Path,
 ) -> None:

@@ -239,6 +239,7 @@ def test_rebuild_compacts_dead_rows(tmp_path: Path) -> None:
         same_ranking(again.search(x[:5], 10), brute_force(live, vectors, x[:5], 10))
 
 
+@pytest.mark.thorough
 def test_growing_past_the_flat_threshold_switches_to_ivfpq(tmp_path: Path) -> None:
     x = clustered(6_000, centres=40)
     with new(tmp_path) as col:
