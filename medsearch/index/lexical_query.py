@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import permutations
 from typing import Any
 
 import tantivy
@@ -292,7 +293,10 @@ class QueryBuilder:
 
     def conjunction(self, node: And, tag: str | None, *, negated: bool) -> Any | None:
         clauses: list[tuple[Any, Any]] = []
-        for child in node.children:
+        children = node.children
+        if tag is None:  # PubMed ignores its stop words in untagged terms
+            children = _drop_stop_words(children)
+        for child in children:
             if isinstance(child, Not):
                 q = self.node(child.child, tag, negated=not negated)
                 if q is not None:
@@ -354,6 +358,8 @@ class QueryBuilder:
         tag: str | None,
     ) -> Any:
         words: list[str | tuple[int, str]] = [(pos, tok) for pos, tok in tokens]
+        if isinstance(node, Phrase) and node.near is not None and len(tokens) > 1:
+            return self.proximity_query(name, node.text, node.near, stem=tag not in ("au", "1au"))
         if isinstance(node, Prefix) or (
             tag in ("au", "1au") and len(tokens) > 1 and len(tokens[-1][1]) <= 2
         ):
@@ -362,6 +368,28 @@ class QueryBuilder:
         if len(tokens) == 1:
             return tantivy.Query.term_query(self.schema, name, tokens[0][1])
         return tantivy.Query.phrase_query(self.schema, name, words)
+
+    def proximity_query(self, name: str, text: str, near: int, *, stem: bool) -> Any:
+        """The typed words of ``text`` in any order, at most ``near`` words between each.
+
+        tantivy's phrase slop keeps the words in order and bounds the words between
+        them in total, so: one sloppy phrase per order of the typed words (the parser
+        allows at most ``MAX_NEAR_WORDS``, so at most 120), each with ``near`` words per
+        gap. For two words that is exactly PubMed's rule; for more, a gap may take
+        what another leaves unused. A word the analyzer splits (``IL-6``) keeps its
+        tokens in order.
+        """
+        typed = [
+            toks for word in text.split() if (toks := [t for _, t in self.tokens(word, stem=stem)])
+        ]
+        slop = near * max(1, len(typed) - 1)
+        orders: list[Any] = []
+        for order in dict.fromkeys(permutations(range(len(typed)))):
+            words: list[str | tuple[int, str]] = []
+            for i in order:
+                words.extend((len(words), tok) for tok in typed[i])
+            orders.append(tantivy.Query.phrase_query(self.schema, name, words, slop))
+        return _any(orders)
 
 
 def repeats(words: Words) -> dict[int, int]:

@@ -32,10 +32,15 @@ class Term:
 
 @dataclass(frozen=True, slots=True)
 class Phrase:
-    """A ``"quoted phrase"``: its tokens must appear adjacent and in order."""
+    """A ``"quoted phrase"``: its tokens must appear adjacent and in order.
+
+    ``near``: a proximity search (``"hip pain"[tiab:~2]``) instead: the words in any
+    order, at most ``near`` words between each (PubMed help, "Proximity searching").
+    """
 
     text: str
     pos: int = 0
+    near: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
