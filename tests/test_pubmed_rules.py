@@ -19,8 +19,10 @@ import pytest
 
 from medsearch.errors import QuerySyntaxError
 from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical_query import MAX_EXPANSIONS
 from medsearch.query import And, Or, Phrase, Prefix, Tagged, Term, parse_query
 from medsearch.records import AbstractSection, Article
+from medsearch.retrieval.searcher import truncated_note
 
 
 def article(pmid: int, title: str, abstract: str = "") -> Article:
@@ -206,3 +208,45 @@ def test_proximity_examples() -> None:
 def test_proximity_errors_say_what_is_wrong(query: str, message: str) -> None:
     with pytest.raises(QuerySyntaxError, match=re.escape(message)):
         parse_query(query)
+
+
+# -- the bound on a truncation's variations ------------------------------------------------
+
+CONSONANTS = "bcdfghjklmnpqrtvwxz"
+VARIANTS = [f"zeta{a}{b}{c}" for a in CONSONANTS for b in CONSONANTS for c in CONSONANTS][:700]
+
+
+@pytest.fixture(scope="module")
+def variants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalIndex]:
+    """700 words starting with ``zeta``, one title each, ``heart`` before them in half."""
+    idx = LexicalIndex.open(tmp_path_factory.mktemp("variants") / "lexical")
+    idx.upsert(
+        article(i + 1, f"heart {word} study" if i % 2 else f"{word} study")
+        for i, word in enumerate(VARIANTS)
+    )
+    idx.commit()
+    yield idx
+    idx.close()
+
+
+def test_truncation_searches_at_most_600_variations_and_says_so(variants: LexicalIndex) -> None:
+    result = variants.search("zeta*[ti]", k=1)
+    assert result.total == MAX_EXPANSIONS == 600  # one article per variation
+    assert result.truncated == ("zeta*",)
+    assert "zeta*" in truncated_note(result.truncated) and "600" in truncated_note(("x*",))
+
+
+def test_truncation_within_the_bound_searches_every_variation(variants: LexicalIndex) -> None:
+    expected = sum(w.startswith("zetab") for w in VARIANTS)
+    assert 50 < expected < 600
+    result = variants.search("zetab*[ti]", k=1)
+    assert (result.total, result.truncated) == (expected, ())
+
+
+def test_a_truncated_phrase_finds_more_than_fifty_variations(variants: LexicalIndex) -> None:
+    """tantivy's phrase prefix alone would stop at 50 variations of the last word."""
+    expected = sum(w.startswith("zetab") for i, w in enumerate(VARIANTS) if i % 2)
+    assert expected > 50
+    result = variants.search("heart zetab*[ti]", k=1)
+    assert (result.total, result.truncated) == (expected, ())
+    assert variants.search('"heart zetab*"', k=1).total == expected

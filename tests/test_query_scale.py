@@ -30,7 +30,15 @@ from medsearch.query import Or, ParsedQuery, Phrase, Tagged, Term, parse_query
 from medsearch.query.filters import lift_filters
 from medsearch.query.lexer import OPERATORS, Token, _read_tag, canonical_tag, tokenize
 from medsearch.query.nodes import WHOLE_VALUE_TAGS, And, Node, Not
-from medsearch.query.parser import MAX_NESTING, _flat, _Parser, _run_phrase, _word, apply_tag
+from medsearch.query.parser import (
+    MAX_NESTING,
+    _flat,
+    _Parser,
+    _phrase,
+    _run_phrase,
+    _word,
+    apply_tag,
+)
 from medsearch.retrieval.searcher import open_searcher
 from medsearch.tui.app import MedsearchApp
 from medsearch.tui.widgets.results import ResultsList
@@ -231,7 +239,7 @@ class ReferenceParser(_Parser):
                 raise QuerySyntaxError(f"unclosed parenthesis at {token.pos}", token.pos)
             self.take()
         elif token.kind == "phrase":
-            node = Phrase(token.text, token.pos)
+            node = _phrase(token)  # "heart attack*" truncates its last word
         else:
             node = self.tagged_run(token)
         while (tag := self.peek()) is not None and tag.kind == "tag":

@@ -139,18 +139,53 @@ class Ranking:
     budget: WordBudget | None = WordBudget()  # None: every word ranks, whatever it costs
 
 
+# PubMed help, "Wildcards and truncation": a truncated term searches at most 600 of its
+# variations, and PubMed says so when it cut.
+MAX_EXPANSIONS = 600
+# tantivy's phrase-prefix query expands its last word to at most 50 terms, silently.
+PHRASE_PREFIX_EXPANSIONS = 50
+
+
 class Frequencies:
-    """Document frequencies for :class:`WordBudget`, asked once per (field, token).
+    """Document frequencies for :class:`WordBudget`, asked once per (field, token), and
+    the variations of a truncated word (:meth:`expansions`).
 
     One object serves every shard of a query, so all shards drop the same words; it
     reads one index's statistics (a shard holds a PMID-modulo sample of the whole, so
-    its fractions are the whole's). ``doc_freq`` is tantivy's ``Searcher.doc_freq``.
+    its fractions are the whole's). ``doc_freq`` is tantivy's ``Searcher.doc_freq``,
+    ``prefix_terms`` its ``Searcher.terms_with_prefix``.
     """
 
-    def __init__(self, documents: int, doc_freq: Callable[[str, str], int]) -> None:
+    def __init__(
+        self,
+        documents: int,
+        doc_freq: Callable[[str, str], int],
+        prefix_terms: Callable[..., list[tuple[str, int]]] | None = None,
+    ) -> None:
         self.documents = documents
         self._doc_freq = doc_freq
+        self._prefix_terms = prefix_terms
         self._seen: dict[tuple[str, str], int] = {}
+        self._expanded: dict[tuple[str, str], tuple[str, ...] | None] = {}
+
+    def expansions(self, field_name: str, prefix: str) -> tuple[str, ...] | None:
+        """The indexed words starting with ``prefix``: all of them up to one past
+        :data:`MAX_EXPANSIONS` (so a caller sees the cut), the commonest first; None when
+        this index cannot list them. tantivy walks the prefix's range of the term
+        dictionary in Rust (the four-character minimum keeps it a small range) and
+        returns only the commonest, so a prefix with 100K variations costs one walk,
+        never 100K Python objects."""
+        key = (field_name, prefix)
+        if key not in self._expanded:
+            self._expanded[key] = (
+                None
+                if self._prefix_terms is None
+                else tuple(
+                    term
+                    for term, _ in self._prefix_terms(field_name, prefix, limit=MAX_EXPANSIONS + 1)
+                )
+            )
+        return self._expanded[key]
 
     def __call__(self, field_name: str, token: str) -> int:
         key = (field_name, token)
@@ -181,6 +216,7 @@ class QueryBuilder:
     frequencies: Frequencies | None = None  # None: no WordBudget (nothing to weigh by)
     terms: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # words the WordBudget left out
+    truncated: list[str] = field(default_factory=list)  # words* cut to MAX_EXPANSIONS
     _tokens: dict[tuple[str, bool], list[tuple[int, str]]] = field(default_factory=dict, repr=False)
 
     def build(self, node: Node | None, *filter_sets: Filters) -> Any | None:
@@ -360,6 +396,10 @@ class QueryBuilder:
         words: list[str | tuple[int, str]] = [(pos, tok) for pos, tok in tokens]
         if isinstance(node, Phrase) and node.near is not None and len(tokens) > 1:
             return self.proximity_query(name, node.text, node.near, stem=tag not in ("au", "1au"))
+        if isinstance(node, Prefix) and (bounded := self.bounded_prefix(name, tokens, node)):
+            return bounded
+        if isinstance(node, Prefix) and len(tokens) == 1:  # every variation, every shard
+            return tantivy.Query.regex_query(self.schema, name, _regex_prefix(tokens[0][1]))
         if isinstance(node, Prefix) or (
             tag in ("au", "1au") and len(tokens) > 1 and len(tokens[-1][1]) <= 2
         ):
@@ -368,6 +408,37 @@ class QueryBuilder:
         if len(tokens) == 1:
             return tantivy.Query.term_query(self.schema, name, tokens[0][1])
         return tantivy.Query.phrase_query(self.schema, name, words)
+
+    def bounded_prefix(self, name: str, tokens: list[tuple[int, str]], node: Prefix) -> Any | None:
+        """``word*`` as at most :data:`MAX_EXPANSIONS` of its variations, the commonest,
+        when it has more (recorded in ``truncated`` for the user's note); a truncated
+        phrase (``heart attack*``) with more variations than tantivy's phrase prefix
+        expands (50) as one phrase per variation. None: the plain prefix query (a
+        regex over the term dictionary for one word, tantivy's phrase prefix for a
+        phrase) finds them all.
+
+        The variations come from one index's term dictionary (the first shard's, for a
+        sharded index: a PMID-modulo sample, whose commonest words are the whole's);
+        under the bound the plain query runs on every shard's own dictionary.
+        """
+        variations = (
+            None if self.frequencies is None else self.frequencies.expansions(name, tokens[-1][1])
+        )
+        if variations is None:
+            return None
+        limit = MAX_EXPANSIONS if len(tokens) == 1 else PHRASE_PREFIX_EXPANSIONS
+        if len(variations) <= limit:
+            return None
+        if len(variations) > MAX_EXPANSIONS and node.text + "*" not in self.truncated:
+            self.truncated.append(node.text + "*")
+        kept = sorted(variations[:MAX_EXPANSIONS])
+        if len(tokens) == 1:
+            return tantivy.Query.term_set_query(self.schema, name, kept)
+        head: list[str | tuple[int, str]] = [(pos, tok) for pos, tok in tokens[:-1]]
+        last = tokens[-1][0]
+        return _any(
+            [tantivy.Query.phrase_query(self.schema, name, [*head, (last, v)]) for v in kept]
+        )
 
     def proximity_query(self, name: str, text: str, near: int, *, stem: bool) -> Any:
         """The typed words of ``text`` in any order, at most ``near`` words between each.
@@ -401,6 +472,11 @@ def repeats(words: Words) -> dict[int, int]:
             times[places[0][0]] = len(places)
             times.update((i, 0) for i, _ in places[1:])
     return times
+
+
+def _regex_prefix(prefix: str) -> str:
+    """A regex for every word starting with ``prefix`` (its punctuation escaped)."""
+    return "".join(c if c.isalnum() else "\\" + c for c in prefix) + ".*"
 
 
 def _common_prefix(a: str, b: str) -> str:

@@ -204,7 +204,7 @@ class _Parser:
                 raise QuerySyntaxError(f"unclosed parenthesis at {token.pos}", token.pos)
             self.take()
         elif token.kind == "phrase":
-            node = Phrase(token.text, token.pos)
+            node = _phrase(token)
         else:
             node = self.tagged_run(token)
         if (tag := self.peek()) is not None and tag.kind == "tag":
@@ -257,6 +257,17 @@ def _word(token: Token) -> Node:
             )
         return Prefix(stem, token.pos)
     return Term(text, token.pos)
+
+
+def _phrase(token: Token) -> Node:
+    """A quoted phrase; ``"heart attack*"`` truncates its last word (PubMed help,
+    "Wildcards and truncation": truncation works inside a phrase)."""
+    if token.text.rstrip().endswith("*") and (words := token.text.split()):
+        *head, last = words
+        stem = _word(Token("word", last, token.pos))
+        if isinstance(stem, Prefix):
+            return Prefix(" ".join([*head, stem.text]), token.pos)
+    return Phrase(token.text, token.pos)
 
 
 def _run_phrase(words: list[Token]) -> Node:
