@@ -12,11 +12,16 @@ and positions, independent of the index's analyzer and query translation.
 
 from __future__ import annotations
 
+import gzip
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from conftest import shared_data
 
+from ingest.pubmed_xml import parse_file
 from medsearch.errors import QuerySyntaxError
 from medsearch.index.lexical import LexicalIndex
 from medsearch.index.lexical_query import MAX_EXPANSIONS
@@ -250,3 +255,62 @@ def test_a_truncated_phrase_finds_more_than_fifty_variations(variants: LexicalIn
     result = variants.search("heart zetab*[ti]", k=1)
     assert (result.total, result.truncated) == (expected, ())
     assert variants.search('"heart zetab*"', k=1).total == expected
+
+
+# -- on the real records -------------------------------------------------------------------
+
+
+def xml_files() -> list[Path]:
+    root = shared_data("pubmed")
+    return sorted(p for p in root.rglob("*") if p.name.endswith((".xml", ".xml.gz")))
+
+
+def read_with_elementtree() -> dict[int, tuple[str, str, str]]:
+    """PMID -> (title, abstract, MeSH and keywords), read without our parser."""
+    found: dict[int, tuple[str, str, str]] = {}
+    for path in xml_files():
+        opener = gzip.open if path.name.endswith(".gz") else open
+        try:
+            with opener(path, "rb") as handle:
+                root = ET.parse(handle).getroot()
+        except ET.ParseError:
+            continue
+        for cit in root.iter("MedlineCitation"):
+            texts = [
+                " ".join("".join(e.itertext()) for tag in tags for e in cit.iter(tag))
+                for tags in (("ArticleTitle",), ("AbstractText",), ("DescriptorName", "Keyword"))
+            ]
+            found[int(cit.findtext("PMID") or 0)] = (texts[0], texts[1], texts[2])
+    return found
+
+
+def stems(text: str) -> list[str]:
+    """Words, a plural ``s`` cut as the index's stemmer does (``lenses`` = ``lens``)."""
+    return [w.rstrip("s") if len(w) > 3 else w for w in words(text)]
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalIndex]:
+    idx = LexicalIndex.open(tmp_path_factory.mktemp("real") / "lexical")
+    idx.upsert(a for path in xml_files() for a in parse_file(path) if isinstance(a, Article))
+    idx.commit()
+    yield idx
+    idx.close()
+
+
+def test_the_issue_queries_give_pubmeds_sets_on_the_real_records(real: LexicalIndex) -> None:
+    records = read_with_elementtree()
+    anded = {
+        p
+        for p, (title, abstract, other) in records.items()
+        if "cataract" in stems(title)
+        and {"intraocular", "len"} <= set(stems(f"{title} {abstract} {other}"))
+    }
+    phrase = {
+        p
+        for p, (title, abstract, _) in records.items()
+        if any(" cataract surgery " in f" {' '.join(stems(f))} " for f in (title, abstract))
+    }
+    assert (len(anded), len(phrase)) == (4, 18)  # PubMed's counts (the OR reading gave 7, 81)
+    assert {h.pmid for h in real.search("cataract[ti] AND intraocular lens", k=50).hits} == anded
+    assert {h.pmid for h in real.search("cataract surgery[tiab]", k=50).hits} == phrase
