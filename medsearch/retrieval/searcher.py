@@ -92,8 +92,8 @@ def truncated_note(words: Sequence[str]) -> str:
     from medsearch.index.lexical_query import MAX_EXPANSIONS  # tantivy loads on first search
 
     return (
-        f"truncation: {', '.join(words)} searched on the commonest {MAX_EXPANSIONS} of "
-        "their variations only, as PubMed does; make the word longer to search them all"
+        f"truncation: only the {MAX_EXPANSIONS} commonest variations of {', '.join(words)} "
+        "were searched, as in PubMed; a longer stem searches them all"
     )
 
 
