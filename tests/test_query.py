@@ -361,7 +361,7 @@ def test_filter_only_query_lists_newest_pmid_first(index: LexicalIndex) -> None:
 QUERY_PIECES = st.sampled_from(
     ["(", ")", "[", "]", '"', "*", ":", "-", "/", "+", " ", "AND", "OR", "NOT", "ti", "au",
      "dp", "[ti]", "[dp]", "[pt]", "[pmid]", "2015", "covid", "α", "IL-6", "\x00", "\\",
-     "99999999999999999999", "²", "١٢", "[au]", "[la]", ":", "x*"]
+     "99999999999999999999", "²", "١٢", "[au]", "[la]", ":", "x*", "immu*", "[tiab:~2]", "~"]
 )  # fmt: skip
 
 

@@ -282,7 +282,7 @@ def outcome(parse: Callable[[str], object], text: str) -> object:
 QUERY_TOKENS = st.sampled_from(
     ["a", "b", "smith", "ja", "review", "french", "2015", "2015:2020", "abc*", "ab*", "NOT",
      "AND", "OR", "(", ")", "[ti]", "[au]", "[dp]", "[pt]", "[la]", "[pmid]", "[mh]", '"x y"',
-     '"', "and"]
+     '"', "and", "[tiab:~2]", '"x yyyy*"']
 )  # fmt: skip
 # Pieces glued without spaces: names with brackets and parentheses, and broken ones.
 WORD_PIECES = st.sampled_from(["x", "2A", "(", "(", ")", ")", "[", "]", "[a]", "[ti]", " ", "AND"])

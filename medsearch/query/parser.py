@@ -292,11 +292,11 @@ def _flat(node: Node, kind: type[And] | type[Or]) -> tuple[Node, ...]:
 
 def apply_tag(tag: str, node: Node, pos: int) -> Node:
     """Restrict ``node`` to the tagged field, checking values the field cannot take."""
+    if isinstance(node, Tagged | YearRange):
+        return node  # the innermost tag wins: ("x"[ti])[ab] searches the title
     tag, near = split_proximity(tag)
     if near is not None:
         return _proximity(tag, near, node, pos)
-    if isinstance(node, Tagged | YearRange):
-        return node  # the innermost tag wins: ("x"[ti])[ab] searches the title
     if isinstance(node, And | Or):
         return replace(node, children=tuple(apply_tag(tag, child, pos) for child in node.children))
     if isinstance(node, Not):
