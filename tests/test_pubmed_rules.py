@@ -124,6 +124,9 @@ def test_words_side_by_side_in_a_set_query_are_anded_and_bind_tighter_than_or() 
 
 def test_plain_words_without_syntax_stay_ranked_retrieval(index: LexicalIndex) -> None:
     assert isinstance(parse_query("intraocular lens").node, Or)
+    assert not parse_query("intraocular lens (IOL) outcomes").set_query  # prose has ( )
+    for syntax in ("lens AND iol", "lens[ti]", '"intraocular lens"', "intraoc*", "NOT lens"):
+        assert parse_query(syntax).set_query, syntax
     any_word = {p for p in TEXT if has_all(p, ["intraocular"]) or has_all(p, ["lens"])}
     assert found(index, "intraocular lens") == any_word == {1, 2, 3, 4}
 

@@ -266,8 +266,9 @@ class ReferenceParser(_Parser):
 
 
 def reference_parse(text: str) -> ParsedQuery:
-    node, filters = lift_filters(ReferenceParser(reference_tokenize(text)).parse())
-    return ParsedQuery(text=text, node=node, filters=filters)
+    parser = ReferenceParser(reference_tokenize(text))
+    node, filters = lift_filters(parser.parse())
+    return ParsedQuery(text=text, node=node, filters=filters, set_query=parser.set_query)
 
 
 def outcome(parse: Callable[[str], object], text: str) -> object:

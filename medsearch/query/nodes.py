@@ -103,11 +103,15 @@ class ParsedQuery:
 
     ``node`` is ``None`` when the query has no ranked part (empty text, or only field
     tags that became ``filters`` such as ``2015:2020[dp] AND review[pt]``).
+    ``set_query``: written as a Boolean set (an operator, a field tag, a quoted phrase
+    or a truncation; :func:`medsearch.query.parser.is_set_query`), so its words side
+    by side are ANDed; plain words alone are ranked retrieval.
     """
 
     text: str
     node: Node | None
     filters: Filters = field(default_factory=Filters)
+    set_query: bool = False
 
 
 def leaves(node: Node | None) -> list[Term | Phrase | Prefix | YearRange]:

@@ -79,7 +79,7 @@ def parse_query(text: str) -> ParsedQuery:
     parser = _Parser(tokenize(text))
     node = parser.parse()
     node, filters = lift_filters(node)
-    return ParsedQuery(text=text, node=node, filters=filters)
+    return ParsedQuery(text=text, node=node, filters=filters, set_query=parser.set_query)
 
 
 def is_set_query(tokens: list[Token]) -> bool:
