@@ -24,7 +24,7 @@ from conftest import shared_data
 from ingest.pubmed_xml import parse_file
 from medsearch.errors import QuerySyntaxError
 from medsearch.index.lexical import LexicalIndex
-from medsearch.index.lexical_query import MAX_EXPANSIONS
+from medsearch.index.lexical_terms import MAX_EXPANSIONS
 from medsearch.query import And, Or, Phrase, Prefix, Tagged, Term, parse_query
 from medsearch.records import AbstractSection, Article
 from medsearch.retrieval.searcher import truncated_note

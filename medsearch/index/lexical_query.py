@@ -2,7 +2,8 @@
 
 Nothing user-typed reaches tantivy's own query parser (it throws on ``IL-6`` and
 ``5-HT(2A)``): every word goes through the index's analyzer and becomes term, phrase or
-phrase-prefix queries on the fields its tag names, so the only syntax errors are ours.
+phrase-prefix queries on the fields its tag names, so the only syntax errors are ours
+(truncation and proximity, with PubMed's limits: :mod:`medsearch.index.lexical_terms`).
 
 Ranked words search title, abstract, MeSH and keywords, each field's BM25 score scaled
 by a boost; the boosts were chosen on BEIR SciFact (see ``benchmarks/lexical_weights.py``).
@@ -14,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import permutations
 from typing import Any
 
 import tantivy
 
 from medsearch.index import lexical_schema as ls
+from medsearch.index.lexical_terms import MAX_EXPANSIONS, cut, proximity_query, truncation_query
 from medsearch.query.nodes import And, Node, Not, Or, Phrase, Prefix, Tagged, Term, YearRange
 from medsearch.records import Filters
 
@@ -137,13 +138,6 @@ class Ranking:
     # score plus tie_breaker times the others (Lucene's dis_max, BEIR's best_fields).
     tie_breaker: float | None = TIE_BREAKER
     budget: WordBudget | None = WordBudget()  # None: every word ranks, whatever it costs
-
-
-# PubMed help, "Wildcards and truncation": a truncated term searches at most 600 of its
-# variations, and PubMed says so when it cut.
-MAX_EXPANSIONS = 600
-# tantivy's phrase-prefix query expands its last word to at most 50 terms, silently.
-PHRASE_PREFIX_EXPANSIONS = 50
 
 
 class Frequencies:
@@ -395,72 +389,21 @@ class QueryBuilder:
     ) -> Any:
         words: list[str | tuple[int, str]] = [(pos, tok) for pos, tok in tokens]
         if isinstance(node, Phrase) and node.near is not None and len(tokens) > 1:
-            return self.proximity_query(name, node.text, node.near, stem=tag not in ("au", "1au"))
-        if isinstance(node, Prefix) and (bounded := self.bounded_prefix(name, tokens, node)):
-            return bounded
-        if isinstance(node, Prefix) and len(tokens) == 1:  # every variation, every shard
-            return tantivy.Query.regex_query(self.schema, name, _regex_prefix(tokens[0][1]))
-        if isinstance(node, Prefix) or (
-            tag in ("au", "1au") and len(tokens) > 1 and len(tokens[-1][1]) <= 2
-        ):
+            stem = tag not in ("au", "1au")
+            typed = [[t for _, t in self.tokens(word, stem=stem)] for word in node.text.split()]
+            return proximity_query(self.schema, name, [t for t in typed if t], node.near)
+        if isinstance(node, Prefix):
+            frequencies = self.frequencies
+            found = None if frequencies is None else frequencies.expansions(name, tokens[-1][1])
+            if cut(found) and node.text + "*" not in self.truncated:
+                self.truncated.append(node.text + "*")
+            return truncation_query(self.schema, name, tokens, found)
+        if tag in ("au", "1au") and len(tokens) > 1 and len(tokens[-1][1]) <= 2:
             # "smith j"[au] finds "Smith JA": PubMed truncates initials the same way
             return tantivy.Query.phrase_prefix_query(self.schema, name, words)
         if len(tokens) == 1:
             return tantivy.Query.term_query(self.schema, name, tokens[0][1])
         return tantivy.Query.phrase_query(self.schema, name, words)
-
-    def bounded_prefix(self, name: str, tokens: list[tuple[int, str]], node: Prefix) -> Any | None:
-        """``word*`` as at most :data:`MAX_EXPANSIONS` of its variations, the commonest,
-        when it has more (recorded in ``truncated`` for the user's note); a truncated
-        phrase (``heart attack*``) with more variations than tantivy's phrase prefix
-        expands (50) as one phrase per variation. None: the plain prefix query (a
-        regex over the term dictionary for one word, tantivy's phrase prefix for a
-        phrase) finds them all.
-
-        The variations come from one index's term dictionary (the first shard's, for a
-        sharded index: a PMID-modulo sample, whose commonest words are the whole's);
-        under the bound the plain query runs on every shard's own dictionary.
-        """
-        variations = (
-            None if self.frequencies is None else self.frequencies.expansions(name, tokens[-1][1])
-        )
-        if variations is None:
-            return None
-        limit = MAX_EXPANSIONS if len(tokens) == 1 else PHRASE_PREFIX_EXPANSIONS
-        if len(variations) <= limit:
-            return None
-        if len(variations) > MAX_EXPANSIONS and node.text + "*" not in self.truncated:
-            self.truncated.append(node.text + "*")
-        kept = sorted(variations[:MAX_EXPANSIONS])
-        if len(tokens) == 1:
-            return tantivy.Query.term_set_query(self.schema, name, kept)
-        head: list[str | tuple[int, str]] = [(pos, tok) for pos, tok in tokens[:-1]]
-        last = tokens[-1][0]
-        return _any(
-            [tantivy.Query.phrase_query(self.schema, name, [*head, (last, v)]) for v in kept]
-        )
-
-    def proximity_query(self, name: str, text: str, near: int, *, stem: bool) -> Any:
-        """The typed words of ``text`` in any order, at most ``near`` words between each.
-
-        tantivy's phrase slop keeps the words in order and bounds the words between
-        them in total, so: one sloppy phrase per order of the typed words (the parser
-        allows at most ``MAX_NEAR_WORDS``, so at most 120), each with ``near`` words per
-        gap. For two words that is exactly PubMed's rule; for more, a gap may take
-        what another leaves unused. A word the analyzer splits (``IL-6``) keeps its
-        tokens in order.
-        """
-        typed = [
-            toks for word in text.split() if (toks := [t for _, t in self.tokens(word, stem=stem)])
-        ]
-        slop = near * max(1, len(typed) - 1)
-        orders: list[Any] = []
-        for order in dict.fromkeys(permutations(range(len(typed)))):
-            words: list[str | tuple[int, str]] = []
-            for i in order:
-                words.extend((len(words), tok) for tok in typed[i])
-            orders.append(tantivy.Query.phrase_query(self.schema, name, words, slop))
-        return _any(orders)
 
 
 def repeats(words: Words) -> dict[int, int]:
@@ -472,11 +415,6 @@ def repeats(words: Words) -> dict[int, int]:
             times[places[0][0]] = len(places)
             times.update((i, 0) for i, _ in places[1:])
     return times
-
-
-def _regex_prefix(prefix: str) -> str:
-    """A regex for every word starting with ``prefix`` (its punctuation escaped)."""
-    return "".join(c if c.isalnum() else "\\" + c for c in prefix) + ".*"
 
 
 def _common_prefix(a: str, b: str) -> str:

@@ -89,7 +89,7 @@ LONG_QUERY = "long query:"
 
 def truncated_note(words: Sequence[str]) -> str:
     """What a user reads when a ``word*`` had more variations than PubMed searches."""
-    from medsearch.index.lexical_query import MAX_EXPANSIONS  # tantivy loads on first search
+    from medsearch.index.lexical_terms import MAX_EXPANSIONS  # tantivy loads on first search
 
     return (
         f"truncation: only the {MAX_EXPANSIONS} commonest variations of {', '.join(words)} "
