@@ -131,6 +131,12 @@ def test_plain_words_without_syntax_stay_ranked_retrieval(index: LexicalIndex) -
     assert found(index, "intraocular lens") == any_word == {1, 2, 3, 4}
 
 
+def test_anded_words_inside_an_or_alternative_must_all_appear(index: LexicalIndex) -> None:
+    both = {p for p in TEXT if has_all(p, ["intraocular", "lens"])}
+    glaucoma = {p for p in TEXT if has_all(p, ["glaucoma"])}
+    assert found(index, "glaucoma OR intraocular lens") == glaucoma | both == {1, 4}
+
+
 def test_lower_case_stop_words_between_anded_terms_are_ignored(index: LexicalIndex) -> None:
     assert found(index, "cataract[ti] AND the lens") == found(index, "cataract[ti] AND lens")
     assert found(index, "cataract[ti] AND the lens") == {1, 2}
@@ -149,6 +155,7 @@ def test_a_tag_after_several_words_searches_the_phrase(index: LexicalIndex) -> N
     assert found(index, '"cataract surgery"[tiab]') == expected
     assert found(index, "visual acuity[ti]") == {6}
     assert found(index, "intraocular lens[ti]") == {4}
+    assert found(index, "pain of the knee[ti]") == {9}  # stop words stay in a phrase
 
 
 def test_a_truncated_last_word_after_a_tag_is_a_truncated_phrase(index: LexicalIndex) -> None:
