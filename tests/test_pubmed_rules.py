@@ -16,6 +16,7 @@ import gzip
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from itertools import pairwise, product
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,7 @@ ARTICLES = [
     article(11, "Immunotherapy for melanoma", "Immune checkpoints were blocked."),
     article(12, "Immunology of the gut", "Imaging of the gut wall."),
     article(13, "Imaging the retina", "The immediate effects were measured."),
+    article(14, "Hip knee or ankle pain"),
 ]
 TEXT = {a.pmid: (a.title, " ".join(s.text for s in a.abstract)) for a in ARTICLES}
 
@@ -69,6 +71,21 @@ def has_all(pmid: int, wanted: list[str], *, title_only: bool = False) -> bool:
 def has_phrase(pmid: int, phrase: str) -> bool:
     pattern = " ".join(words(phrase))
     return any(f" {pattern} " in f" {' '.join(words(field))} " for field in TEXT[pmid])
+
+
+def near_all(pmid: int, wanted: list[str], gap: int) -> bool:
+    """All words in one field, and some order of them in the text with at most ``gap``
+    words between each neighbour."""
+    for field in TEXT[pmid]:
+        tokens = words(field)
+        places = [[i for i, t in enumerate(tokens) if t == w] for w in wanted]
+        for chosen in product(*places):
+            ordered = sorted(chosen)
+            if len(set(ordered)) == len(wanted) and all(
+                b - a - 1 <= gap for a, b in pairwise(ordered)
+            ):
+                return True
+    return False
 
 
 def near(pmid: int, first: str, second: str, gap: int, *, title_only: bool = False) -> bool:
@@ -204,12 +221,20 @@ def test_proximity_examples() -> None:
     assert [{p for p in TEXT if near(p, "hip", "pain", gap)} for gap in (0, 1, 3, 4)] == [
         {7},
         {7, 8},
-        {7, 8},
-        {7, 8, 9},
+        {7, 8, 14},
+        {7, 8, 9, 14},
     ]
     assert parse_query('"hip pain"[Title/Abstract:~2]').node == Tagged(
         "tiab", Phrase("hip pain", 0, near=2), 10
     )
+
+
+@pytest.mark.parametrize("gap", [0, 1, 2, 3])
+def test_proximity_of_three_words_bounds_every_gap(index: LexicalIndex, gap: int) -> None:
+    """14: "Hip knee or ankle pain": no word between hip and knee, two before pain."""
+    expected = {p for p in TEXT if near_all(p, ["pain", "hip", "knee"], gap)}
+    assert found(index, f'"pain hip knee"[ti:~{gap}]') == expected
+    assert (14 in expected) == (gap >= 2)
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ truncation" and "Proximity searching", https://pubmed.ncbi.nlm.nih.gov/help/):
 
 from __future__ import annotations
 
-from itertools import permutations
+from itertools import permutations, product
 from typing import Any
 
 import tantivy
@@ -20,6 +20,11 @@ import tantivy
 MAX_EXPANSIONS = 600
 # tantivy's phrase-prefix query expands its last word to at most 50 terms, silently.
 PHRASE_PREFIX_EXPANSIONS = 50
+
+# Three or more words near each other are exact (every gap within N) as one phrase per
+# order and spacing while there are at most this many; past it, an order's gaps share
+# a total of N per gap (tantivy's slop), which may let one gap exceed N.
+MAX_PROXIMITY_PHRASES = 256
 
 Words = list[tuple[int, str]]
 """Analyzer tokens with their positions in the phrase."""
@@ -67,19 +72,30 @@ def proximity_query(schema: Any, name: str, typed: list[list[str]], near: int) -
     words between each.
 
     tantivy's phrase slop keeps the words in order and bounds the words between them
-    in total, so: one sloppy phrase per order of the typed words (the parser allows at
-    most five words, so at most 120 phrases), with ``near`` words per gap. For two words
-    that is exactly PubMed's rule; for more, a gap may take what another leaves unused.
-    A word the analyzer splits (``IL-6``) keeps its tokens in order.
+    in total, so each order of the typed words is a phrase of its own (the parser
+    allows at most five words: at most 120 orders). Two words: a phrase with slop
+    ``near``, exactly PubMed's rule. More: one exact phrase per order and spacing (every
+    gap 0..``near``) while that takes at most :data:`MAX_PROXIMITY_PHRASES` phrases,
+    else a slop of ``near`` per gap in total. A word the analyzer splits (``IL-6``)
+    keeps its tokens together and in order.
     """
-    slop = near * max(1, len(typed) - 1)
-    orders: list[Any] = []
-    for order in dict.fromkeys(permutations(range(len(typed)))):
-        words: list[str | tuple[int, str]] = []
-        for i in order:
-            words.extend((len(words), tok) for tok in typed[i])
-        orders.append(tantivy.Query.phrase_query(schema, name, words, slop))
-    return _union(orders)
+    orders = list(dict.fromkeys(permutations(range(len(typed)))))
+    gaps = len(typed) - 1
+    exact = gaps > 1 and len(orders) * (near + 1) ** gaps <= MAX_PROXIMITY_PHRASES
+    spacings = list(product(range(near + 1), repeat=gaps)) if exact else [(0,) * gaps]
+    slop = 0 if exact else near * max(1, gaps)
+    phrases: list[Any] = []
+    for order in orders:
+        for spacing in spacings:
+            words: list[str | tuple[int, str]] = []
+            at = 0
+            for n, i in enumerate(order):
+                at += spacing[n - 1] if n else 0
+                for tok in typed[i]:
+                    words.append((at, tok))
+                    at += 1
+            phrases.append(tantivy.Query.phrase_query(schema, name, words, slop))
+    return _union(phrases)
 
 
 def _regex_prefix(prefix: str) -> str:
