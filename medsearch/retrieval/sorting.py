@@ -1,0 +1,121 @@
+"""Sort orders a PubMed user knows: relevance, date, publication date, author, journal.
+
+PubMed offers "Best match", "Most recent", "Publication date", "First author" and
+"Journal" (https://pubmed.ncbi.nlm.nih.gov/help/#display-settings). The first stage
+ranks; another order is applied to the ranked set afterwards, read from the stored
+records. A sort other than relevance therefore asks the searcher for a deeper list
+(:data:`SORT_DEPTH` hits) so that, say, the newest ten come from the whole set and not
+from the best-matching ten; a set larger than that is sorted over its
+:data:`SORT_DEPTH` best matches and the search says so.
+
+At 40.9M articles the cost is bounded by the depth, not the set: :data:`SORT_DEPTH`
+records read in batches of :data:`READ_BATCH`, one small key kept per record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from medsearch.records import Article, Hit
+from medsearch.retrieval.results import SearchResult
+
+SORTS = ("relevance", "date", "pubdate", "author", "journal")
+SORT_DEPTH = 10_000
+"""How many best matches a non-relevance sort orders (the searcher's largest -k)."""
+READ_BATCH = 1_000
+
+Key = tuple[Any, ...]
+
+
+def _date_key(article: Article) -> Key:
+    """Newest first. "Most recent" in PubMed orders by the date the record was added
+    (EDAT), which the store does not keep: both date sorts use the publication date,
+    missing parts counting as earliest (a year alone sorts after its dated months)."""
+    date = article.pub_date
+    return (-(date.year or 0), -(date.month or 0), -(date.day or 0))
+
+
+def _author_key(article: Article) -> Key:
+    """First author's last name (or collective name) A-Z; articles without one last."""
+    if not article.authors:
+        return (1, "")
+    first = article.authors[0]
+    name = first.last_name or first.collective_name or first.display
+    return (0, name.casefold(), (first.initials or first.fore_name or "").casefold())
+
+
+def _journal_key(article: Article) -> Key:
+    name = article.journal_abbrev or article.journal
+    return (0 if name else 1, name.casefold())
+
+
+KEYS: dict[str, Callable[[Article], Key]] = {
+    "date": _date_key,
+    "pubdate": _date_key,
+    "author": _author_key,
+    "journal": _journal_key,
+}
+
+
+def check_sort(sort: str) -> str:
+    from medsearch.errors import UsageError
+
+    if sort not in SORTS:
+        raise UsageError(f"unknown sort {sort!r}; choose one of {', '.join(SORTS)}")
+    return sort
+
+
+def depth_for(sort: str, k: int) -> int:
+    """How many hits to ask the first stage for, to show ``k`` in ``sort`` order."""
+    return k if sort == "relevance" else max(k, SORT_DEPTH)
+
+
+def sorted_hits(
+    hits: Sequence[Hit], sort: str, read: Callable[[Sequence[int]], dict[int, Article]]
+) -> list[Hit]:
+    """``hits`` in ``sort`` order (relevance: as they are), ranks renumbered.
+
+    ``read`` returns stored records (``Store.get_many``); it is called per batch so only
+    the keys stay in memory. Python's sort is stable: equal keys keep the relevance order.
+    """
+    check_sort(sort)
+    if sort == "relevance":
+        return list(hits)
+    key = KEYS[sort]
+    keys: dict[int, Key] = {}
+    pmids = [h.pmid for h in hits]
+    for start in range(0, len(pmids), READ_BATCH):
+        for pmid, article in read(pmids[start : start + READ_BATCH]).items():
+            keys[pmid] = key(article)
+    missing: Key = (2,)
+    ordered = sorted(hits, key=lambda h: keys.get(h.pmid, missing))
+    return [_renumber(h, i) for i, h in enumerate(ordered, 1)]
+
+
+def _renumber(hit: Hit, rank: int) -> Hit:
+    from dataclasses import replace
+
+    return replace(hit, rank=rank)
+
+
+def sort_result(
+    result: SearchResult,
+    sort: str,
+    k: int,
+    read: Callable[[Sequence[int]], dict[int, Article]],
+) -> SearchResult:
+    """``result`` (searched :func:`depth_for` deep) in ``sort`` order, cut to ``k``, with a
+    note when the set was larger than what was sorted."""
+    if sort == "relevance":
+        return result
+    hits = sorted_hits(result.hits, sort, read)[:k]
+    notes = result.notes
+    if result.total > len(result.hits):
+        notes = (
+            *notes,
+            f"sorted by {sort} over the {len(result.hits):,} best matches of"
+            f" {result.total:,}; narrow the query to sort the whole set",
+        )
+    context = (*result.context, ("sort", sort))
+    return result.with_hits(hits, notes=notes, context=context)
