@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,57 @@ def test_suggestions_keep_the_query_syntax_and_leave_names_alone(home: Path) -> 
     result = search_json(home, "catarct[ti] AND Zetterstrom C[1au]")
     assert result["did_you_mean"] == "cataract[ti] AND Zetterstrom C[1au]"
     assert "did_you_mean" not in search_json(home, '"catarct" OR Zettersrom C[au]')
+
+
+# -- the terminal UI: the sort key and the "did you mean" line ---------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_tui_sort_key_reorders_the_search_and_says_so(home: Path, tmp_path: Path) -> None:
+    from medsearch.tui.app import MedsearchApp
+    from medsearch.tui.widgets.bars import ModeBar, StatusBar
+    from medsearch.tui.widgets.results import ResultsList
+    from medsearch.tui.widgets.search_bar import SearchBar
+
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy)
+    app = MedsearchApp(Paths(copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+
+        async def settle() -> None:
+            for _ in range(2):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+
+        await settle()
+        bar = app.screen.query_one(SearchBar)
+        bar.focus()
+        bar.value = "catarct surgery"
+        await pilot.press("enter")
+        await settle()
+        assert "did you mean: cataract surgery" in app.screen.query_one(ModeBar).summary
+        bar.focus()
+        bar.value = "cataract"
+        await pilot.press("enter")
+        await settle()
+        results = app.screen.query_one(ResultsList)
+        by_relevance = [h.pmid for h in results.hits]
+        assert "did you mean" not in app.screen.query_one(ModeBar).summary
+        await pilot.press("ctrl+b")
+        await settle()
+        status = app.screen.query_one(StatusBar)
+        assert status.sort == "date" and "sorted by date" in str(status.render())
+        dated = [h.pmid for h in results.hits]
+        assert sorted(dated) == sorted(by_relevance) and dated != by_relevance
+        dates = [_date(a) for a in records(home, dated)]
+        assert dates == sorted(dates, reverse=True)
+        for _ in range(3):  # author, journal, back to relevance
+            await pilot.press("ctrl+b")
+            await settle()
+        assert status.sort == "relevance" and "sorted" not in str(status.render())
+        assert [h.pmid for h in results.hits] == by_relevance
