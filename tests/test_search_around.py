@@ -217,3 +217,27 @@ async def test_tui_sort_key_reorders_the_search_and_says_so(home: Path, tmp_path
             await settle()
         assert status.sort == "relevance" and "sorted" not in str(status.render())
         assert [h.pmid for h in results.hits] == by_relevance
+
+
+def test_a_pasted_paragraph_gets_no_suggestion(home: Path) -> None:
+    words = "catarct outcomes were measured in every patient after the operation at the clinic"
+    assert "did_you_mean" not in search_json(home, words)
+
+
+def test_limits_are_stated_when_the_set_is_larger(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    search_command = importlib.import_module("medsearch.commands.search")
+    sorting = importlib.import_module("medsearch.retrieval.sorting")
+    monkeypatch.setattr(search_command, "EXPORT_LIMIT", 5)
+    target = tmp_path / "cut.bib"
+    code, _, err = cli(home, "search", "cataract", "--export", "bibtex", "-o", str(target))
+    total = search_json(home, "cataract")["total"]
+    assert code == 0 and f"exported the first 5 of {total} matches" in err
+    assert target.read_text(encoding="utf-8").count("@article{") == 5
+    monkeypatch.setattr(sorting, "SORT_DEPTH", 8)
+    result = search_json(home, "cataract", "--sort", "date", "-k", "3")
+    assert len(result["hits"]) == 3
+    assert f"sorted by date over the 8 best matches of {total}" in result["notes"][-1]

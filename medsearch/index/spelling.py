@@ -36,6 +36,9 @@ FACTOR = 10
 """... and, when the typed word is in some articles, this many times more of them."""
 RARE_SHARE = 1e-6
 """A word in more than this share of the articles (and more than 1) is not misspelled."""
+MAX_WORDS = 10
+"""A longer query (a pasted sentence or abstract) gets no suggestion: its rare words are
+terms of art, not typos, and each costs a few milliseconds to check."""
 _LETTERS = string.ascii_lowercase
 _TEXT_TAGS = frozenset({"ti", "ab", "tiab", "tw", "all", "all fields", "title", "abstract"})
 _TOKENS = regex.compile(
@@ -156,6 +159,8 @@ def _best(candidates: set[str], df: DocFreq, need: int, typed: str) -> str | Non
 def suggest(query: str, df: DocFreq, documents: int) -> Suggestion | None:
     """The query with each rare word replaced by its correction, or None when no word
     needs one. The search itself is never changed."""
+    if len(query.split()) > MAX_WORDS:
+        return None
     pieces: list[str] = []
     pairs: list[tuple[str, str]] = []
     last = 0
