@@ -130,6 +130,9 @@ def test_sort_by_date_lists_the_newest_of_the_whole_set_first(home: Path, sort: 
     assert result["sort"] == sort and [h["rank"] for h in result["hits"]] == [1, 2, 3, 4, 5]
     newest = sorted((_date(a) for a in records(home, every)), reverse=True)[:5]
     assert [_date(a) for a in records(home, shown)] == newest
+    pairs = zip(result["hits"], records(home, shown), strict=True)
+    with_abstract = [h["snippet"] for h, a in pairs if a.abstract]
+    assert with_abstract and all(with_abstract) and any("<b>" in s for s in with_abstract)
 
 
 def test_sort_by_author_and_journal_is_alphabetical(home: Path) -> None:

@@ -120,7 +120,10 @@ def search(
             return
         if not first_stage_only and result.mode != "lexical" and searcher.rerank_plan(choice).cross:
             result = searcher.rerank(result)
-        result = sort_result(result, sort, len(result.hits), searcher.store.get_many)
+        if export_fmt is not None:
+            result = sort_result(result, sort, len(result.hits), searcher.store.get_many)
+        else:
+            result = sort_result(result, sort, k, searcher.store.get_many, searcher.lexical)
         suggestion = did_you_mean(searcher.lexical, query)
     if export_fmt is not None:
         _export(ctx, result, export_fmt, output, quiet=as_json)

@@ -15,10 +15,14 @@ records read in batches of :data:`READ_BATCH`, one small key kept per record.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from medsearch.records import Article, Hit
 from medsearch.retrieval.results import SearchResult
+
+if TYPE_CHECKING:
+    from medsearch.index.lexical import LexicalIndex
 
 SORTS = ("relevance", "date", "pubdate", "author", "journal")
 SORT_DEPTH = 10_000
@@ -94,9 +98,37 @@ def sorted_hits(
 
 
 def _renumber(hit: Hit, rank: int) -> Hit:
-    from dataclasses import replace
-
     return replace(hit, rank=rank)
+
+
+def with_snippets(
+    hits: Sequence[Hit],
+    query: str,
+    lexical: LexicalIndex,
+    read: Callable[[Sequence[int]], dict[int, Article]],
+) -> list[Hit]:
+    """Snippets for the hits a sort brought to the head: the first stage made them for
+    its own head only (making 10,000 would cost seconds). The query's terms come from a
+    one-hit lexical ranking, milliseconds."""
+    from medsearch.errors import QuerySyntaxError
+    from medsearch.index.lexical_snippets import make_snippet
+
+    try:
+        terms = lexical.rank(query, k=1, count=False).terms
+    except QuerySyntaxError:  # pasted prose the search read as plain words
+        terms = lexical.rank(query, k=1, count=False, syntax=False).terms
+    bare = [h.pmid for h in hits if not h.snippet]
+    if not terms or not bare:
+        return list(hits)
+    articles = read(bare)
+    out: list[Hit] = []
+    for hit in hits:
+        article = articles.get(hit.pmid)
+        if not hit.snippet and article is not None:
+            abstract = article.abstract_text
+            hit = replace(hit, snippet=make_snippet(abstract, lexical.highlight(abstract, terms)))
+        out.append(hit)
+    return out
 
 
 def sort_result(
@@ -104,12 +136,16 @@ def sort_result(
     sort: str,
     k: int,
     read: Callable[[Sequence[int]], dict[int, Article]],
+    lexical: LexicalIndex | None = None,
 ) -> SearchResult:
     """``result`` (searched :func:`depth_for` deep) in ``sort`` order, cut to ``k``, with a
-    note when the set was larger than what was sorted."""
+    note when the set was larger than what was sorted; with ``lexical``, the new head
+    gets its snippets."""
     if sort == "relevance":
         return result
     hits = sorted_hits(result.hits, sort, read)[:k]
+    if lexical is not None:
+        hits = with_snippets(hits, str(dict(result.context).get("query", "")), lexical, read)
     notes = result.notes
     if result.total > len(result.hits):
         notes = (
