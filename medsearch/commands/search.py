@@ -121,9 +121,9 @@ def search(
         if not first_stage_only and result.mode != "lexical" and searcher.rerank_plan(choice).cross:
             result = searcher.rerank(result)
         if export_fmt is not None:
-            result = sort_result(result, sort, len(result.hits), searcher.store.get_many)
+            result = sort_result(result, sort, len(result.hits), searcher.store)
         else:
-            result = sort_result(result, sort, k, searcher.store.get_many, searcher.lexical)
+            result = sort_result(result, sort, k, searcher.store, searcher.lexical)
         suggestion = did_you_mean(searcher.lexical, query)
     if export_fmt is not None:
         _export(ctx, result, export_fmt, output, quiet=as_json)

@@ -23,6 +23,7 @@ from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
     from medsearch.index.lexical import LexicalIndex
+    from medsearch.store import Store
 
 SORTS = ("relevance", "date", "pubdate", "author", "journal")
 SORT_DEPTH = 10_000
@@ -30,31 +31,34 @@ SORT_DEPTH = 10_000
 READ_BATCH = 1_000
 
 Key = tuple[Any, ...]
+Fields = dict[str, Any]
+"""A record's sort fields, as ``Store.sort_fields_many`` reads them."""
 
 
-def _date_key(article: Article) -> Key:
+def _date_key(fields: Fields) -> Key:
     """Newest first. "Most recent" in PubMed orders by the date the record was added
     (EDAT), which the store does not keep: both date sorts use the publication date,
     missing parts counting as earliest (a year alone sorts after its dated months)."""
-    date = article.pub_date
-    return (-(date.year or 0), -(date.month or 0), -(date.day or 0))
+    date = fields["pub_date"]
+    return (-(date.get("year") or 0), -(date.get("month") or 0), -(date.get("day") or 0))
 
 
-def _author_key(article: Article) -> Key:
+def _author_key(fields: Fields) -> Key:
     """First author's last name (or collective name) A-Z; articles without one last."""
-    if not article.authors:
+    first = fields["first_author"]
+    name = first and (first.get("last_name") or first.get("collective_name"))
+    if not name:
         return (1, "")
-    first = article.authors[0]
-    name = first.last_name or first.collective_name or first.display
-    return (0, name.casefold(), (first.initials or first.fore_name or "").casefold())
+    initials = first.get("initials") or first.get("fore_name") or ""
+    return (0, name.casefold(), initials.casefold())
 
 
-def _journal_key(article: Article) -> Key:
-    name = article.journal_abbrev or article.journal
+def _journal_key(fields: Fields) -> Key:
+    name = fields["journal_abbrev"] or fields["journal"]
     return (0 if name else 1, name.casefold())
 
 
-KEYS: dict[str, Callable[[Article], Key]] = {
+KEYS: dict[str, Callable[[Fields], Key]] = {
     "date": _date_key,
     "pubdate": _date_key,
     "author": _author_key,
@@ -76,11 +80,12 @@ def depth_for(sort: str, k: int) -> int:
 
 
 def sorted_hits(
-    hits: Sequence[Hit], sort: str, read: Callable[[Sequence[int]], dict[int, Article]]
+    hits: Sequence[Hit], sort: str, read: Callable[[Sequence[int]], dict[int, Fields]]
 ) -> list[Hit]:
     """``hits`` in ``sort`` order (relevance: as they are), ranks renumbered.
 
-    ``read`` returns stored records (``Store.get_many``); it is called per batch so only
+    ``read`` returns the records' sort fields (``Store.sort_fields_many``: no
+    :class:`Article` is built); it is called per batch so only
     the keys stay in memory. Python's sort is stable: equal keys keep the relevance order.
     """
     check_sort(sort)
@@ -90,8 +95,8 @@ def sorted_hits(
     keys: dict[int, Key] = {}
     pmids = [h.pmid for h in hits]
     for start in range(0, len(pmids), READ_BATCH):
-        for pmid, article in read(pmids[start : start + READ_BATCH]).items():
-            keys[pmid] = key(article)
+        for pmid, fields in read(pmids[start : start + READ_BATCH]).items():
+            keys[pmid] = key(fields)
     missing: Key = (2,)
     ordered = sorted(hits, key=lambda h: keys.get(h.pmid, missing))
     return [_renumber(h, i) for i, h in enumerate(ordered, 1)]
@@ -135,7 +140,7 @@ def sort_result(
     result: SearchResult,
     sort: str,
     k: int,
-    read: Callable[[Sequence[int]], dict[int, Article]],
+    store: Store,
     lexical: LexicalIndex | None = None,
 ) -> SearchResult:
     """``result`` (searched :func:`depth_for` deep) in ``sort`` order, cut to ``k``, with a
@@ -143,9 +148,10 @@ def sort_result(
     gets its snippets."""
     if sort == "relevance":
         return result
-    hits = sorted_hits(result.hits, sort, read)[:k]
+    hits = sorted_hits(result.hits, sort, store.sort_fields_many)[:k]
     if lexical is not None:
-        hits = with_snippets(hits, str(dict(result.context).get("query", "")), lexical, read)
+        query = str(dict(result.context).get("query", ""))
+        hits = with_snippets(hits, query, lexical, store.get_many)
     notes = result.notes
     if result.total > len(result.hits):
         notes = (

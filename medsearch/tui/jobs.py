@@ -138,8 +138,7 @@ def _search(searcher: Searcher, request: Request) -> Answer:
         rerank="none" if sorted_ else None,
         snippets=not sorted_,
     )
-    read = searcher.store.get_many
-    result = sort_result(result, request.sort, request.k, read, searcher.lexical)
+    result = sort_result(result, request.sort, request.k, searcher.store, searcher.lexical)
     suggestion = did_you_mean(searcher.lexical, request.text)
     articles = searcher.articles([h.pmid for h in result.hits])
     return Answer(
