@@ -244,3 +244,21 @@ def test_limits_are_stated_when_the_set_is_larger(
     result = search_json(home, "cataract", "--sort", "date", "-k", "3")
     assert len(result["hits"]) == 3
     assert f"sorted by date over the 8 best matches of {total}" in result["notes"][-1]
+
+
+def test_search_export_follows_the_sort_order(home: Path) -> None:
+    dated = [
+        h["pmid"] for h in search_json(home, "cataract", "--sort", "date", "-k", "100")["hits"]
+    ]
+    code, out, _ = cli(home, "search", "cataract", "--sort", "date", "--export", "csv")
+    assert code == 0
+    assert [int(row[0]) for row in list(csv.reader(io.StringIO(out)))[1:]] == dated
+
+
+def test_only_plain_words_of_text_fields_are_offered_corrections() -> None:
+    from medsearch.index.spelling import candidate_words, edits1
+
+    query = 'catarct[ti] AND "lens opacty" OR Zetterstrom C[1au] AND katarakt* OR IL6 eye'
+    assert [word for _, _, word in candidate_words(query)] == ["catarct"]
+    assert {"cataract", "catarc", "actarct", "catarcs"} <= edits1("catarct")
+    assert "catarct" not in edits1("catarct")

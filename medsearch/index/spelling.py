@@ -23,10 +23,14 @@ import functools
 import string
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import regex
 
 from medsearch.index import lexical_schema as ls
+
+if TYPE_CHECKING:
+    from medsearch.index.lexical import LexicalIndex
 
 MIN_LENGTH = 4
 """Shorter words (gene symbols, abbreviations) are left alone: too many neighbours."""
@@ -111,12 +115,13 @@ def token(word: str) -> str | None:
     return tokens[0][1] if len(tokens) == 1 else None
 
 
-def doc_freq_of(searcher_doc_freq: Callable[[str, str], int]) -> DocFreq:
-    """Title-or-abstract frequency from tantivy's ``doc_freq(field, token)`` (the larger
-    of the two: a lower bound of the union, good enough to compare words)."""
+def doc_freq_of(doc_freq: Callable[[str, str], int]) -> DocFreq:
+    """Title-or-abstract frequency from ``doc_freq(field, token)`` (tantivy's, through the
+    index's :class:`~medsearch.index.lexical_query.Frequencies`): the larger of the two,
+    a lower bound of the union, good enough to compare words."""
 
     def df(tok: str) -> int:
-        return max(int(searcher_doc_freq(ls.TITLE, tok)), int(searcher_doc_freq(ls.ABSTRACT, tok)))
+        return max(int(doc_freq(ls.TITLE, tok)), int(doc_freq(ls.ABSTRACT, tok)))
 
     return df
 
@@ -176,10 +181,7 @@ def suggest(query: str, df: DocFreq, documents: int) -> Suggestion | None:
     return Suggestion(query="".join(pieces) + query[last:], words=tuple(pairs))
 
 
-def did_you_mean(lexical: object, query: str) -> Suggestion | None:
-    """:func:`suggest` over a :class:`~medsearch.index.lexical.LexicalIndex`."""
-    from medsearch.index.lexical import LexicalIndex
-
-    assert isinstance(lexical, LexicalIndex)
-    searcher = lexical._index.searcher()
-    return suggest(query, doc_freq_of(searcher.doc_freq), int(searcher.num_docs))
+def did_you_mean(lexical: LexicalIndex, query: str) -> Suggestion | None:
+    """:func:`suggest` over a lexical index's document frequencies."""
+    frequencies = lexical.frequencies()
+    return suggest(query, doc_freq_of(frequencies), frequencies.documents)

@@ -1,7 +1,7 @@
 """Sort orders a PubMed user knows: relevance, date, publication date, author, journal.
 
 PubMed offers "Best match", "Most recent", "Publication date", "First author" and
-"Journal" (https://pubmed.ncbi.nlm.nih.gov/help/#display-settings). The first stage
+"Journal" (https://pubmed.ncbi.nlm.nih.gov/help/, "Sort by"). The first stage
 ranks; another order is applied to the ranked set afterwards, read from the stored
 records. A sort other than relevance therefore asks the searcher for a deeper list
 (:data:`SORT_DEPTH` hits) so that, say, the newest ten come from the whole set and not
