@@ -262,3 +262,9 @@ def test_only_plain_words_of_text_fields_are_offered_corrections() -> None:
     assert [word for _, _, word in candidate_words(query)] == ["catarct"]
     assert {"cataract", "catarc", "actarct", "catarcs"} <= edits1("catarct")
     assert "catarct" not in edits1("catarct")
+
+
+def test_at_most_three_rare_words_a_query_are_checked(home: Path) -> None:
+    result = search_json(home, "zqxv wqzx qzvx catarct")
+    assert "did_you_mean" not in result  # the budget went to three words with no neighbour
+    assert search_json(home, "catarct diabtes")["did_you_mean"] == "cataract diabetes"

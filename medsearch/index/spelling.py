@@ -10,11 +10,12 @@ a 7-letter word) and each is stemmed and looked up with tantivy's ``Searcher.doc
 in the title and abstract fields: one term-dictionary lookup (an FST walk,
 microseconds), so the cost depends on the word's length, not on the number of terms or
 articles (a PubMed-scale dictionary of millions of terms costs the same). Measured on
-2 cores: 8-10 ms for a misspelled word of 7-10 letters, ~0.1 ms for a common word
-(which is not corrected). Only one edit is tried: two edits multiply the candidates by
-~25 (~230 ms per word here), over the budget of a keystroke-driven search. A sharded
-index is asked about its first shard, a PMID-modulo sample whose frequencies are the
-whole's in proportion.
+2 cores: 3-10 ms for a misspelled word of 7-10 letters, up to ~20 ms for an absent
+word of 11 letters, ~0.1 ms for a common word (which is not corrected); at most
+:data:`MAX_RARE` rare words a query are checked. Only one edit is tried: two edits
+multiply the candidates by ~25 (~230 ms per word here), over the budget of a search.
+A sharded index is asked about its first shard, a PMID-modulo sample whose frequencies
+are the whole's in proportion.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ RARE_SHARE = 1e-6
 MAX_WORDS = 10
 """A longer query (a pasted sentence or abstract) gets no suggestion: its rare words are
 terms of art, not typos, and each costs a few milliseconds to check."""
+MAX_RARE = 3
+"""At most this many rare words of one query are checked (~5-20 ms each)."""
 _LETTERS = string.ascii_lowercase
 _TEXT_TAGS = frozenset({"ti", "ab", "tiab", "tw", "all", "all fields", "title", "abstract"})
 _TOKENS = regex.compile(
@@ -126,18 +129,25 @@ def doc_freq_of(doc_freq: Callable[[str, str], int]) -> DocFreq:
     return df
 
 
-def correct(word: str, df: DocFreq, documents: int) -> str | None:
-    """The most common word one edit from ``word``, if ``word`` is rare and
-    that word common enough (see :data:`MIN_COMMON`, :data:`FACTOR`)."""
+def rare(word: str, df: DocFreq, documents: int) -> tuple[str, int] | None:
+    """``word``'s token and its frequency when it is rare enough to be a typo."""
     typed = token(word)
     if typed is None:
         return None
     seen = df(typed)
-    if seen > max(1, documents * RARE_SHARE):
-        return None
+    return None if seen > max(1, documents * RARE_SHARE) else (typed, seen)
+
+
+def correct(word: str, df: DocFreq, documents: int) -> str | None:
+    """The most common word one edit from ``word``, if ``word`` is rare and
+    that word common enough (see :data:`MIN_COMMON`, :data:`FACTOR`)."""
+    found = rare(word, df, documents)
+    return None if found is None else _correct(word, *found, df)
+
+
+def _correct(word: str, typed: str, seen: int, df: DocFreq) -> str | None:
     need = max(MIN_COMMON, FACTOR * seen)
-    lower = word.lower()
-    best = _best(edits1(lower), df, need, typed)
+    best = _best(edits1(word.lower()), df, need, typed)
     if best is None:
         return None
     if word[:1].isupper():
@@ -169,8 +179,13 @@ def suggest(query: str, df: DocFreq, documents: int) -> Suggestion | None:
     pieces: list[str] = []
     pairs: list[tuple[str, str]] = []
     last = 0
+    checked = 0
     for start, end, word in candidate_words(query):
-        fixed = correct(word, df, documents)
+        found = rare(word, df, documents)
+        if found is None or checked == MAX_RARE:
+            continue
+        checked += 1
+        fixed = _correct(word, *found, df)
         if fixed is None:
             continue
         pieces.append(query[last:start] + fixed)
