@@ -268,3 +268,10 @@ def test_at_most_three_rare_words_a_query_are_checked(home: Path) -> None:
     result = search_json(home, "zqxv wqzx qzvx catarct")
     assert "did_you_mean" not in result  # the budget went to three words with no neighbour
     assert search_json(home, "catarct diabtes")["did_you_mean"] == "cataract diabetes"
+
+
+def test_acronyms_and_names_are_not_corrected() -> None:
+    from medsearch.index.spelling import candidate_words
+
+    query = "Catarct ITAM tTregs Merlin catarct"
+    assert [word for _, _, word in candidate_words(query)] == ["Catarct", "catarct"]

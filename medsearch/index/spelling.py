@@ -74,14 +74,21 @@ def candidate_words(query: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, word) of the query's plain words a correction may replace.
 
     Left alone: Boolean operators, quoted phrases (typed exactly), truncated words,
-    words with digits or hyphens (gene and drug names), and the words of a term whose
-    field tag is not a text field (an author, a journal, a publication type).
+    words with digits or hyphens (gene and drug names), acronyms and other words with
+    a capital past their first letter (``ITAM``, ``tTregs``), a capitalised word
+    after the first (a name: ``Merlin``), and the words of a term whose field tag is
+    not a text field (an author, a journal, a publication type). On SciFact's claims
+    these rules took the suggestions on correct text from 17 of 300 to 5, three of them
+    real typos in the claims (``benchmarks/did_you_mean``).
     """
+    first = next((m.start() for m in _TOKENS.finditer(query) if m.lastgroup == "word"), 0)
     run: list[tuple[int, int, str]] = []
     for match in _TOKENS.finditer(query):
         kind = match.lastgroup
         if kind == "word":
-            run.append((match.start(), match.end(), match.group()))
+            word = match.group()
+            if word[1:] == word[1:].lower() and (match.start() == first or word.islower()):
+                run.append((match.start(), match.end(), word))
             continue
         if kind == "tag" and match.group()[1:-1].strip().lower() not in _TEXT_TAGS:
             run = []
