@@ -275,3 +275,13 @@ def test_acronyms_and_names_are_not_corrected() -> None:
 
     query = "Catarct ITAM tTregs Merlin catarct"
     assert [word for _, _, word in candidate_words(query)] == ["Catarct", "catarct"]
+
+
+@pytest.mark.parametrize(
+    ("typed", "offered"),
+    [("diseasds", "diseases"), ("patienst", "patients"), ("infectin", "infection")],
+)
+def test_the_form_offered_is_the_one_articles_write(home: Path, typed: str, offered: str) -> None:
+    """``diseaseds`` and ``diseases`` share a stem, so the index's counts tie; the text of
+    articles holding the stem says which one people write."""
+    assert search_json(home, typed)["did_you_mean"] == offered

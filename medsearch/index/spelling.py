@@ -10,8 +10,8 @@ a 7-letter word) and each is stemmed and looked up with tantivy's ``Searcher.doc
 in the title and abstract fields: one term-dictionary lookup (an FST walk,
 microseconds), so the cost depends on the word's length, not on the number of terms or
 articles (a PubMed-scale dictionary of millions of terms costs the same). Measured
-(``benchmarks/did_you_mean``, SciFact claims with a typo): CPU p50 2.8 / p95 6.9 /
-max 13 ms a query, ~0.1 ms when every word is common (nothing to correct); at most
+(``benchmarks/did_you_mean``, SciFact claims with a typo; 260 of 298 restored): CPU
+p50 3.1 / p95 7.6 / max 20 ms a query, ~0.1 ms when every word is common; at most
 :data:`MAX_RARE` rare words a query are checked. Only one edit is tried: every two-edit
 string of an 8-letter word is ~90,000 candidates (~600 ms of CPU), over a search's budget.
 A sharded index is asked about its first shard, a PMID-modulo sample whose frequencies
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import string
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -68,6 +69,11 @@ class Suggestion:
 
 DocFreq = Callable[[str], int]
 """Articles holding an analyzed token in the title or abstract."""
+Forms = Callable[[str], "Counter[str]"]
+"""The lower-cased words of a few articles holding a word's stem, with their counts: which
+form of the stem (``diseases``, not ``diseaseds``) people write."""
+FORM_ARTICLES = 5
+_ASCII = regex.compile(r"[A-Za-z]+")
 
 
 def candidate_words(query: str) -> Iterator[tuple[int, int, str]]:
@@ -159,33 +165,47 @@ def correct(word: str, df: DocFreq, documents: int) -> str | None:
     return None if found is None else _correct(word, *found, df)
 
 
-def _correct(word: str, typed: str, seen: int, df: DocFreq) -> str | None:
+def _correct(
+    word: str, typed: str, seen: int, df: DocFreq, forms: Forms | None = None
+) -> str | None:
     need = max(MIN_COMMON, FACTOR * seen)
-    best = _best(edits1(word.lower()), df, need, typed)
-    if best is None:
+    group = _best(edits1(word.lower()), df, need, typed)
+    if not group:
         return None
+    best = group[0]
+    if len(group) > 1 and forms is not None:  # the form the articles write
+        seen_forms = forms(best)
+        best = max(group, key=lambda cand: seen_forms[cand])  # ties: the first
     if word[:1].isupper():
         best = best.upper() if word.isupper() else best.capitalize()
     return best
 
 
-def _best(candidates: set[str], df: DocFreq, need: int, typed: str) -> str | None:
-    """The candidate in the most articles (ties: alphabetical), at least ``need``."""
+def _best(candidates: set[str], df: DocFreq, need: int, typed: str) -> list[str]:
+    """The candidates (A-Z) of the token in the most articles, at least ``need``
+    (ties: the token of the alphabetically first candidate).
+
+    Every form of a stem has the stem's frequency (``diseases``, ``diseaseds``), so the
+    index alone cannot say which form to offer; :data:`Forms` decides among them."""
     counts: dict[str, int] = {}
-    best: tuple[int, str] | None = None
+    by_token: dict[str, list[str]] = {}
     ordered = sorted(candidates)
     for cand, tok in zip(ordered, tokens(ordered), strict=True):
         if tok is None or tok == typed or len(cand) < MIN_LENGTH - 1:
             continue
         if tok not in counts:
             counts[tok] = df(tok)
-        n = counts[tok]
-        if n >= need and (best is None or n > best[0]):
-            best = (n, cand)
-    return best[1] if best else None
+        by_token.setdefault(tok, []).append(cand)
+    common = [tok for tok, n in counts.items() if n >= need]
+    if not common:
+        return []
+    best = max(common, key=lambda tok: counts[tok])
+    return by_token[best]
 
 
-def suggest(query: str, df: DocFreq, documents: int) -> Suggestion | None:
+def suggest(
+    query: str, df: DocFreq, documents: int, forms: Forms | None = None
+) -> Suggestion | None:
     """The query with each rare word replaced by its correction, or None when no word
     needs one. The search itself is never changed."""
     if len(query.split()) > MAX_WORDS:
@@ -199,7 +219,7 @@ def suggest(query: str, df: DocFreq, documents: int) -> Suggestion | None:
         if found is None or checked == MAX_RARE:
             continue
         checked += 1
-        fixed = _correct(word, *found, df)
+        fixed = _correct(word, *found, df, forms)
         if fixed is None:
             continue
         pieces.append(query[last:start] + fixed)
@@ -211,6 +231,19 @@ def suggest(query: str, df: DocFreq, documents: int) -> Suggestion | None:
 
 
 def did_you_mean(lexical: LexicalIndex, query: str) -> Suggestion | None:
-    """:func:`suggest` over a lexical index's document frequencies."""
+    """:func:`suggest` over a lexical index's document frequencies, choosing among the
+    forms of a stem by the text of a few articles that hold it (when the index can read
+    texts, as a searcher's can)."""
     frequencies = lexical.frequencies()
-    return suggest(query, doc_freq_of(frequencies), frequencies.documents)
+    forms = _article_forms(lexical) if lexical.texts is not None else None
+    return suggest(query, doc_freq_of(frequencies), frequencies.documents, forms)
+
+
+def _article_forms(lexical: LexicalIndex) -> Forms:
+    def forms(word: str) -> Counter[str]:
+        ranked = lexical.rank(word, k=FORM_ARTICLES, count=False, syntax=False)
+        texts = lexical.texts(ranked.pmids) if lexical.texts is not None else {}
+        words = (_ASCII.findall(f"{title} {abstract}") for title, abstract in texts.values())
+        return Counter(w.lower() for found in words for w in found)
+
+    return forms
