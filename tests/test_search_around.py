@@ -285,3 +285,9 @@ def test_the_form_offered_is_the_one_articles_write(home: Path, typed: str, offe
     """``diseaseds`` and ``diseases`` share a stem, so the index's counts tie; the text of
     articles holding the stem says which one people write."""
     assert search_json(home, typed)["did_you_mean"] == offered
+
+
+def test_the_header_names_a_sort_other_than_relevance(home: Path) -> None:
+    code, out, _ = cli(home, "search", "cataract", "--sort", "journal", "-k", "2")
+    assert code == 0 and "· sorted by journal" in out.splitlines()[0]
+    assert "sorted by" not in cli(home, "search", "cataract", "-k", "2")[1].splitlines()[0]

@@ -116,7 +116,10 @@ def search(
             snippets=not first_stage_only,
         )
         if count_only:
-            emit_json({"count": result.total}) if as_json else click.echo(result.total)
+            if as_json:
+                emit_json({"count": result.total})
+            else:
+                click.echo(result.total)
             return
         if not first_stage_only and result.mode != "lexical" and searcher.rerank_plan(choice).cross:
             result = searcher.rerank(result)
@@ -141,6 +144,8 @@ def search(
     header = f"[dim]{result.total:,} matching · showing {shown} · mode {result.mode}"
     if result.rerankers:
         header += f" · reranked by {' + '.join(result.rerankers)}"
+    if sort != "relevance":
+        header += f" · sorted by {sort}"
     header += "[/]"
     print_hits(result.hits, header=header)
     for note in result.notes:
@@ -166,6 +171,8 @@ def _export(
         raise NotFoundError("nothing to export: the search matched no articles")
     with cli_progress(enabled=not quiet and len(pmids) >= PROGRESS_FROM) as progress:
         write_records(paths_of(ctx), pmids, fmt, output, progress)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
     if result.total > len(pmids):
         click.echo(
             f"note: exported the first {len(pmids):,} of {result.total:,} matches"
