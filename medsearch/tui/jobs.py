@@ -109,7 +109,10 @@ def pmid_of(text: str) -> int:
 def answer(searcher: Searcher, request: Request) -> Answer:
     """First-stage results for ``request`` plus their records."""
     if request.mode == "similar":
+        from medsearch.retrieval.sorting import sort_result
+
         result = searcher.similar(pmid_of(request.text), k=request.k, filters=request.filters)
+        result = sort_result(result, request.sort, request.k, searcher.store)  # its k nearest
     elif request.mode == "sentences":
         result = searcher.sentences(request.text, k=request.k)
     elif request.mode == "search":

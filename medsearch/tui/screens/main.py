@@ -361,7 +361,8 @@ class MainScreen(Screen[None]):
         if article is not None:
             self.action_mode("similar")
             self.query_one(SearchBar).value = str(article.pmid)
-            self.run_request(jobs.Request("similar", str(article.pmid), self.filters))
+            request = jobs.Request("similar", str(article.pmid), self.filters)
+            self.run_request(replace(request, sort=self.status.sort))
 
     def action_pick_sentence(self) -> None:
         article = self.current_article()
@@ -396,11 +397,11 @@ class MainScreen(Screen[None]):
         bar.focus()
 
     def action_cycle_sort(self) -> None:
-        """Next sort order (relevance, date, author, journal); the search on screen is
-        run again in it."""
+        """Next sort order (relevance, date, author, journal); the search or the similar
+        articles on screen are fetched again in it."""
         self.status.sort = SORT_CYCLE[(SORT_CYCLE.index(self.status.sort) + 1) % len(SORT_CYCLE)]
         last = self.last
-        if last is not None and last.mode == "search":
+        if last is not None and last.mode in ("search", "similar"):
             self.run_request(replace(last, sort=self.status.sort))
 
     def action_focus_search(self) -> None:
