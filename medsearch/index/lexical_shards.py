@@ -234,6 +234,7 @@ class ShardedLexicalIndex(LexicalIndex):
             filters=first.filters,
             terms=first.terms,
             dropped=first.dropped,
+            truncated=first.truncated,
         )
 
 
