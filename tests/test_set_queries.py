@@ -216,6 +216,11 @@ def test_the_cli_shows_the_count_and_the_marker_in_text_and_json(home: Paths) ->
     assert {h["pmid"] for h in plain["hits"] if h["all_words"]} <= both
     text = cli("cataract surgery", "-k", "20", "--device", "cpu")
     assert f"{len(both):,} matching" in text and "not all words" in text
+    assert cli("cataract[ti] AND review[pt]", "--count", "--device", "cpu").strip() == str(
+        len(want)
+    )
+    dated = json.loads(cli("cataract[ti] AND review[pt]", "--sort", "date", "--json"))
+    assert dated["total"] == len(want) and {h["pmid"] for h in dated["hits"]} <= want
 
 
 def test_one_call_searches_and_reranks_by_one_rule(searcher: Searcher) -> None:
