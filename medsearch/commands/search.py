@@ -13,6 +13,21 @@ from medsearch.commands.common import (
     rerank_choice,
     rerank_options,
 )
+from medsearch.errors import QuerySyntaxError, UsageError
+from medsearch.records import Filters
+
+
+def date_filter(value: str) -> Filters:
+    """``--date A:B`` read as ``A:B[dp]`` is (the same forms, the same errors)."""
+    from medsearch.query.parser import parse_date_range
+
+    try:
+        first, last = parse_date_range(value)
+    except QuerySyntaxError:
+        raise UsageError(
+            f"--date expects YYYY, YYYY/MM or YYYY/MM/DD, or FROM:TO of them, not {value!r}"
+        ) from None
+    return Filters(date_from=first, date_to=last)
 
 
 @click.command()
@@ -27,6 +42,12 @@ from medsearch.commands.common import (
     "-k", "k", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Number of hits."
 )
 @filter_options
+@click.option(
+    "--date",
+    "date",
+    default=None,
+    help="Publication date or range, as [dp]: 2019/08, 2019/08/01:2020/03 (beside --year).",
+)
 @rerank_options
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
@@ -39,6 +60,7 @@ def search(
     year: str | None,
     journals: tuple[str, ...],
     types: tuple[str, ...],
+    date: str | None,
     rerank: str | None,
     no_rerank: bool,
     profile: str | None,
@@ -56,6 +78,8 @@ def search(
     from medsearch.retrieval.searcher import open_searcher
 
     filters = make_filters(year, journals, types)
+    if date is not None:
+        filters = filters.merge(date_filter(date))
     choice = rerank_choice(rerank, no_rerank)
     with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
         result = searcher.search(query, mode=mode, k=k, filters=filters, rerank=choice)
