@@ -236,18 +236,40 @@ def test_bad_dates_are_one_line_errors() -> None:
             parse_query(bad)
 
 
-def test_date_filters_from_the_command_line_mean_the_same(index: LexicalIndex) -> None:
+def test_the_search_command_takes_date_and_journal_filters_and_notes_mesh(
+    tmp_path: Path,
+) -> None:
+    import json
+
     from click.testing import CliRunner
 
-    from medsearch.query.parser import parse_date_range
+    from medsearch.cli import main
+    from medsearch.query.parser import MESH_NOTE, parse_date_range
 
     assert parse_date_range("2019/08:2019/09") == (20190800, 20190931)
-    first, last = parse_date_range("2019/08")
-    assert pmids(index, "study", Filters(date_from=first, date_to=last)) == {1, 2}
-    from medsearch.cli import main
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    body = "".join(RECORDS)
+    (inputs / "pubmed26n0001.xml").write_text(f"<PubmedArticleSet>{body}</PubmedArticleSet>")
+    home = ["--home", str(tmp_path / "home")]
+    runner = CliRunner()
+    assert runner.invoke(main, [*home, "ingest", str(inputs), "--no-encode"]).exit_code == 0
 
-    result = CliRunner().invoke(main, ["search", "x", "--date", "2019/13"])
-    assert result.exit_code != 0 and "--date" in result.output
+    def search(*args: str) -> dict[str, object]:
+        result = runner.invoke(main, [*home, "search", *args, "--json", "--mode", "lexical"])
+        assert result.exit_code == 0, result.output
+        return dict(json.loads(result.stdout))
+
+    def found(*args: str) -> set[int]:
+        return {int(h["pmid"]) for h in search(*args)["hits"]}  # type: ignore[attr-defined]
+
+    assert found("study", "--date", "2019/08") == {1, 2}
+    assert found("study", "--journal", "J Biol Chem", "--date", "2019/09:2019/12") == {2, 4}
+    assert found("study", "--journal", "0028-0836") == {3}
+    assert MESH_NOTE in search("Cataract[mh]").get("notes", [])  # type: ignore[operator]
+    assert "notes" not in search("cataract[ti]")
+    bad = runner.invoke(main, [*home, "search", "study", "--date", "2019/13"])
+    assert bad.exit_code == 2 and "--date expects" in bad.output
 
 
 # -- MeSH -------------------------------------------------------------------------------

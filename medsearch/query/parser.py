@@ -72,6 +72,24 @@ def parse_query(text: str) -> ParsedQuery:
     return ParsedQuery(text=text, node=node, filters=filters)
 
 
+MESH_NOTE = (
+    "[mh]/[majr] match the heading itself: narrower headings are not included"
+    " until MeSH is installed"
+)
+"""PubMed explodes a heading to the ones under it in the MeSH tree; that needs NLM's MeSH
+data, which this index does not hold yet."""
+
+
+def mesh_note(text: str) -> str | None:
+    """:data:`MESH_NOTE` when ``text`` uses ``[mh]`` or ``[majr]`` (read from its tokens:
+    no second parse)."""
+    try:
+        tokens = tokenize(repair_undecodable(text))
+    except QuerySyntaxError:
+        return None
+    return MESH_NOTE if any(t.kind == "tag" and t.text in ("mh", "majr") for t in tokens) else None
+
+
 def parse_plain(text: str) -> ParsedQuery:
     """``text`` as plain ranked words, no operators or tags: never raises.
 

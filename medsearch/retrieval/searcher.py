@@ -33,7 +33,7 @@ from medsearch.errors import (
 from medsearch.models.batching import Cancelled
 from medsearch.paths import Paths
 from medsearch.query.normalize import repair_undecodable
-from medsearch.query.parser import parse_query
+from medsearch.query.parser import mesh_note, parse_query
 from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
 from medsearch.store import Store
@@ -325,6 +325,8 @@ class Searcher:
         timings.append(("lexical", time.perf_counter() - t0))
         if lex.dropped and mode != "dense":
             notes.append(dropped_note(lex.dropped, dense_reads_all=mode != "lexical"))
+        if syntax and (note := mesh_note(query)) is not None:
+            notes.append(note)
         lexical = [
             Candidate(pmid=h.pmid, score=h.score, sources=("lexical",), snippet=h.snippet)
             for h in lex.hits
