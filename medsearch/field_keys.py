@@ -34,7 +34,8 @@ _MONTH_WORDS = {
 }
 
 SUBSETS = ("hasabstract", "medline", "pubmed not medline", "free full text", "pmc")
-"""The ``[sb]`` values this index answers (PubMed's subsets that a record itself shows)."""
+"""The ``[sb]`` values this index answers (PubMed's subsets that a record itself shows);
+typed with or without spaces (``pubmednotmedline[sb]``), as PubMed takes them."""
 MEDLINE_STATUSES = frozenset({"MEDLINE", "OLDMEDLINE"})
 """Citation statuses of records indexed for MEDLINE (``medline[sb]``)."""
 
@@ -50,7 +51,8 @@ def heading_key(value: str) -> str:
 
 
 def subset_key(value: str) -> str:
-    return " ".join(value.casefold().split())
+    """``Free Full Text`` -> ``freefulltext``."""
+    return "".join(value.casefold().split())
 
 
 def journal_keys(article: Article) -> set[str]:
@@ -67,11 +69,11 @@ def subsets(article: Article) -> list[str]:
         found.append("hasabstract")
     if article.status in MEDLINE_STATUSES:
         found.append("medline")
-    elif article.status is not None:  # in process, publisher-supplied, not indexed
+    elif article.status == "PubMed-not-MEDLINE":  # not in-process or publisher records
         found.append("pubmed not medline")
     if article.pmcid:
         found.extend(("free full text", "pmc"))
-    return found
+    return [subset_key(s) for s in found]
 
 
 def date_bounds(year: int, month: int | None = None, day: int | None = None) -> tuple[int, int]:

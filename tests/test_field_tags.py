@@ -131,7 +131,10 @@ RECORDS = [
         grants=(("P30 CA000001", "NCI NIH HHS"),),
     ),
     record(
-        4, date="<Year>2019</Year><Month>Sep</Month><Day>01</Day>", authors=(("Jones", "Bo", "B"),)
+        4,
+        date="<Year>2019</Year><Month>Sep</Month><Day>01</Day>",
+        authors=(("Jones", "Bo", "B"),),
+        status="In-Process",  # neither MEDLINE nor PubMed-not-MEDLINE yet
     ),
 ]
 
@@ -333,8 +336,9 @@ def test_author_tags(index: LexicalIndex, query: str, expected: set[int]) -> Non
         ("R01 EY012345[gr]", {1}),
         ("NCI NIH HHS[gr]", {3}),
         ("hasabstract[sb]", {1, 3, 4}),
-        ("medline[sb]", {1, 3, 4}),
+        ("medline[sb]", {1, 3}),
         ("pubmed not medline[sb]", {2}),
+        ("pubmednotmedline[sb]", {2}),
         ("free full text[sb]", {1}),
         ("pmc[sb]", {1}),
         ("study AND NOT hasabstract[sb]", {2}),

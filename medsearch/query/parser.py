@@ -268,7 +268,7 @@ def apply_tag(tag: str, node: Node, pos: int) -> Node:
         raise QuerySyntaxError(f"truncation (*) does not work with [{tag}] at {pos}", pos)
     if tag == "pmid":
         return _pmids(node, pos)
-    if tag == "sb" and subset_key(node.text) not in SUBSETS:
+    if tag == "sb" and subset_key(node.text) not in {subset_key(s) for s in SUBSETS}:
         known = ", ".join(SUBSETS)
         raise QuerySyntaxError(
             f"unknown subset '{node.text}' for [sb] at {pos} (known: {known})", pos
