@@ -40,14 +40,30 @@ MEDLINE_STATUSES = frozenset({"MEDLINE", "OLDMEDLINE"})
 """Citation statuses of records indexed for MEDLINE (``medline[sb]``)."""
 
 
+_ASCII_PUNCT = bytes(c if chr(c).isalnum() else 32 for c in range(128)) + bytes(128)
+
+
 def journal_key(value: str) -> str:
-    """``J. Biol. Chem.`` -> ``j biol chem``: casefolded, punctuation and spaces as one space."""
-    return " ".join(_PUNCT.sub(" ", value.casefold()).split())
+    """``J. Biol. Chem.`` -> ``j biol chem``: casefolded, punctuation and spaces as one space.
+
+    ASCII (nearly every journal name) takes a translation table: ~4x cheaper than the
+    Unicode regex, and ingest keys ~4 names a record."""
+    folded = value.casefold()
+    if folded.isascii():
+        return " ".join(folded.encode().translate(_ASCII_PUNCT).decode().split())
+    return " ".join(_PUNCT.sub(" ", folded).split())
 
 
 def heading_key(value: str) -> str:
     """``Eye  Diseases / surgery`` -> ``eye diseases/surgery``: a whole casefolded heading."""
-    return "/".join(" ".join(part.casefold().split()) for part in value.split("/"))
+    if "/" not in value:
+        return name_key(value)
+    return "/".join(name_key(part) for part in value.split("/"))
+
+
+def name_key(value: str) -> str:
+    """One heading or qualifier name, casefolded, its spaces single."""
+    return " ".join(value.casefold().split())
 
 
 def subset_key(value: str) -> str:

@@ -309,14 +309,15 @@ def mesh_heading_fields(article: Article) -> Fields:
     major: set[str] = set()
     qualifiers: set[str] = set()
     for heading in article.mesh:
-        name = fk.heading_key(heading.descriptor)
+        name = fk.name_key(heading.descriptor)
         every.add(name)
         if heading.is_major:
             major.add(name)
         for qualifier in heading.qualifiers:
-            pair = f"{name}/{fk.heading_key(qualifier.name)}"
+            sub = fk.name_key(qualifier.name)
+            pair = f"{name}/{sub}"
             every.add(pair)
-            qualifiers.add(fk.heading_key(qualifier.name))
+            qualifiers.add(sub)
             if heading.major or qualifier.major:
                 major.add(pair)
     out: Fields = {MESH_HEADING: sorted(every)}
