@@ -509,3 +509,47 @@ def test_real_records_publication_months(real: tuple[LexicalIndex, list[ET.Eleme
     expected = _expected(elements, lambda e: in_month(e, year, month))
     assert pmids(index, f"{year}/{month:02d}[dp]") == expected
     assert len(expected) < len(pmids(index, f"{year}[dp]"))
+
+
+def test_real_records_authors_subsets_and_ids(
+    real: tuple[LexicalIndex, list[ET.Element]],
+) -> None:
+    index, elements = real
+
+    def first_author(e: ET.Element) -> str:
+        author = e.find("Article/AuthorList/Author")
+        if author is None:
+            return ""
+        return f"{author.findtext('LastName') or ''} {author.findtext('Initials') or ''}"
+
+    firsts = sorted({first_author(e) for e in elements if first_author(e).strip()})
+    name = next(n for n in firsts if len(n.split()) == 2 and n.isascii())
+    assert pmids(index, f"{name}[1au]") == _expected(
+        elements, lambda e: first_author(e).casefold().startswith(name.casefold())
+    )
+    with_abstract = _expected(
+        elements,
+        lambda e: (
+            bool("".join(e.find("Article/Abstract").itertext()).strip())
+            if e.find("Article/Abstract") is not None
+            else False
+        ),
+    )
+    assert pmids(index, "hasabstract[sb]") == with_abstract
+    assert pmids(index, "medline[sb]") == _expected(
+        elements, lambda e: e.get("Status") in ("MEDLINE", "OLDMEDLINE")
+    )
+    with_pmc = set()
+    dois = {}
+    for path in _real_files():
+        root = ET.fromstring(gzip.decompress(path.read_bytes()))
+        for article in root.iter("PubmedArticle"):
+            pmid = int(article.findtext("MedlineCitation/PMID") or 0)
+            for aid in article.iterfind("PubmedData/ArticleIdList/ArticleId"):
+                if aid.get("IdType") == "pmc":
+                    with_pmc.add(pmid)
+                if aid.get("IdType") == "doi" and aid.text:
+                    dois[aid.text] = pmid
+    assert with_pmc and pmids(index, "pmc[sb]") == with_pmc
+    doi, pmid = sorted(dois.items())[0]
+    assert pmids(index, f"{doi}[aid]") == {pmid}
