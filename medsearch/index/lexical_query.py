@@ -107,8 +107,9 @@ _TAG_FIELDS: dict[str, tuple[tuple[str, float], ...]] = {
     "ad": ((ls.AFFILIATION, 1.0),),
     "gr": ((ls.GRANT, 1.0),),
 }
-_UNSTEMMED = ("au", "1au", "fau", "lastau", "ad", "gr")  # the NAME_ANALYZER fields
-_NAMES = ("au", "1au", "fau", "lastau")  # initials truncate; never highlighted in text
+# The NAME_ANALYZER fields: their words are not stemmed, and not highlighted in the
+# title and abstract (a name or an affiliation is not what the text is about).
+_UNSTEMMED = ("au", "1au", "fau", "lastau", "ad", "gr")
 # Whole-value tags: the typed value becomes one key of the field (field_keys).
 _EXACT_FIELDS = {
     "pt": ls.PUB_TYPE,
@@ -355,7 +356,7 @@ class QueryBuilder:
             return []
         if isinstance(node, Prefix):
             tokens = self.prefix_tokens(node.text, tokens, stem=stem)
-        if not negated and tag not in _NAMES:  # names are not highlighted in text
+        if not negated and tag not in _UNSTEMMED:
             self.terms.extend(t for _, t in tokens[:-1])
             self.terms.append(tokens[-1][1] + ("*" if isinstance(node, Prefix) else ""))
         per_field = [

@@ -65,6 +65,11 @@ KEYWORDS = "keywords"
 AUTHORS = "authors"
 FIRST_AUTHOR = "first_author"
 JOURNAL_KEY = "journal_key"  # field_keys.journal_key of titles, abbreviations, ISSNs
+# The field tags' own fields (format 4). On 936 real records they take the index from
+# 963 to 1,437 bytes an article: affiliations ~175 B, full and last authors ~150 B (both
+# with positions, for phrases), MeSH heading keys ~80 B, dates ~10 B; a small corpus
+# overstates it (its term dictionaries are mostly singletons), and ingest's parser
+# processes spend ~45 us more a record building them.
 MESH_HEADING = "mesh_heading"  # field_keys.heading_key: "cataract", "cataract/surgery"
 MESH_MAJOR_HEADING = "mesh_major_heading"
 MESH_SUBHEADING = "mesh_subheading"  # qualifier names: [sh]
