@@ -112,7 +112,10 @@ RECORDS = [
     record(
         2,
         date="<Year>2019</Year>",  # no month: any month of 2019
-        mesh=(("Cataract Extraction", False, (("methods", True),)),),
+        mesh=(
+            ("Cataract Extraction", False, (("methods", True),)),
+            ("Neoplasms, Experimental", False, ()),
+        ),
         authors=(("Smith", "Jane", "J"), ("Zetterström", "Charlotta", "C")),
         status="PubMed-not-MEDLINE",
         abstract="",
@@ -282,6 +285,7 @@ def test_the_search_command_takes_date_and_journal_filters_and_notes_mesh(
     ("query", "expected"),
     [
         ("Cataract[mh]", {1}),  # not "Cataract Extraction"
+        ("Neoplasms,  Experimental[mh]", {2}),
         ("cataract extraction[mh]", {2}),
         ("Eye Diseases[mh]", {3}),
         ("Cataract/surgery[mh]", {1}),
@@ -309,6 +313,7 @@ def test_mesh_tags_match_whole_headings(
         ("Smith JA[au]", {1}),
         ("Smith[au]", {1, 2}),
         ("Smith, John A[fau]", {1}),
+        ("Smith, Jane[au]", {2}),  # a comma: the full-name form
         ("Smith Jane[fau]", {2}),
         ("Zetterström C[1au]", {3}),
         ("Zetterstrom C[lastau]", {2}),

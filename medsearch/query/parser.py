@@ -268,6 +268,8 @@ def apply_tag(tag: str, node: Node, pos: int) -> Node:
         raise QuerySyntaxError(f"truncation (*) does not work with [{tag}] at {pos}", pos)
     if tag == "pmid":
         return _pmids(node, pos)
+    if tag == "au" and "," in node.text:  # "Smith, John A"[au]: PubMed's full-name form
+        tag = "fau"
     if tag == "sb" and subset_key(node.text) not in {subset_key(s) for s in SUBSETS}:
         known = ", ".join(SUBSETS)
         raise QuerySyntaxError(
