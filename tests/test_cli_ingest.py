@@ -174,6 +174,7 @@ def test_odd_queries_give_results_or_a_clear_syntax_error(tmp_path: Path, query:
         assert code == 2 and err.startswith("medsearch: error:")
 
 
+@pytest.mark.thorough
 def test_quickstart_offline_ingests_the_demo_and_runs_a_search(tmp_path: Path) -> None:
     home = tmp_path / "home"
     code, out, err = cli(home, "quickstart", "--offline", "--no-app")

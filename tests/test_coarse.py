@@ -178,6 +178,7 @@ def test_an_article_collection_builds_its_parts_on_the_torch_device(tmp_path: Pa
         assert np.mean([any(i == q for i, _ in row) for q, row in enumerate(hits)]) >= 0.95
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("by_residual", [True, False])
 def test_pq_codebooks_trained_on_torch_reconstruct_as_well_as_faiss(by_residual: bool) -> None:
     x = clustered(6_000, seed=12)

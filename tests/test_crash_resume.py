@@ -39,6 +39,8 @@ RUN = (
     "from medsearch.cli import main; main()"
 )
 
+pytestmark = pytest.mark.thorough  # whole paths (training, kill and resume): .ci/run runs them
+
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> TinyModels:

@@ -138,6 +138,7 @@ def test_not_a_beir_folder_is_a_clear_error(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.thorough
 def test_scifact_lexical_beats_published_bm25_on_a_query_sample(tmp_path: Path) -> None:
     scifact = shared_data("beir", "scifact")
     report = evaluate(scifact, Paths(tmp_path / "home"), mode="lexical", limit=100)

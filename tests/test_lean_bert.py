@@ -67,7 +67,7 @@ def _hidden(backbone: bb.Backbone, texts: list[str], pairs: list[str] | None) ->
     return bb.run_batched(backbone, features, forward, batch_size=3, max_length=512)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("which", ["tiny", "minilm"])
+@pytest.mark.parametrize("which", ["tiny", pytest.param("minilm", marks=pytest.mark.thorough)])
 def test_the_lean_encoder_gives_transformers_vectors_from_the_same_tokens(
     which: str, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -107,7 +107,10 @@ def test_phrases_truncations_explicit_or_and_not_are_never_cut(index: LexicalInd
     )
     assert alternatives.dropped == ()
     assert alternatives.total == DOCS  # every alternative still matches
-    excluded = index.search("warfarin NOT (dabigatran cohort patients outcome therapy)", k=5)
+    # words side by side in a set query are ANDed (PubMed), so each excluded word is an OR
+    excluded = index.search(
+        "warfarin NOT (dabigatran OR cohort OR patients OR outcome OR therapy)", k=5
+    )
     assert excluded.dropped == () and excluded.total == 0  # every excluded word excludes
 
 

@@ -133,8 +133,8 @@ def test_operators_run_left_to_right_without_precedence_like_pubmed() -> None:
 
 
 def test_adjacent_words_bind_tighter_than_operators() -> None:
-    node = parse_query("heart attack AND aspirin").node
-    assert node == And((Or((Term("heart", 0), Term("attack", 6)), words=True), Term("aspirin", 17)))
+    node = parse_query("aspirin OR heart attack").node
+    assert node == Or((Term("aspirin", 0), And((Term("heart", 11), Term("attack", 17)))))
 
 
 def test_not_is_and_not_and_may_lead() -> None:
@@ -170,9 +170,8 @@ def test_a_stray_quote_in_pasted_prose_does_not_swallow_the_rest() -> None:
 
 def test_tag_applies_to_the_run_of_words_before_it() -> None:
     assert parse_query("smith ja[au]").node == Tagged("au", Phrase("smith ja", 0), 8)
-    assert parse_query("aspirin stroke[Title/Abstract]").node == Or(
-        (Tagged("tiab", Term("aspirin", 0), 14), Tagged("tiab", Term("stroke", 8), 14)),
-        words=True,
+    assert parse_query("aspirin stroke[Title/Abstract]").node == Tagged(
+        "tiab", Phrase("aspirin stroke", 0), 14
     )
     assert parse_query("stroke [Title]").node == Tagged("ti", Term("stroke", 0), 7)
 
@@ -230,7 +229,7 @@ def test_plain_parse_never_raises_on_prose() -> None:
         ("stroke[ti", "unclosed field tag at 6"),
         ("[ti]", "field tag [ti] has nothing before it at 0"),
         ("()", "empty parentheses at 0"),
-        ("ab*", "truncated word needs at least 3 characters at 0"),
+        ("abc*", "truncated word needs at least 4 characters at 0"),
         ("soon[dp]", "bad date 'soon' for [dp] at 4"),
         ("2020:2010[dp]", "date range '2020:2010' ends before it starts at 9"),
         ("abc[pmid]", "[pmid] needs a number, not 'abc' at 3"),
@@ -364,7 +363,7 @@ def test_filter_only_query_lists_newest_pmid_first(index: LexicalIndex) -> None:
 QUERY_PIECES = st.sampled_from(
     ["(", ")", "[", "]", '"', "*", ":", "-", "/", "+", " ", "AND", "OR", "NOT", "ti", "au",
      "dp", "[ti]", "[dp]", "[pt]", "[pmid]", "2015", "covid", "α", "IL-6", "\x00", "\\",
-     "99999999999999999999", "²", "١٢", "[au]", "[la]", ":", "x*"]
+     "99999999999999999999", "²", "١٢", "[au]", "[la]", ":", "x*", "immu*", "[tiab:~2]", "~"]
 )  # fmt: skip
 
 

@@ -29,6 +29,8 @@ MINIMUM = 200
 QUICK = ["--queries", "120", "--epochs", "2"]
 SETTINGS = "delta_depth = 100"
 
+pytestmark = pytest.mark.thorough  # whole paths (training, kill and resume): .ci/run runs them
+
 
 @pytest.fixture(scope="module", autouse=True)
 def small_corpora_may_train() -> Any:

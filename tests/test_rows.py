@@ -141,6 +141,7 @@ def test_the_index_package_does_not_import_torch_for_the_conversions() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.thorough
 def test_a_search_of_memory_mapped_parts_announces_exactly_the_probed_lists(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

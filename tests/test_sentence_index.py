@@ -619,6 +619,7 @@ def test_sentence_search_rescores_compressed_candidates_exactly(searcher: Search
     assert first["context"]["before"] == before
 
 
+@pytest.mark.thorough
 def test_default_candidates_miss_nothing_better_than_the_sentence_itself(
     searcher: Searcher,
 ) -> None:
@@ -675,6 +676,7 @@ def test_a_data_home_with_old_sentence_vectors_says_so_then_ingest_converts_it(
     assert not (directory / "vectors.f16").exists()
 
 
+@pytest.mark.thorough
 def test_a_cpu_rescores_fewer_candidates_unless_configured(
     searcher: Searcher, tmp_path: Path, tiny: TinyModels
 ) -> None:
@@ -690,6 +692,7 @@ def test_a_cpu_rescores_fewer_candidates_unless_configured(
         assert configured.dense.sentence_candidates == 250
 
 
+@pytest.mark.thorough
 def test_stats_counts_the_parts_and_projects_pubmed_in_its_compressed_layout(
     searcher: Searcher, tmp_path: Path
 ) -> None:
@@ -748,6 +751,7 @@ def next_ingest_notes(paths: Paths) -> list[str]:
     return notes
 
 
+@pytest.mark.thorough
 def test_an_ingest_retrains_lists_an_earlier_version_trained_with_l2_and_says_so(
     tmp_path: Path, tiny: TinyModels, small_limits: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

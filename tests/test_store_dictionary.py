@@ -89,6 +89,7 @@ def test_a_small_corpus_keeps_plain_zstd(tmp_path: Path) -> None:
     assert {codec.dictionary_of(b) for b in blobs(tmp_path / "s.sqlite").values()} == {0}
 
 
+@pytest.mark.thorough
 def test_the_first_records_train_a_dictionary_that_every_later_record_uses(
     tmp_path: Path,
 ) -> None:
@@ -114,6 +115,7 @@ def test_the_first_records_train_a_dictionary_that_every_later_record_uses(
     conn.close()
 
 
+@pytest.mark.thorough
 def test_a_large_store_keeps_its_older_records_and_decodes_both_kinds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -140,6 +142,7 @@ def test_a_large_store_keeps_its_older_records_and_decodes_both_kinds(
     assert out == [articles[0].title, articles[-1].title]
 
 
+@pytest.mark.thorough
 def test_a_dictionary_trained_in_a_failed_transaction_is_forgotten_with_it(
     tmp_path: Path,
 ) -> None:
@@ -216,6 +219,7 @@ def test_rows_a_parser_compressed_with_the_stores_dictionary_are_stored_as_they_
     assert all(stored[row[0]] == row[4] for row in sent)  # byte for byte: no second pass
 
 
+@pytest.mark.thorough
 def test_rows_compressed_with_another_dictionary_are_recompressed_with_the_stores(
     tmp_path: Path,
 ) -> None:

@@ -239,6 +239,7 @@ def test_rebuild_compacts_dead_rows(tmp_path: Path) -> None:
         same_ranking(again.search(x[:5], 10), brute_force(live, vectors, x[:5], 10))
 
 
+@pytest.mark.thorough
 def test_growing_past_the_flat_threshold_switches_to_ivfpq(tmp_path: Path) -> None:
     x = clustered(6_000, centres=40)
     with new(tmp_path) as col:
@@ -264,6 +265,7 @@ def test_growing_past_the_flat_threshold_switches_to_ivfpq(tmp_path: Path) -> No
         assert reader.search(q, 10) == written
 
 
+@pytest.mark.thorough
 def test_an_ivf_collection_grows_in_parts_and_a_rebuild_makes_one(tmp_path: Path) -> None:
     """Past the exact size, a commit writes its new codes as a part: the writer never
     loads the ~8 GB of codes 40.9M articles have (ivf_parts.py)."""

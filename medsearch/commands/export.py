@@ -1,13 +1,84 @@
-"""``medsearch export``: stored records as BibTeX, RIS, MEDLINE (nbib) or CSV."""
+"""``medsearch export``: stored records as BibTeX, RIS, MEDLINE (nbib) or CSV.
+
+``search --export`` writes through :func:`write_records` too, so a search's set and a
+list of PMIDs become the same file.
+"""
 
 from __future__ import annotations
 
+import re
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
 from medsearch.commands.common import parse_pmid, paths_of
 from medsearch.errors import NotFoundError, UsageError
+from medsearch.paths import Paths
+from medsearch.progress import NullProgress, Progress
+from medsearch.records import Article
+
+READ_BATCH = 1_000
+"""Records read from the store per batch while exporting (the progress bar's step)."""
+PROGRESS_FROM = 2_000
+"""From this many records an export shows a progress bar."""
+_SEPARATORS = re.compile(r"[\s,]+")
+
+
+def pmids_from_text(text: str) -> list[int]:
+    """PMIDs separated by whitespace or commas (a column pasted, ``search --json | jq``)."""
+    return [parse_pmid(value) for value in _SEPARATORS.split(text) if value]
+
+
+def write_records(
+    paths: Paths,
+    pmids: Sequence[int],
+    fmt: str,
+    output: Path | None,
+    progress: Progress | None = None,
+) -> tuple[int, list[int]]:
+    """Export the stored records of ``pmids`` in their order; (records written, PMIDs
+    missing from the store). Nothing is written when none is stored.
+
+    Records are read in batches of :data:`READ_BATCH`; the writers need the whole list
+    at once (BibTeX keys are unique within one file), which callers bound (``search
+    --export`` stops at its limit).
+    """
+    from medsearch.export import export as render
+    from medsearch.store import Store
+
+    progress = progress or NullProgress()
+    found: dict[int, Article] = {}
+    progress.start("export", "reading records", total=len(pmids))
+    with Store(paths.store, readonly=True) as store:
+        for start in range(0, len(pmids), READ_BATCH):
+            batch = list(pmids[start : start + READ_BATCH])
+            found.update(store.get_many(batch))
+            progress.advance("export", len(batch))
+    progress.finish("export")
+    missing = [p for p in dict.fromkeys(pmids) if p not in found]
+    if not found:
+        return 0, missing
+    articles = [found[p] for p in pmids if p in found]
+    text = render(articles, fmt)  # type: ignore[arg-type]
+    if output is None or str(output) == "-":
+        click.echo(text, nl=False)
+    else:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
+        click.echo(f"wrote {len(articles)} record(s) to {output}", err=True)
+    return len(articles), missing
+
+
+def missing_error(missing: Sequence[int], written: int) -> NotFoundError:
+    """The one line naming PMIDs that were not exported (exit 1)."""
+    names = ", ".join(map(str, missing))
+    if written:
+        return NotFoundError(f"not in the store, left out of the export: PMID {names}")
+    return NotFoundError(f"not in the store: PMID {names}")
 
 
 @click.command()
@@ -28,22 +99,20 @@ from medsearch.errors import NotFoundError, UsageError
 )
 @click.pass_context
 def export(ctx: click.Context, pmids: tuple[str, ...], fmt: str, output: Path | None) -> None:
-    """Export the stored records of PMIDs for a reference manager."""
-    from medsearch.export import export as render
-    from medsearch.store import Store
+    """Export the stored records of PMIDs for a reference manager.
 
-    numbers = [parse_pmid(value) for value in pmids]
-    with Store(paths_of(ctx).store, readonly=True) as store:
-        found = store.get_many(numbers)
-    missing = [p for p in numbers if p not in found]
+    PMIDs given as - are read from standard input (separated by spaces, newlines or
+    commas). PMIDs not in the store are named on standard error and the command exits
+    1; the others are still exported.
+    """
+    numbers: list[int] = []
+    for value in pmids:
+        if value == "-":
+            numbers.extend(pmids_from_text(sys.stdin.read()))
+        else:
+            numbers.append(parse_pmid(value))
+    if not numbers:
+        raise UsageError("no PMIDs to export (standard input was empty)")
+    written, missing = write_records(paths_of(ctx), numbers, fmt, output)
     if missing:
-        raise NotFoundError(f"not in the store: PMID {', '.join(map(str, missing))}")
-    text = render([found[p] for p in numbers], fmt)  # type: ignore[arg-type]
-    if output is None or str(output) == "-":
-        click.echo(text, nl=False)
-    else:
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
-        click.echo(f"wrote {len(numbers)} record(s) to {output}", err=True)
+        raise missing_error(missing, written)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import click
 
 from medsearch.commands.common import (
@@ -13,8 +16,11 @@ from medsearch.commands.common import (
     rerank_choice,
     rerank_options,
 )
-from medsearch.errors import QuerySyntaxError, UsageError
+from medsearch.errors import NotFoundError, QuerySyntaxError, UsageError
 from medsearch.records import Filters
+
+if TYPE_CHECKING:
+    from medsearch.retrieval.results import SearchResult
 
 
 def date_filter(value: str) -> Filters:
@@ -50,6 +56,29 @@ def date_filter(value: str) -> Filters:
 )
 @rerank_options
 @model_options
+@click.option(
+    "--sort",
+    type=click.Choice(["relevance", "date", "pubdate", "author", "journal"]),
+    default="relevance",
+    show_default=True,
+    help="Order: relevance; date or pubdate (newest first); author (first author A-Z);"
+    " journal (A-Z). Other than relevance, the best 10,000 matches are sorted.",
+)
+@click.option("--count", "count_only", is_flag=True, help="Print only the number of matches.")
+@click.option(
+    "--export",
+    "export_fmt",
+    type=click.Choice(["bibtex", "ris", "nbib", "csv"]),
+    default=None,
+    help="Export the matching records (up to 10,000) instead of listing hits.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    help="With --export: the file to write (default and -: standard output).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
 @click.pass_context
 def search(
@@ -65,6 +94,10 @@ def search(
     no_rerank: bool,
     profile: str | None,
     device: str,
+    sort: str,
+    count_only: bool,
+    export_fmt: str | None,
+    output: Path | None,
     as_json: bool,
 ) -> None:
     """Search with PubMed's query syntax: words, "phrases", AND/OR/NOT, field tags.
@@ -74,19 +107,59 @@ def search(
       medsearch search 'IL-6 cytokine storm COVID-19'
       medsearch search 'brca1[ti] AND review[pt]' --year 2015:2020
       medsearch search 'metformin' --journal 'N Engl J Med' --json
+      medsearch search 'cataract[ti]' --count
+      medsearch search 'cataract surgery' --sort date --export ris -o cataract.ris
     """
+    from medsearch.index.spelling import did_you_mean
     from medsearch.retrieval.searcher import open_searcher
+    from medsearch.retrieval.sorting import depth_for, sort_result
 
+    if output is not None and export_fmt is None:
+        raise UsageError("-o/--output names the file of --export FORMAT")
+    if count_only and export_fmt is not None:
+        raise UsageError("--count and --export contradict each other: choose one")
     filters = make_filters(year, journals, types)
     if date is not None:
         filters = filters.merge(date_filter(date))
     choice = rerank_choice(rerank, no_rerank)
+    first_stage_only = count_only or export_fmt is not None or sort != "relevance"
+    if count_only:
+        depth = 1
+    elif export_fmt is not None:
+        depth = EXPORT_LIMIT
+    else:
+        depth = depth_for(sort, k)
     with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
-        result = searcher.search(query, mode=mode, k=k, filters=filters, rerank=choice)
-        if result.mode != "lexical" and searcher.rerank_plan(choice).cross:
+        result = searcher.search(
+            query,
+            mode=mode,
+            k=depth,
+            filters=filters,
+            rerank="none" if first_stage_only else choice,
+            snippets=not first_stage_only,
+        )
+        if count_only:
+            if as_json:
+                emit_json({"count": result.total})
+            else:
+                click.echo(result.total)
+            return
+        if not first_stage_only and result.mode != "lexical" and searcher.rerank_plan(choice).cross:
             result = searcher.rerank(result)
+        if export_fmt is not None:
+            result = sort_result(result, sort, len(result.hits), searcher.store)
+        else:
+            result = sort_result(result, sort, k, searcher.store, searcher.lexical)
+        suggestion = did_you_mean(searcher.lexical, query)
+    if export_fmt is not None:
+        _export(ctx, result, export_fmt, output, quiet=as_json)
+        return
+    result = result.with_hits(result.hits[:k])
     if as_json:
-        emit_json(result.to_dict())
+        out = result.to_dict()
+        if suggestion is not None:
+            out["did_you_mean"] = suggestion.query
+        emit_json(out)
         return
     from medsearch.commands.render import print_hits
 
@@ -94,7 +167,38 @@ def search(
     header = f"[dim]{result.total:,} matching · showing {shown} · mode {result.mode}"
     if result.rerankers:
         header += f" · reranked by {' + '.join(result.rerankers)}"
+    if sort != "relevance":
+        header += f" · sorted by {sort}"
     header += "[/]"
     print_hits(result.hits, header=header)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
+    if suggestion is not None:
+        click.echo(f"note: {suggestion.note}", err=True)
+
+
+EXPORT_LIMIT = 10_000
+"""The most records ``search --export`` writes (the searcher's deepest list); a larger set
+is cut, with a note, after its best matches (or its first in --sort order)."""
+
+
+def _export(
+    ctx: click.Context, result: SearchResult, fmt: str, output: Path | None, *, quiet: bool
+) -> None:
+    """Write the result's records through ``medsearch export``'s one code path."""
+    from medsearch.commands.export import PROGRESS_FROM, write_records
+    from medsearch.commands.progress import cli_progress
+
+    pmids = [hit.pmid for hit in result.hits]
+    if not pmids:
+        raise NotFoundError("nothing to export: the search matched no articles")
+    with cli_progress(enabled=not quiet and len(pmids) >= PROGRESS_FROM) as progress:
+        write_records(paths_of(ctx), pmids, fmt, output, progress)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if result.total > len(pmids):
+        click.echo(
+            f"note: exported the first {len(pmids):,} of {result.total:,} matches"
+            f" (the limit); narrow the query for the rest",
+            err=True,
+        )

@@ -83,6 +83,7 @@ class Ranked:
     filters: Filters
     terms: tuple[str, ...]
     dropped: tuple[str, ...] = ()
+    truncated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,8 @@ class LexicalResult:
     ``terms`` are the analyzer tokens of the positive query words (``immun*`` for a
     prefix); :meth:`LexicalIndex.highlight` finds them in any text. ``dropped``: the
     commonest words of a long query, left out of the ranking to bound its cost
-    (:class:`~medsearch.index.lexical_query.WordBudget`).
+    (:class:`~medsearch.index.lexical_query.WordBudget`). ``truncated``: the ``word*``
+    searched on their commonest ``MAX_EXPANSIONS`` variations only, as PubMed does.
     """
 
     hits: tuple[LexicalHit, ...]
@@ -104,6 +106,7 @@ class LexicalResult:
     filters: Filters = field(default_factory=Filters)
     terms: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
+    truncated: tuple[str, ...] = ()
 
 
 class LexicalIndex:
@@ -315,6 +318,7 @@ class LexicalIndex:
             filters=ranked.filters,
             terms=ranked.terms,
             dropped=ranked.dropped,
+            truncated=ranked.truncated,
         )
 
     def rank(
@@ -351,9 +355,16 @@ class LexicalIndex:
         tantivy_query = builder.build(parsed.node, caller, parsed.filters)
         terms = tuple(dict.fromkeys(builder.terms))
         dropped = tuple(builder.dropped)
+        truncated = tuple(builder.truncated)
         if tantivy_query is None:
             return Ranked(
-                scores=[], pmids=[], total=0, filters=effective, terms=terms, dropped=dropped
+                scores=[],
+                pmids=[],
+                total=0,
+                filters=effective,
+                terms=terms,
+                dropped=dropped,
+                truncated=truncated,
             )
         k = min(k, max(1, int(searcher.num_docs)))  # tantivy sizes its heap by k
         if parsed.node is None:  # filters only: no ranking, newest first like PubMed
@@ -375,12 +386,15 @@ class LexicalIndex:
             filters=effective,
             terms=terms,
             dropped=dropped,
+            truncated=truncated,
         )
 
     def frequencies(self, searcher: Any | None = None) -> Frequencies:
         """This index's document frequencies, for one query's :class:`WordBudget`."""
         searcher = searcher or self._index.searcher()
-        return Frequencies(int(searcher.num_docs), searcher.doc_freq)
+        return Frequencies(
+            int(searcher.num_docs), searcher.doc_freq, getattr(searcher, "terms_with_prefix", None)
+        )
 
     def matching_pmids(self, filters: Filters, limit: int) -> tuple[np.ndarray | None, int]:
         """The PMIDs of every article ``filters`` accept, when there are at most ``limit``

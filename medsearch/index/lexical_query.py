@@ -2,7 +2,8 @@
 
 Nothing user-typed reaches tantivy's own query parser (it throws on ``IL-6`` and
 ``5-HT(2A)``): every word goes through the index's analyzer and becomes term, phrase or
-phrase-prefix queries on the fields its tag names, so the only syntax errors are ours.
+phrase-prefix queries on the fields its tag names, so the only syntax errors are ours
+(truncation and proximity, with PubMed's limits: :mod:`medsearch.index.lexical_terms`).
 
 Ranked words search title, abstract, MeSH and keywords, each field's BM25 score scaled
 by a boost; the boosts were chosen on BEIR SciFact (see ``benchmarks/lexical_weights.py``).
@@ -20,6 +21,7 @@ import tantivy
 
 from medsearch import field_keys as fk
 from medsearch.index import lexical_schema as ls
+from medsearch.index.lexical_terms import MAX_EXPANSIONS, cut, proximity_query, truncation_query
 from medsearch.query.nodes import And, Node, Not, Or, Phrase, Prefix, Tagged, Term, YearRange
 from medsearch.records import Filters
 
@@ -169,17 +171,45 @@ class Ranking:
 
 
 class Frequencies:
-    """Document frequencies for :class:`WordBudget`, asked once per (field, token).
+    """Document frequencies for :class:`WordBudget`, asked once per (field, token), and
+    the variations of a truncated word (:meth:`expansions`).
 
     One object serves every shard of a query, so all shards drop the same words; it
     reads one index's statistics (a shard holds a PMID-modulo sample of the whole, so
-    its fractions are the whole's). ``doc_freq`` is tantivy's ``Searcher.doc_freq``.
+    its fractions are the whole's). ``doc_freq`` is tantivy's ``Searcher.doc_freq``,
+    ``prefix_terms`` its ``Searcher.terms_with_prefix``.
     """
 
-    def __init__(self, documents: int, doc_freq: Callable[[str, str], int]) -> None:
+    def __init__(
+        self,
+        documents: int,
+        doc_freq: Callable[[str, str], int],
+        prefix_terms: Callable[..., list[tuple[str, int]]] | None = None,
+    ) -> None:
         self.documents = documents
         self._doc_freq = doc_freq
+        self._prefix_terms = prefix_terms
         self._seen: dict[tuple[str, str], int] = {}
+        self._expanded: dict[tuple[str, str], tuple[str, ...] | None] = {}
+
+    def expansions(self, field_name: str, prefix: str) -> tuple[str, ...] | None:
+        """The indexed words starting with ``prefix``: all of them up to one past
+        :data:`MAX_EXPANSIONS` (so a caller sees the cut), the commonest first; None when
+        this index cannot list them. tantivy walks the prefix's range of the term
+        dictionary in Rust (the four-character minimum keeps it a small range) and
+        returns only the commonest, so a prefix with 100K variations costs one walk,
+        never 100K Python objects."""
+        key = (field_name, prefix)
+        if key not in self._expanded:
+            self._expanded[key] = (
+                None
+                if self._prefix_terms is None
+                else tuple(
+                    term
+                    for term, _ in self._prefix_terms(field_name, prefix, limit=MAX_EXPANSIONS + 1)
+                )
+            )
+        return self._expanded[key]
 
     def __call__(self, field_name: str, token: str) -> int:
         key = (field_name, token)
@@ -210,6 +240,7 @@ class QueryBuilder:
     frequencies: Frequencies | None = None  # None: no WordBudget (nothing to weigh by)
     terms: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # words the WordBudget left out
+    truncated: list[str] = field(default_factory=list)  # words* cut to MAX_EXPANSIONS
     _tokens: dict[tuple[str, bool], list[tuple[int, str]]] = field(default_factory=dict, repr=False)
 
     def build(self, node: Node | None, *filter_sets: Filters) -> Any | None:
@@ -322,7 +353,10 @@ class QueryBuilder:
 
     def conjunction(self, node: And, tag: str | None, *, negated: bool) -> Any | None:
         clauses: list[tuple[Any, Any]] = []
-        for child in node.children:
+        children = node.children
+        if tag is None:  # PubMed ignores its stop words in untagged terms
+            children = _drop_stop_words(children)
+        for child in children:
             if isinstance(child, Not):
                 q = self.node(child.child, tag, negated=not negated)
                 if q is not None:
@@ -384,9 +418,17 @@ class QueryBuilder:
         tag: str | None,
     ) -> Any:
         words: list[str | tuple[int, str]] = [(pos, tok) for pos, tok in tokens]
-        if isinstance(node, Prefix) or (
-            tag in ("au", "1au", "lastau") and len(tokens) > 1 and len(tokens[-1][1]) <= 2
-        ):
+        if isinstance(node, Phrase) and node.near is not None and len(tokens) > 1:
+            stem = tag not in _UNSTEMMED
+            typed = [[t for _, t in self.tokens(word, stem=stem)] for word in node.text.split()]
+            return proximity_query(self.schema, name, [t for t in typed if t], node.near)
+        if isinstance(node, Prefix):
+            frequencies = self.frequencies
+            found = None if frequencies is None else frequencies.expansions(name, tokens[-1][1])
+            if cut(found) and node.text + "*" not in self.truncated:
+                self.truncated.append(node.text + "*")
+            return truncation_query(self.schema, name, tokens, found)
+        if tag in ("au", "1au", "lastau") and len(tokens) > 1 and len(tokens[-1][1]) <= 2:
             # "smith j"[au] finds "Smith JA": PubMed truncates initials the same way
             return tantivy.Query.phrase_prefix_query(self.schema, name, words)
         if len(tokens) == 1:

@@ -224,6 +224,7 @@ class ShardedLexicalIndex(LexicalIndex):
             filters=first.filters,
             terms=first.terms,
             dropped=first.dropped,
+            truncated=first.truncated,
         )
 
 

@@ -11,6 +11,7 @@ quote in pasted prose, and the words after it stay words.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -92,8 +93,25 @@ class Token:
     pos: int
 
 
+# Fields PubMed offers proximity search in ("hip pain"[tiab:~2]): help page, "Proximity
+# searching" (https://pubmed.ncbi.nlm.nih.gov/help/#proximity-searching).
+PROXIMITY_TAGS = ("ti", "tiab", "ad")
+_PROXIMITY = re.compile(r"(.*?)\s*:\s*~\s*([0-9]{1,4})\s*")
+
+
 def canonical_tag(raw: str) -> str | None:
+    """The short tag ``raw`` spells, or None; a proximity tag keeps its distance
+    (``Title/Abstract:~2`` -> ``tiab:~2``)."""
+    if (near := _PROXIMITY.fullmatch(raw)) is not None:
+        tag = canonical_tag(near.group(1))
+        return None if tag is None else f"{tag}:~{int(near.group(2))}"
     return TAG_ALIASES.get(" ".join(raw.lower().split()))
+
+
+def split_proximity(tag: str) -> tuple[str, int | None]:
+    """``tiab:~2`` -> (``tiab``, 2); a tag without a distance -> (tag, None)."""
+    base, sep, near = tag.partition(":~")
+    return base, int(near) if sep else None
 
 
 def tokenize(text: str) -> list[Token]:

@@ -36,10 +36,15 @@ class Term:
 
 @dataclass(frozen=True, slots=True)
 class Phrase:
-    """A ``"quoted phrase"``: its tokens must appear adjacent and in order."""
+    """A ``"quoted phrase"``: its tokens must appear adjacent and in order.
+
+    ``near``: a proximity search (``"hip pain"[tiab:~2]``) instead: the words in any
+    order, at most ``near`` words between each (PubMed help, "Proximity searching").
+    """
 
     text: str
     pos: int = 0
+    near: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +118,15 @@ class ParsedQuery:
 
     ``node`` is ``None`` when the query has no ranked part (empty text, or only field
     tags that became ``filters`` such as ``2015:2020[dp] AND review[pt]``).
+    ``set_query``: written as a Boolean set (an operator, a field tag, a quoted phrase
+    or a truncation; :func:`medsearch.query.parser.is_set_query`), so its words side
+    by side are ANDed; plain words alone are ranked retrieval.
     """
 
     text: str
     node: Node | None
     filters: Filters = field(default_factory=Filters)
+    set_query: bool = False
 
 
 def leaves(node: Node | None) -> list[Term | Phrase | Prefix | YearRange]:

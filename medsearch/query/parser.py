@@ -1,15 +1,23 @@
 """PubMed-style query text -> :class:`ParsedQuery` (AST + filters lifted out of it).
 
 Grammar, evaluated as PubMed does: explicit operators left to right with no precedence,
-parentheses to group, and adjacent words binding tightest as a ranked OR::
+parentheses to group, and adjacent words binding tightest::
 
     query := expr
     expr  := seq ((AND | OR | NOT) seq)*
-    seq   := (NOT seq | unit)+          adjacent units: ranked OR
+    seq   := (NOT seq | unit)+          adjacent units: AND in a set query, else ranked OR
     unit  := atom tag*                  a tag applies to the atom before it
     atom  := word | "phrase" | ( expr )
 
-A tag applies to the whole run of plain words before it (``smith ja[au]``). Any input
+Adjacent units are ANDed, as PubMed does, once the query is a *set query*: one with an
+operator, a field tag, a quoted phrase or a truncated word (:func:`is_set_query`).
+Plain words with none of these stay a ranked OR: a natural-language question is not a
+list of words that must all appear. Adjacent words bind tighter than operators, as
+PubMed's own translation of ``heart OR kidney failure`` groups ``kidney failure``.
+
+A tag applies to the whole run of plain words before it and searches it as a phrase
+(``cataract surgery[tiab]`` is ``"cataract surgery"[tiab]``; PubMed help, "Searching
+for a phrase"; names: ``smith ja[au]``). Any input
 either parses or raises :class:`QuerySyntaxError` with the offending position, in time
 linear in its length (a pasted paper is a query too), and parentheses nest at most
 :data:`MAX_NESTING` deep.
@@ -23,7 +31,7 @@ from dataclasses import replace
 from medsearch.errors import QuerySyntaxError
 from medsearch.field_keys import SUBSETS, date_bounds, subset_key
 from medsearch.query.filters import lift_filters
-from medsearch.query.lexer import Token, tokenize
+from medsearch.query.lexer import PROXIMITY_TAGS, Token, split_proximity, tokenize
 from medsearch.query.nodes import (
     EXACT_TAGS,
     WHOLE_VALUE_TAGS,
@@ -40,7 +48,10 @@ from medsearch.query.nodes import (
 )
 from medsearch.query.normalize import repair_undecodable
 
-MIN_PREFIX_CHARS = 3  # "a*" would expand to a large part of the dictionary
+# PubMed help, "Wildcards and truncation": at least four characters before the "*" ("a*"
+# would expand to a large part of the dictionary).
+MIN_PREFIX_CHARS = 4
+MAX_NEAR_WORDS = 5  # a proximity search is one phrase per order of its words: 5! = 120
 # Parsing, filter lifting and query building recurse once per level of parentheses; a
 # bound far past any real query keeps them inside Python's recursion limit (~330 levels
 # here), wherever they run (a TUI worker thread too).
@@ -69,7 +80,18 @@ def parse_query(text: str) -> ParsedQuery:
     parser = _Parser(tokenize(text))
     node = parser.parse()
     node, filters = lift_filters(node)
-    return ParsedQuery(text=text, node=node, filters=filters)
+    return ParsedQuery(text=text, node=node, filters=filters, set_query=parser.set_query)
+
+
+def is_set_query(tokens: list[Token]) -> bool:
+    """Whether the query is written as a Boolean set (PubMed's reading) rather than as
+    plain words to rank: it has an operator, a field tag, a quoted phrase or a
+    truncated word. Parentheses alone do not count: pasted prose holds them."""
+    return any(
+        t.kind in ("and", "or", "not", "tag", "phrase")
+        or (t.kind == "word" and t.text.endswith("*"))
+        for t in tokens
+    )
 
 
 MESH_NOTE = (
@@ -109,6 +131,7 @@ class _Parser:
         self.tokens = tokens
         self.i = 0
         self.run_ends = _run_ends(tokens)
+        self.set_query = is_set_query(tokens)
 
     def peek(self, ahead: int = 0) -> Token | None:
         j = self.i + ahead
@@ -171,7 +194,11 @@ class _Parser:
         if not units:  # unreachable: callers check the token first; kept as a clean error
             pos = token.pos if token is not None else 0
             raise QuerySyntaxError(f"expected a word at {pos}", pos)
-        return units[0] if len(units) == 1 else Or(tuple(units), words=True)
+        if len(units) == 1:
+            return units[0]
+        # PubMed help, "Combining search terms with Boolean operators": terms side by
+        # side are ANDed.
+        return And(tuple(units)) if self.set_query else Or(tuple(units), words=True)
 
     def unit(self, depth: int) -> Node:
         token = self.take()
@@ -196,7 +223,7 @@ class _Parser:
                 raise QuerySyntaxError(f"unclosed parenthesis at {token.pos}", token.pos)
             self.take()
         elif token.kind == "phrase":
-            node = Phrase(token.text, token.pos)
+            node = _phrase(token)
         else:
             node = self.tagged_run(token)
         if (tag := self.peek()) is not None and tag.kind == "tag":
@@ -217,9 +244,10 @@ class _Parser:
             return _word(token)
         words = [token, *self.tokens[self.i : end]]
         self.i = end
-        if tag.text in WHOLE_VALUE_TAGS:
-            return Phrase(" ".join(w.text for w in words), token.pos)
-        return Or(tuple(_word(w) for w in words), words=True)
+        text = " ".join(w.text for w in words)
+        if split_proximity(tag.text)[0] in WHOLE_VALUE_TAGS:
+            return Phrase(text, token.pos)
+        return _run_phrase(words)
 
 
 def _run_ends(tokens: list[Token]) -> list[int]:
@@ -250,6 +278,33 @@ def _word(token: Token) -> Node:
     return Term(text, token.pos)
 
 
+def _phrase(token: Token) -> Node:
+    """A quoted phrase; ``"heart attack*"`` truncates its last word (PubMed help,
+    "Wildcards and truncation": truncation works inside a phrase)."""
+    if token.text.rstrip().endswith("*") and (words := token.text.split()):
+        *head, last = words
+        stem = _word(Token("word", last, token.pos))
+        if isinstance(stem, Prefix):
+            return Prefix(" ".join([*head, stem.text]), token.pos)
+    return Phrase(token.text, token.pos)
+
+
+def _run_phrase(words: list[Token]) -> Node:
+    """A run of words a text tag follows, searched as the phrase PubMed searches.
+
+    ``heart attack*[tiab]`` is a phrase whose last word is truncated (a :class:`Prefix`
+    of several words). A ``*`` inside the run cannot be a phrase: those words are
+    ANDed instead, each truncated as typed.
+    """
+    inner = [w for w in words[:-1] if w.text.endswith("*")]
+    if inner:
+        return And(tuple(_word(w) for w in words))
+    last = _word(words[-1])  # checks a truncated last word's length
+    if isinstance(last, Prefix):
+        return Prefix(" ".join([*(w.text for w in words[:-1]), last.text]), words[0].pos)
+    return Phrase(" ".join(w.text for w in words), words[0].pos)
+
+
 def _flat(node: Node, kind: type[And] | type[Or]) -> tuple[Node, ...]:
     return node.children if isinstance(node, kind) else (node,)
 
@@ -258,6 +313,9 @@ def apply_tag(tag: str, node: Node, pos: int) -> Node:
     """Restrict ``node`` to the tagged field, checking values the field cannot take."""
     if isinstance(node, Tagged | YearRange):
         return node  # the innermost tag wins: ("x"[ti])[ab] searches the title
+    tag, near = split_proximity(tag)
+    if near is not None:
+        return _proximity(tag, near, node, pos)
     if isinstance(node, And | Or):
         return replace(node, children=tuple(apply_tag(tag, child, pos) for child in node.children))
     if isinstance(node, Not):
@@ -288,6 +346,23 @@ def _pmids(node: Term | Phrase | Prefix, pos: int) -> Node:
         raise QuerySyntaxError(f"[pmid] needs a number, not '{node.text}' at {pos}", pos)
     tagged = tuple(Tagged("pmid", Term(i, node.pos), pos) for i in ids)
     return tagged[0] if len(tagged) == 1 else Or(tagged)
+
+
+def _proximity(tag: str, near: int, node: Node, pos: int) -> Node:
+    """``"hip pain"[tiab:~2]``: PubMed's proximity search, for quoted words in the
+    title, title/abstract or affiliation (help page, "Proximity searching")."""
+    if tag not in PROXIMITY_TAGS:
+        shown = ", ".join(f"[{t}:~N]" for t in PROXIMITY_TAGS)
+        raise QuerySyntaxError(f"proximity search works only as {shown}, not [{tag}] at {pos}", pos)
+    if isinstance(node, Term):
+        return Tagged(tag, node, pos)  # one word: nothing to be near
+    if not isinstance(node, Phrase) or node.near is not None:
+        raise QuerySyntaxError(f"[{tag}:~{near}] needs quoted words before it at {pos}", pos)
+    if len(node.text.split()) > MAX_NEAR_WORDS:
+        raise QuerySyntaxError(
+            f"proximity search takes at most {MAX_NEAR_WORDS} words at {node.pos}", node.pos
+        )
+    return Tagged(tag, replace(node, near=near), pos)
 
 
 def _year_range(node: Term | Phrase | Prefix, pos: int) -> YearRange:

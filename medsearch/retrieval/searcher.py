@@ -87,6 +87,16 @@ LONG_QUERY = "long query:"
 """How the note of :func:`dropped_note` starts (``medsearch eval`` counts them)."""
 
 
+def truncated_note(words: Sequence[str]) -> str:
+    """What a user reads when a ``word*`` had more variations than PubMed searches."""
+    from medsearch.index.lexical_terms import MAX_EXPANSIONS  # tantivy loads on first search
+
+    return (
+        f"truncation: only the {MAX_EXPANSIONS} commonest variations of {', '.join(words)} "
+        "were searched, as in PubMed; a longer stem searches them all"
+    )
+
+
 def dropped_note(words: Sequence[str], *, dense_reads_all: bool) -> str:
     """What a user reads when a long query's commonest words did not rank (WordBudget)."""
     unique = list(dict.fromkeys(words))
@@ -325,6 +335,8 @@ class Searcher:
         timings.append(("lexical", time.perf_counter() - t0))
         if lex.dropped and mode != "dense":
             notes.append(dropped_note(lex.dropped, dense_reads_all=mode != "lexical"))
+        if lex.truncated:
+            notes.append(truncated_note(lex.truncated))
         if syntax and (note := mesh_note(query)) is not None:
             notes.append(note)
         lexical = [

@@ -34,6 +34,7 @@ class Request:
     filters: Filters = field(default_factory=Filters)
     k: int = RESULTS_K
     search_mode: str | None = None  # "lexical" forces lexical-only (models failed to load)
+    sort: str = "relevance"  # see medsearch.retrieval.sorting.SORTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,7 @@ class Answer:
     result: SearchResult
     articles: Mapping[int, Article]
     can_rerank: bool
+    did_you_mean: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,18 +109,47 @@ def pmid_of(text: str) -> int:
 def answer(searcher: Searcher, request: Request) -> Answer:
     """First-stage results for ``request`` plus their records."""
     if request.mode == "similar":
+        from medsearch.retrieval.sorting import sort_result
+
         result = searcher.similar(pmid_of(request.text), k=request.k, filters=request.filters)
+        result = sort_result(result, request.sort, request.k, searcher.store)  # its k nearest
     elif request.mode == "sentences":
         result = searcher.sentences(request.text, k=request.k)
     elif request.mode == "search":
-        result = searcher.search(
-            request.text, mode=request.search_mode, k=request.k, filters=request.filters
-        )
+        return _search(searcher, request)
     else:
         raise UsageError(f"unknown mode {request.mode!r}")
     articles = searcher.articles([h.pmid for h in result.hits])
-    can_rerank = request.mode == "search" and searcher.can_rerank and bool(result.hits)
-    return Answer(result=result, articles=articles, can_rerank=can_rerank)
+    return Answer(result=result, articles=articles, can_rerank=False)
+
+
+def _search(searcher: Searcher, request: Request) -> Answer:
+    """A search in the request's sort order, with its "did you mean" (as the CLI's).
+
+    A sort other than relevance orders the deeper list :func:`depth_for` asks for, in
+    the first stage's order (no reranker: the order shown is the sort's).
+    """
+    from medsearch.index.spelling import did_you_mean
+    from medsearch.retrieval.sorting import depth_for, sort_result
+
+    sorted_ = request.sort != "relevance"
+    result = searcher.search(
+        request.text,
+        mode=request.search_mode,
+        k=depth_for(request.sort, request.k),
+        filters=request.filters,
+        rerank="none" if sorted_ else None,
+        snippets=not sorted_,
+    )
+    result = sort_result(result, request.sort, request.k, searcher.store, searcher.lexical)
+    suggestion = did_you_mean(searcher.lexical, request.text)
+    articles = searcher.articles([h.pmid for h in result.hits])
+    return Answer(
+        result=result,
+        articles=articles,
+        can_rerank=not sorted_ and searcher.can_rerank and bool(result.hits),
+        did_you_mean=suggestion.query if suggestion is not None else None,
+    )
 
 
 def cite(

@@ -61,6 +61,7 @@ SPECS: tuple[KeySpec, ...] = (
     ),
     KeySpec("main.filters", "ctrl+f", "filters", "Filters", "main", priority=True),
     KeySpec("main.export", "ctrl+s", "export", "Export basket", "main", priority=True),
+    KeySpec("main.sort", "ctrl+b", "cycle_sort", "Sort: relevance/date/author/journal", "main"),
     KeySpec(
         "main.run_cite", "ctrl+r", "run_cite", "Suggest references", "cite editor", False, True
     ),

@@ -47,6 +47,9 @@ from medsearch.tui.widgets.detail import DetailPane
 from medsearch.tui.widgets.results import Heading, ResultsList, Row
 from medsearch.tui.widgets.search_bar import SearchBar, TypedAhead
 
+SORT_CYCLE = ("relevance", "date", "author", "journal")
+"""The orders ctrl+b steps through (PubMed's; its "publication date" is "date" here)."""
+
 PLACEHOLDERS = {
     "search": 'Search PubMed: words, "phrases", AND/OR/NOT, field tags like brca1[ti]',
     "similar": "Similar articles: type a PMID (or press ctrl+n on a result)",
@@ -105,7 +108,11 @@ class MainScreen(Screen[None]):
             self.session.history.add(text)
         except MedsearchError as exc:
             self.notify(str(exc), severity="warning")
-        self.run_request(jobs.Request(self.mode, text, self.filters, search_mode=self.search_mode))
+        self.run_request(
+            jobs.Request(
+                self.mode, text, self.filters, search_mode=self.search_mode, sort=self.status.sort
+            )
+        )
 
     def run_request(self, request: jobs.Request) -> None:
         self.last = request
@@ -179,6 +186,8 @@ class MainScreen(Screen[None]):
         terms |= {w.lower() for w in dense_text(query).split() if len(w) > 2}
         self.show_rows(list(result.hits), terms, message.ticket, reranked=False)
         self.summarise(result.total, len(result.hits), result.timings, result.notes)
+        if answer.did_you_mean:  # offered, never searched instead
+            self.query_one(ModeBar).summary += f" · did you mean: {answer.did_you_mean}"
         if "delta" in result.rerankers:
             self.query_one(ModeBar).summary += " · Delta"
         if answer.can_rerank:
@@ -352,7 +361,8 @@ class MainScreen(Screen[None]):
         if article is not None:
             self.action_mode("similar")
             self.query_one(SearchBar).value = str(article.pmid)
-            self.run_request(jobs.Request("similar", str(article.pmid), self.filters))
+            request = jobs.Request("similar", str(article.pmid), self.filters)
+            self.run_request(replace(request, sort=self.status.sort))
 
     def action_pick_sentence(self) -> None:
         article = self.current_article()
@@ -385,6 +395,14 @@ class MainScreen(Screen[None]):
         bar = self.query_one(SearchBar)
         bar.placeholder = PLACEHOLDERS[mode]
         bar.focus()
+
+    def action_cycle_sort(self) -> None:
+        """Next sort order (relevance, date, author, journal); the search or the similar
+        articles on screen are fetched again in it."""
+        self.status.sort = SORT_CYCLE[(SORT_CYCLE.index(self.status.sort) + 1) % len(SORT_CYCLE)]
+        last = self.last
+        if last is not None and last.mode in ("search", "similar"):
+            self.run_request(replace(last, sort=self.status.sort))
 
     def action_focus_search(self) -> None:
         self.action_mode(self.mode)

@@ -44,6 +44,7 @@ class StatusBar(Static):
     models: reactive[str] = reactive("")
     activity: reactive[str] = reactive("")
     basket: reactive[int] = reactive(0)
+    sort: reactive[str] = reactive("relevance")
 
     def render(self) -> Text:
         out = Text(f" {self.corpus}")
@@ -52,4 +53,6 @@ class StatusBar(Static):
         if self.activity:
             out.append(f" · ⟳ {self.activity}", style="bold yellow")
         out.append(f" · basket {self.basket}", style="bold" if self.basket else "dim")
+        if self.sort != "relevance":
+            out.append(f" · sorted by {self.sort} (ctrl+b)", style="bold")
         return out
