@@ -334,6 +334,8 @@ def test_author_tags(index: LexicalIndex, query: str, expected: set[int]) -> Non
         ("karolinska[ad]", {1, 2, 4}),
         ("harvard medical school[ad]", {3}),
         ("medical harvard[ad]", set()),  # a phrase, in order
+        ('"karolinska stockholm"[ad:~1]', {1, 2, 4}),  # PubMed's proximity, in [ad] too
+        ('"karolinska stockholm"[ad:~0]', set()),
         ("1 3[pmid]", {1, 3}),
         ("2,4[pmid]", {2, 4}),
         ("10.1000/jbc.3[aid]", {3}),
