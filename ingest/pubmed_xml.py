@@ -42,6 +42,7 @@ from medsearch.records import (
     Article,
     Author,
     Deletion,
+    Grant,
     MeshHeading,
     Qualifier,
     pmid_from,
@@ -150,6 +151,13 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
     issue = first_children(journal.get("JournalIssue"))
     info = first_children(fields.get("MedlineJournalInfo"))
     medline_ta = _clean(child_text(info, "MedlineTA"))
+    issns = tuple(
+        dict.fromkeys(
+            i
+            for i in (_clean(child_text(journal, "ISSN")), _clean(child_text(info, "ISSNLinking")))
+            if i
+        )
+    )
     title = _flat(parts.get("ArticleTitle")) or _flat(parts.get("VernacularTitle"))
     abstract = parts.get("Abstract")
     if abstract is None:
@@ -197,7 +205,26 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
         chemicals=_texts(
             _children(_children(repeated["ChemicalList"], "Chemical"), "NameOfSubstance")
         ),
+        medline_ta=medline_ta or "",
+        issns=issns,
+        grants=_grants(parts.get("GrantList")),
+        status=_clean(mc.get("Status")),
     )
+
+
+def _grants(grant_list: Element | None) -> tuple[Grant, ...]:
+    if grant_list is None:
+        return ()
+    grants = []
+    for grant in grant_list:
+        if grant.tag == "Grant":
+            parts = first_children(grant)
+            found = Grant(
+                *(_clean(child_text(parts, n)) for n in ("GrantID", "Acronym", "Agency", "Country"))
+            )
+            if found.grant_id or found.agency:
+                grants.append(found)
+    return tuple(grants)
 
 
 def _book(elem: Element) -> Article | None:

@@ -63,6 +63,16 @@ class MeshHeading:
 
 
 @dataclass(frozen=True, slots=True)
+class Grant:
+    """One ``GrantList/Grant``: what PubMed's ``[gr]`` searches."""
+
+    grant_id: str | None = None
+    acronym: str | None = None
+    agency: str | None = None
+    country: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PubDate:
     """A publication date as precise as the record allows.
 
@@ -115,6 +125,10 @@ class Article:
     article_ids: tuple[tuple[str, str], ...] = ()
     chemicals: tuple[str, ...] = ()
     kind: str = "article"  # "article" (PubmedArticle/MedlineCitation) or "book"
+    medline_ta: str = ""  # MedlineJournalInfo/MedlineTA: "J Biol Chem"
+    issns: tuple[str, ...] = ()  # every ISSN the record names: print or electronic, linking
+    grants: tuple[Grant, ...] = ()
+    status: str | None = None  # MedlineCitation/@Status: "MEDLINE", "PubMed-not-MEDLINE", ...
 
     @property
     def year(self) -> int | None:
@@ -217,6 +231,23 @@ class Article:
             "article_ids": [list(pair) for pair in self.article_ids],
             "chemicals": list(self.chemicals),
             "kind": self.kind,
+            **self._later_fields(),
+        }
+
+    def _later_fields(self) -> dict[str, Any]:
+        return {
+            "medline_ta": self.medline_ta,
+            "issns": list(self.issns),
+            "grants": [
+                {
+                    "grant_id": g.grant_id,
+                    "acronym": g.acronym,
+                    "agency": g.agency,
+                    "country": g.country,
+                }
+                for g in self.grants
+            ],
+            "status": self.status,
         }
 
     def to_json(self) -> str:
@@ -255,6 +286,10 @@ class Article:
             article_ids=tuple((str(k), str(v)) for k, v in data.get("article_ids", ())),
             chemicals=tuple(data.get("chemicals", ())),
             kind=data.get("kind", "article"),
+            medline_ta=data.get("medline_ta", ""),
+            issns=tuple(data.get("issns", ())),
+            grants=tuple(Grant(**g) for g in data.get("grants", ())),
+            status=data.get("status"),
         )
 
     @classmethod
@@ -361,8 +396,9 @@ class Hit:
 class Filters:
     """Restrictions every retriever applies the same way (CLI flags or query field tags).
 
-    Empty tuples and ``None`` mean "no restriction". Journals match the full title or the
-    ISO abbreviation, case-insensitively; publication types match PubMed's names.
+    Empty tuples and ``None`` mean "no restriction". Journals match the full title, the
+    MedlineTA, the ISO abbreviation or an ISSN, ignoring case and punctuation
+    (``field_keys.journal_key``); publication types match PubMed's names.
     """
 
     year_from: int | None = None
@@ -370,12 +406,18 @@ class Filters:
     journals: tuple[str, ...] = ()
     publication_types: tuple[str, ...] = ()
     languages: tuple[str, ...] = ()
+    # YYYYMMDD bounds (``[dp]``, ``--date``): an article matches when its publication
+    # date's span (``field_keys.date_span``) overlaps them
+    date_from: int | None = None
+    date_to: int | None = None
 
     @property
     def empty(self) -> bool:
         return (
             self.year_from is None
             and self.year_to is None
+            and self.date_from is None
+            and self.date_to is None
             and not self.journals
             and not self.publication_types
             and not self.languages
@@ -393,18 +435,30 @@ class Filters:
             journals=self.journals + other.journals,
             publication_types=self.publication_types + other.publication_types,
             languages=self.languages + other.languages,
+            date_from=tighter(self.date_from, other.date_from, max),
+            date_to=tighter(self.date_to, other.date_to, min),
         )
 
     def accepts(self, article: Article) -> bool:
         """The reference semantics: what an index-side filter must agree with."""
+        from medsearch.field_keys import date_span, journal_key, journal_keys
+
         year = article.year
         if self.year_from is not None and (year is None or year < self.year_from):
             return False
         if self.year_to is not None and (year is None or year > self.year_to):
             return False
+        if self.date_from is not None or self.date_to is not None:
+            span = date_span(article.pub_date)
+            if span is None:
+                return False
+            if self.date_to is not None and span[0] > self.date_to:
+                return False
+            if self.date_from is not None and span[1] < self.date_from:
+                return False
         if self.journals:
-            names = {article.journal.casefold(), article.journal_abbrev.casefold()}
-            if not any(j.casefold() in names for j in self.journals):
+            names = journal_keys(article)
+            if not any(journal_key(j) in names for j in self.journals):
                 return False
         if self.publication_types:
             types = {t.casefold() for t in article.publication_types}

@@ -72,9 +72,9 @@ def corpus_status(paths: Paths) -> dict[str, Any]:
     found = index_format(paths.lexical_index)
     if found is not None:
         info["lexical_format"] = found
-        if found < SCHEMA_VERSION:  # still searchable, ranked the old way
+        if found < SCHEMA_VERSION:  # lacks the fields field tags need: refused by search
             info["lexical_upgrade"] = (
-                f"format {found} ranks common words ~2x slower at scale; the next"
+                f"format {found} lacks the fields PubMed's field tags need; the next"
                 " `medsearch ingest` rebuilds it from the store"
             )
     vectors = vector_manifests(paths)

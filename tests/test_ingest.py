@@ -342,7 +342,7 @@ def test_a_missing_or_outdated_lexical_index_is_rebuilt_from_the_store(
         shutil.rmtree(paths.lexical_index)
     elif damage == "older schema":
         (paths.lexical_index / "medsearch-lexical.json").write_text('{"schema": 1}')
-    else:  # a search reads format 2 with its old ranking; the writer needs format 3
+    else:  # format 2: refused by search and writer alike, rebuilt by ingest
         (paths.lexical_index / "medsearch-lexical.json").write_text('{"schema": 2}')
     progress = NullProgress()
 

@@ -188,7 +188,7 @@ def test_restriction_tags_in_the_top_level_and_become_filters() -> None:
     parsed = parse_query("stroke AND 2015:2020[dp] AND review[pt] AND english[la]")
     assert parsed.node == Term("stroke", 0)
     assert parsed.filters == Filters(
-        year_from=2015, year_to=2020, publication_types=("review",), languages=("eng",)
+        date_from=20150000, date_to=20201231, publication_types=("review",), languages=("eng",)
     )
     assert parse_query("N Engl J Med[ta]").filters == Filters(journals=("N Engl J Med",))
     assert parse_query("(review OR editorial)[pt]").filters == Filters(
@@ -205,8 +205,10 @@ def test_restriction_tags_elsewhere_stay_in_the_query() -> None:
 
 
 def test_dates() -> None:
-    assert parse_query("2015[dp]").filters == Filters(year_from=2015, year_to=2015)
-    assert parse_query("2015/03/01:2016/12[dp]").filters == Filters(year_from=2015, year_to=2016)
+    assert parse_query("2015[dp]").filters == Filters(date_from=20150000, date_to=20151231)
+    assert parse_query("2015/03/01:2016/12[dp]").filters == Filters(
+        date_from=20150301, date_to=20161231
+    )
     assert parse_query("x OR 2015[dp]").node == Or((Term("x", 0), YearRange(2015, 2015, 5)))
 
 

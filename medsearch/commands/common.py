@@ -87,7 +87,7 @@ def filter_options(fn: Any) -> Any:
         "--journal",
         "journals",
         multiple=True,
-        help="Journal title or ISO abbreviation (repeatable).",
+        help="Journal: title, MedlineTA, ISO abbreviation or ISSN (repeatable).",
     )(fn)
     fn = click.option("--year", default=None, help="Publication year or range FROM:TO.")(fn)
     return fn

@@ -16,10 +16,24 @@ from medsearch.commands.common import (
     rerank_choice,
     rerank_options,
 )
-from medsearch.errors import NotFoundError, UsageError
+from medsearch.errors import NotFoundError, QuerySyntaxError, UsageError
+from medsearch.records import Filters
 
 if TYPE_CHECKING:
     from medsearch.retrieval.results import SearchResult
+
+
+def date_filter(value: str) -> Filters:
+    """``--date A:B`` read as ``A:B[dp]`` is (the same forms, the same errors)."""
+    from medsearch.query.parser import parse_date_range
+
+    try:
+        first, last = parse_date_range(value)
+    except QuerySyntaxError:
+        raise UsageError(
+            f"--date expects YYYY, YYYY/MM or YYYY/MM/DD, or FROM:TO of them, not {value!r}"
+        ) from None
+    return Filters(date_from=first, date_to=last)
 
 
 @click.command()
@@ -34,6 +48,12 @@ if TYPE_CHECKING:
     "-k", "k", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Number of hits."
 )
 @filter_options
+@click.option(
+    "--date",
+    "date",
+    default=None,
+    help="Publication date or range, as [dp]: 2019/08, 2019/08/01:2020/03 (beside --year).",
+)
 @rerank_options
 @model_options
 @click.option(
@@ -69,6 +89,7 @@ def search(
     year: str | None,
     journals: tuple[str, ...],
     types: tuple[str, ...],
+    date: str | None,
     rerank: str | None,
     no_rerank: bool,
     profile: str | None,
@@ -98,6 +119,8 @@ def search(
     if count_only and export_fmt is not None:
         raise UsageError("--count and --export contradict each other: choose one")
     filters = make_filters(year, journals, types)
+    if date is not None:
+        filters = filters.merge(date_filter(date))
     choice = rerank_choice(rerank, no_rerank)
     first_stage_only = count_only or export_fmt is not None or sort != "relevance"
     if count_only:

@@ -489,7 +489,14 @@ def _count(searcher: Any, query: Any, filters: Filters) -> int:
     millions of postings (~100 ms per shard at 10M articles). Deleted documents not yet
     merged away still count there, a difference callers only use to choose a path.
     """
-    if filters.empty or filters.journals or filters.publication_types or filters.languages:
+    if (
+        filters.empty
+        or filters.journals
+        or filters.publication_types
+        or filters.languages
+        or filters.date_from is not None
+        or filters.date_to is not None
+    ):
         return int(searcher.search(query, 1, count=True).count or 0)
     low = max(YEARS[0], filters.year_from if filters.year_from is not None else YEARS[0])
     high = min(YEARS[1], filters.year_to if filters.year_to is not None else YEARS[1])

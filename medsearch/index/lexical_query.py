@@ -19,6 +19,7 @@ from typing import Any
 
 import tantivy
 
+from medsearch import field_keys as fk
 from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical_terms import MAX_EXPANSIONS, cut, proximity_query, truncation_query
 from medsearch.query.nodes import And, Node, Not, Or, Phrase, Prefix, Tagged, Term, YearRange
@@ -103,8 +104,37 @@ _TAG_FIELDS: dict[str, tuple[tuple[str, float], ...]] = {
     "kw": ((ls.KEYWORDS, 1.0),),
     "au": ((ls.AUTHORS, 1.0),),
     "1au": ((ls.FIRST_AUTHOR, 1.0),),
+    "fau": ((ls.FULL_AUTHOR, 1.0),),
+    "lastau": ((ls.LAST_AUTHOR, 1.0),),
+    "ad": ((ls.AFFILIATION, 1.0),),
+    "gr": ((ls.GRANT, 1.0),),
 }
-_EXACT_FIELDS = {"pt": ls.PUB_TYPE, "ta": ls.JOURNAL_KEY, "la": ls.LANGUAGE}
+# The NAME_ANALYZER fields: their words are not stemmed, and not highlighted in the
+# title and abstract (a name or an affiliation is not what the text is about).
+_UNSTEMMED = ("au", "1au", "fau", "lastau", "ad", "gr")
+# Whole-value tags: the typed value becomes one key of the field (field_keys).
+_EXACT_FIELDS = {
+    "pt": ls.PUB_TYPE,
+    "ta": ls.JOURNAL_KEY,
+    "la": ls.LANGUAGE,
+    "mh": ls.MESH_HEADING,
+    "majr": ls.MESH_MAJOR_HEADING,
+    "sh": ls.MESH_SUBHEADING,
+    "aid": ls.ARTICLE_ID,
+    "sb": ls.SUBSET,
+}
+_KEYS: dict[str, Callable[[str], str]] = {
+    "ta": fk.journal_key,
+    "mh": fk.heading_key,
+    "majr": fk.heading_key,
+    "sh": fk.heading_key,
+    "sb": fk.subset_key,
+}
+
+
+def exact_key(tag: str, value: str) -> str:
+    """The key a whole-value tag's ``value`` is looked up by."""
+    return _KEYS.get(tag, ls.exact_key)(value.strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +293,7 @@ class QueryBuilder:
                     built.append(q)
             return _any(built)
         if isinstance(node, YearRange):
-            return year_range(self.schema, node.start, node.end)
+            return date_range(self.schema, *node.bounds)
         return self.leaf(node, tag, negated=negated)
 
     def tokens(self, text: str, *, stem: bool = True) -> list[tuple[int, str]]:
@@ -281,7 +311,7 @@ class QueryBuilder:
         values of exact-match tags, are left out."""
         if tag in _EXACT_FIELDS or tag == "pmid":
             return {}
-        stem = tag not in ("au", "1au")
+        stem = tag not in _UNSTEMMED
         found: Words = {}
         for i, c in enumerate(children):
             if isinstance(c, Term) and (
@@ -350,17 +380,17 @@ class QueryBuilder:
         """The SHOULD clauses whose summed scores rank ``node`` (one, for dis_max)."""
         if tag == "pmid":
             return [tantivy.Query.term_query(self.schema, ls.PMID, int(node.text.strip()))]
-        if tag in _EXACT_FIELDS:
-            key = ls.exact_key(node.text.strip())
+        if tag in _EXACT_FIELDS and not isinstance(node, Prefix):  # mh*: the heading words
+            key = exact_key(tag, node.text)
             return [tantivy.Query.term_query(self.schema, _EXACT_FIELDS[tag], key)]
         fields = self.ranking.fields if tag is None else _TAG_FIELDS[tag]
-        stem = tag not in ("au", "1au")
+        stem = tag not in _UNSTEMMED
         tokens = self.tokens(node.text, stem=stem)
         if not tokens:
             return []
         if isinstance(node, Prefix):
             tokens = self.prefix_tokens(node.text, tokens, stem=stem)
-        if not negated and tag not in ("au", "1au"):  # names are not highlighted in text
+        if not negated and tag not in _UNSTEMMED:
             self.terms.extend(t for _, t in tokens[:-1])
             self.terms.append(tokens[-1][1] + ("*" if isinstance(node, Prefix) else ""))
         per_field = [
@@ -389,7 +419,7 @@ class QueryBuilder:
     ) -> Any:
         words: list[str | tuple[int, str]] = [(pos, tok) for pos, tok in tokens]
         if isinstance(node, Phrase) and node.near is not None and len(tokens) > 1:
-            stem = tag not in ("au", "1au")
+            stem = tag not in _UNSTEMMED
             typed = [[t for _, t in self.tokens(word, stem=stem)] for word in node.text.split()]
             return proximity_query(self.schema, name, [t for t in typed if t], node.near)
         if isinstance(node, Prefix):
@@ -398,7 +428,7 @@ class QueryBuilder:
             if cut(found) and node.text + "*" not in self.truncated:
                 self.truncated.append(node.text + "*")
             return truncation_query(self.schema, name, tokens, found)
-        if tag in ("au", "1au") and len(tokens) > 1 and len(tokens[-1][1]) <= 2:
+        if tag in ("au", "1au", "lastau") and len(tokens) > 1 and len(tokens[-1][1]) <= 2:
             # "smith j"[au] finds "Smith JA": PubMed truncates initials the same way
             return tantivy.Query.phrase_prefix_query(self.schema, name, words)
         if len(tokens) == 1:
@@ -464,8 +494,41 @@ def year_range(schema: Any, start: int | None, end: int | None) -> Any:
     )
 
 
-def _any_of(schema: Any, field_name: str, values: tuple[str, ...]) -> Any:
-    keys = sorted({ls.exact_key(v) for v in values})
+def date_range(schema: Any, first: int | None, last: int | None) -> Any:
+    """Articles whose publication date span (``field_keys.date_span``) overlaps
+    ``first``..``last`` (``YYYYMMDD``): it starts by ``last`` and ends from ``first``."""
+    clauses = []
+    if last is not None:
+        clauses.append(
+            tantivy.Query.range_query(
+                schema,
+                ls.DATE_START,
+                tantivy.FieldType.Integer,
+                lower_bound=None,
+                upper_bound=last,
+            )
+        )
+    if first is not None:
+        clauses.append(
+            tantivy.Query.range_query(
+                schema,
+                ls.DATE_END,
+                tantivy.FieldType.Integer,
+                lower_bound=first,
+                upper_bound=None,
+            )
+        )
+    if not clauses:
+        return tantivy.Query.exists_query(ls.DATE_START)
+    if len(clauses) == 1:
+        return clauses[0]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, c) for c in clauses])
+
+
+def _any_of(
+    schema: Any, field_name: str, values: tuple[str, ...], key: Callable[[str], str] = ls.exact_key
+) -> Any:
+    keys = sorted({key(v) for v in values})
     return tantivy.Query.term_set_query(schema, field_name, keys)
 
 
@@ -474,8 +537,10 @@ def filter_clauses(schema: Any, filters: Filters) -> list[Any]:
     clauses: list[Any] = []
     if filters.year_from is not None or filters.year_to is not None:
         clauses.append(year_range(schema, filters.year_from, filters.year_to))
+    if filters.date_from is not None or filters.date_to is not None:
+        clauses.append(date_range(schema, filters.date_from, filters.date_to))
     if filters.journals:
-        clauses.append(_any_of(schema, ls.JOURNAL_KEY, filters.journals))
+        clauses.append(_any_of(schema, ls.JOURNAL_KEY, filters.journals, fk.journal_key))
     if filters.publication_types:
         clauses.append(_any_of(schema, ls.PUB_TYPE, filters.publication_types))
     if filters.languages:

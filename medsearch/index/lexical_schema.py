@@ -35,13 +35,15 @@ import orjson
 import regex
 import tantivy
 
+from medsearch import field_keys as fk
 from medsearch.query.normalize import normalize_text
 from medsearch.records import Article
 
-SCHEMA_VERSION = 3  # 2: no stored title/abstract (snippets read the store); 3: TITLE_ALONE
-READABLE_VERSIONS = (2, 3)
-"""Formats a search can read: a format-2 index ranks as it always did (see
-``lexical_query.LEGACY_RANKING``) until the next ``medsearch ingest`` rebuilds it."""
+SCHEMA_VERSION = 4  # 2: no stored title/abstract; 3: TITLE_ALONE; 4: the field-tag fields
+READABLE_VERSIONS = (4,)
+"""Formats a search can read. An older index lacks the fields PubMed's tags need
+(``[mh]`` headings, journal keys, dates) and would answer them wrongly, so it is refused
+with the fix; ``medsearch ingest`` rebuilds it from the store (``ingest.lexical_sync``)."""
 TEXT_ANALYZER = "med_text"  # stemmed, for title/abstract/MeSH/keywords
 NAME_ANALYZER = "med_name"  # not stemmed, for author names
 TOKEN_PATTERN = r"[\p{L}\p{M}]+|\p{N}+"
@@ -62,7 +64,23 @@ MESH_MAJOR = "mesh_major"
 KEYWORDS = "keywords"
 AUTHORS = "authors"
 FIRST_AUTHOR = "first_author"
-JOURNAL_KEY = "journal_key"  # casefolded full title and ISO abbreviation, exact
+JOURNAL_KEY = "journal_key"  # field_keys.journal_key of titles, abbreviations, ISSNs
+# The field tags' own fields (format 4). On 936 real records they take the index from
+# 963 to 1,437 bytes an article: affiliations ~175 B, full and last authors ~150 B (both
+# with positions, for phrases), MeSH heading keys ~80 B, dates ~10 B; a small corpus
+# overstates it (its term dictionaries are mostly singletons), and ingest's parser
+# processes spend ~45 us more a record building them.
+MESH_HEADING = "mesh_heading"  # field_keys.heading_key: "cataract", "cataract/surgery"
+MESH_MAJOR_HEADING = "mesh_major_heading"
+MESH_SUBHEADING = "mesh_subheading"  # qualifier names: [sh]
+ARTICLE_ID = "article_id"  # casefolded DOIs, PMCIDs, PIIs: [aid]
+SUBSET = "subset"  # field_keys.SUBSETS: [sb]
+FULL_AUTHOR = "full_author"  # "Lastname Forename": [fau]
+LAST_AUTHOR = "last_author"  # "Lastname AB": [lastau]
+AFFILIATION = "affiliation"  # [ad], words not stemmed (place and institution names)
+GRANT = "grant"  # grant number, acronym and agency: [gr]
+DATE_START = "date_start"  # field_keys.date_span: YYYYMMDD, for [dp] and --date
+DATE_END = "date_end"
 PUB_TYPE = "pub_type"  # casefolded, exact
 LANGUAGE = "language"  # casefolded, exact
 YEAR = "year"
@@ -71,8 +89,17 @@ PAYLOAD = "payload"
 META_COMMIT = "commit"
 
 STEMMED_FIELDS = (TITLE, ABSTRACT, TITLE_ALONE, MESH, MESH_MAJOR, KEYWORDS)
-NAME_FIELDS = (AUTHORS, FIRST_AUTHOR)
-EXACT_FIELDS = (JOURNAL_KEY, PUB_TYPE, LANGUAGE)
+NAME_FIELDS = (AUTHORS, FIRST_AUTHOR, FULL_AUTHOR, LAST_AUTHOR, AFFILIATION, GRANT)
+EXACT_FIELDS = (
+    JOURNAL_KEY,
+    PUB_TYPE,
+    LANGUAGE,
+    MESH_HEADING,
+    MESH_MAJOR_HEADING,
+    MESH_SUBHEADING,
+    ARTICLE_ID,
+    SUBSET,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +233,8 @@ def build_schema() -> Any:
     for name in (*EXACT_FIELDS, META):
         sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
     sb.add_integer_field(YEAR, indexed=True, fast=True)
+    sb.add_integer_field(DATE_START, indexed=True, fast=True)
+    sb.add_integer_field(DATE_END, indexed=True, fast=True)
     sb.add_bytes_field(PAYLOAD, stored=True)
     return sb.build()
 
@@ -246,13 +275,25 @@ def article_fields(article: Article) -> Fields:
         fields[MESH] = mesh
         if major:
             fields[MESH_MAJOR] = major
+        fields.update(mesh_heading_fields(article))
     if article.keywords:
         fields[KEYWORDS] = [_split(keyword) for keyword in article.keywords]
     if article.authors:
         names = [_split(author.display) for author in article.authors]
         fields[AUTHORS] = names
         fields[FIRST_AUTHOR] = [names[0]]
-    journals = {exact_key(j) for j in (article.journal, article.journal_abbrev) if j}
+        fields[LAST_AUTHOR] = [names[-1]]
+        full = [
+            _split(f"{a.last_name} {a.fore_name}")
+            for a in article.authors
+            if a.last_name and a.fore_name
+        ]
+        if full:
+            fields[FULL_AUTHOR] = full
+        places = sorted({p for a in article.authors for p in a.affiliations})
+        if places:
+            fields[AFFILIATION] = [_split(p) for p in places]
+    journals = fk.journal_keys(article)
     if journals:
         fields[JOURNAL_KEY] = sorted(journals)
     if article.publication_types:
@@ -261,7 +302,55 @@ def article_fields(article: Article) -> Fields:
         fields[LANGUAGE] = sorted({exact_key(lang) for lang in article.languages})
     if article.year is not None:
         fields[YEAR] = [article.year]
+    fields.update(other_tag_fields(article))
     return fields
+
+
+def mesh_heading_fields(article: Article) -> Fields:
+    """``[mh]``/``[majr]``/``[sh]`` keys: each heading whole, and ``heading/qualifier``
+    for each of its qualifiers (major when the heading or that qualifier is, PubMed's
+    ``[majr]`` rule)."""
+    every: set[str] = set()
+    major: set[str] = set()
+    qualifiers: set[str] = set()
+    for heading in article.mesh:
+        name = fk.name_key(heading.descriptor)
+        every.add(name)
+        if heading.is_major:
+            major.add(name)
+        for qualifier in heading.qualifiers:
+            sub = fk.name_key(qualifier.name)
+            pair = f"{name}/{sub}"
+            every.add(pair)
+            qualifiers.add(sub)
+            if heading.major or qualifier.major:
+                major.add(pair)
+    out: Fields = {MESH_HEADING: sorted(every)}
+    if major:
+        out[MESH_MAJOR_HEADING] = sorted(major)
+    if qualifiers:
+        out[MESH_SUBHEADING] = sorted(qualifiers)
+    return out
+
+
+def other_tag_fields(article: Article) -> Fields:
+    """Dates, identifiers, grants and subsets: the fields only field tags search."""
+    out: Fields = {}
+    span = fk.date_span(article.pub_date)
+    if span is not None:
+        out[DATE_START], out[DATE_END] = [span[0]], [span[1]]
+    ids = sorted({value.strip().casefold() for _, value in article.article_ids if value.strip()})
+    if ids:
+        out[ARTICLE_ID] = ids
+    grants = [
+        _split(" ".join(p for p in (g.grant_id, g.acronym, g.agency) if p)) for g in article.grants
+    ]
+    if grants:
+        out[GRANT] = grants
+    subsets = fk.subsets(article)
+    if subsets:
+        out[SUBSET] = subsets
+    return out
 
 
 def _split(text: str) -> str:

@@ -79,8 +79,9 @@ def _first_tag(node: Node) -> str | None:
 
 
 def _as_filters(node: Node, kind: str) -> Filters:
-    if isinstance(node, YearRange):
-        return Filters(year_from=node.start, year_to=node.end)
+    if isinstance(node, YearRange):  # the whole date: a MedlineDate's span counts
+        first, last = node.bounds
+        return Filters(date_from=first, date_to=last)
     values = tuple(_exact_values(node, kind) or ())
     if kind == "pt":
         return Filters(publication_types=values)

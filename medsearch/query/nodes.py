@@ -14,12 +14,16 @@ from medsearch.records import Filters
 
 # Canonical field tags, PubMed's short forms.
 TEXT_TAGS = ("ti", "ab", "tiab", "mh", "majr", "kw", "all")
-NAME_TAGS = ("au", "1au")
+NAME_TAGS = ("au", "1au", "fau", "lastau")
+WORD_TAGS = ("ad", "gr")  # searched as words (phrases), not stemmed
 EXACT_TAGS = ("pt", "ta", "la")  # compared as whole casefolded strings
+# Compared as whole keys (medsearch.field_keys) and never lifted into Filters; a
+# truncated [mh]/[majr] value searches the words of the headings instead.
+KEY_TAGS = ("mh", "majr", "sh", "aid", "sb")
 FILTER_TAGS = ("dp", *EXACT_TAGS)  # may be lifted out of the query into Filters
 # Tags whose value is a whole name: a run of words before them is one value, not a list.
-WHOLE_VALUE_TAGS = ("au", "1au", "mh", "majr", "dp", "pmid", *EXACT_TAGS)
-ALL_TAGS = (*TEXT_TAGS, *NAME_TAGS, *EXACT_TAGS, "dp", "pmid")
+WHOLE_VALUE_TAGS = ("dp", "pmid", *NAME_TAGS, *WORD_TAGS, *EXACT_TAGS, *KEY_TAGS)
+ALL_TAGS = (*TEXT_TAGS, *NAME_TAGS, *WORD_TAGS, *EXACT_TAGS, "sh", "aid", "sb", "dp", "pmid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +57,22 @@ class Prefix:
 
 @dataclass(frozen=True, slots=True)
 class YearRange:
-    """``2015[dp]`` or ``2015:2020[dp]``: publication years, both ends inclusive."""
+    """``2015[dp]``, ``2019/08[dp]`` or ``2015:2020/06/30[dp]``: publication dates, both
+    ends inclusive. ``start``/``end`` are the years; ``first``/``last`` the ``YYYYMMDD``
+    span the typed dates cover (``field_keys.date_bounds``), 0 when built from years."""
 
     start: int
     end: int
     pos: int = 0
+    first: int = 0
+    last: int = 0
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        """The ``YYYYMMDD`` span: the typed one, or the whole years."""
+        if self.first and self.last:
+            return self.first, self.last
+        return self.start * 10000, self.end * 10000 + 1231
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ import re
 from dataclasses import replace
 
 from medsearch.errors import QuerySyntaxError
+from medsearch.field_keys import SUBSETS, date_bounds, subset_key
 from medsearch.query.filters import lift_filters
 from medsearch.query.lexer import PROXIMITY_TAGS, Token, split_proximity, tokenize
 from medsearch.query.nodes import (
@@ -55,7 +56,7 @@ MAX_NEAR_WORDS = 5  # a proximity search is one phrase per order of its words: 5
 # bound far past any real query keeps them inside Python's recursion limit (~330 levels
 # here), wherever they run (a TUI worker thread too).
 MAX_NESTING = 100
-_DATE = re.compile(r"\s*([0-9]{4})(?:[/-][0-9]{1,2}(?:[/-][0-9]{1,2})?)?\s*")
+_DATE = re.compile(r"\s*([0-9]{4})(?:[/-]([0-9]{1,2})(?:[/-]([0-9]{1,2}))?)?\s*")
 _PMID = re.compile(r"[0-9]{1,18}")  # fits tantivy's i64
 LANGUAGE_CODES = {
     "english": "eng",
@@ -91,6 +92,24 @@ def is_set_query(tokens: list[Token]) -> bool:
         or (t.kind == "word" and t.text.endswith("*"))
         for t in tokens
     )
+
+
+MESH_NOTE = (
+    "[mh]/[majr] match the heading itself: narrower headings are not included"
+    " until MeSH is installed"
+)
+"""PubMed explodes a heading to the ones under it in the MeSH tree; that needs NLM's MeSH
+data, which this index does not hold yet."""
+
+
+def mesh_note(text: str) -> str | None:
+    """:data:`MESH_NOTE` when ``text`` uses ``[mh]`` or ``[majr]`` (read from its tokens:
+    no second parse)."""
+    try:
+        tokens = tokenize(repair_undecodable(text))
+    except QuerySyntaxError:
+        return None
+    return MESH_NOTE if any(t.kind == "tag" and t.text in ("mh", "majr") for t in tokens) else None
 
 
 def parse_plain(text: str) -> ParsedQuery:
@@ -303,14 +322,30 @@ def apply_tag(tag: str, node: Node, pos: int) -> Node:
         return Not(apply_tag(tag, node.child, pos))
     if tag == "dp":
         return _year_range(node, pos)
-    if isinstance(node, Prefix) and tag in (*EXACT_TAGS, "pmid"):
+    if isinstance(node, Prefix) and tag in (*EXACT_TAGS, "pmid", "sh", "aid", "sb"):
         raise QuerySyntaxError(f"truncation (*) does not work with [{tag}] at {pos}", pos)
-    if tag == "pmid" and not _PMID.fullmatch(node.text.strip()):
-        raise QuerySyntaxError(f"[pmid] needs a number, not '{node.text}' at {pos}", pos)
+    if tag == "pmid":
+        return _pmids(node, pos)
+    if tag == "au" and "," in node.text:  # "Smith, John A"[au]: PubMed's full-name form
+        tag = "fau"
+    if tag == "sb" and subset_key(node.text) not in {subset_key(s) for s in SUBSETS}:
+        known = ", ".join(SUBSETS)
+        raise QuerySyntaxError(
+            f"unknown subset '{node.text}' for [sb] at {pos} (known: {known})", pos
+        )
     if tag == "la":
         code = LANGUAGE_CODES.get(node.text.strip().casefold(), node.text.strip())
         return Tagged(tag, Term(code, node.pos), pos)
     return Tagged(tag, node, pos)
+
+
+def _pmids(node: Term | Phrase | Prefix, pos: int) -> Node:
+    """``1 2 3[pmid]`` and ``1,2[pmid]``: any of the listed PMIDs (PubMed takes lists)."""
+    ids = node.text.replace(",", " ").split()
+    if not ids or not all(_PMID.fullmatch(i) for i in ids):
+        raise QuerySyntaxError(f"[pmid] needs a number, not '{node.text}' at {pos}", pos)
+    tagged = tuple(Tagged("pmid", Term(i, node.pos), pos) for i in ids)
+    return tagged[0] if len(tagged) == 1 else Or(tagged)
 
 
 def _proximity(tag: str, near: int, node: Node, pos: int) -> Node:
@@ -331,13 +366,40 @@ def _proximity(tag: str, near: int, node: Node, pos: int) -> Node:
 
 
 def _year_range(node: Term | Phrase | Prefix, pos: int) -> YearRange:
+    """``YYYY``, ``YYYY/MM`` or ``YYYY/MM/DD``, or a range ``A:B`` of any of them; an
+    open end (``2015:``) runs to the last date ingest keeps."""
     text = node.text
     parts = text.split(":")
+    if len(parts) == 2 and not parts[1].strip():
+        parts[1] = "2999"
+    if len(parts) == 2 and not parts[0].strip():
+        parts[0] = "1000"
     matches = [_DATE.fullmatch(p) for p in parts]
     if len(parts) > 2 or isinstance(node, Prefix) or not all(matches):
         raise QuerySyntaxError(f"bad date '{text}' for [dp] at {pos}", pos)
-    years = [int(m.group(1)) for m in matches if m]
-    start, end = years[0], years[-1]
-    if end < start:
+    dates = [
+        (int(m.group(1)), _part(m.group(2), 12, text, pos), _part(m.group(3), 31, text, pos))
+        for m in matches
+        if m
+    ]
+    first = date_bounds(*dates[0])[0]
+    last = date_bounds(*dates[-1])[1]
+    if last < first:
         raise QuerySyntaxError(f"date range '{text}' ends before it starts at {pos}", pos)
-    return YearRange(start, end, node.pos)
+    if all(month is None for _, month, _ in dates):
+        return YearRange(dates[0][0], dates[-1][0], node.pos)
+    return YearRange(dates[0][0], dates[-1][0], node.pos, first, last)
+
+
+def parse_date_range(text: str) -> tuple[int, int]:
+    """``--date A:B`` (or one date) as ``YYYYMMDD`` bounds, read as ``A:B[dp]`` is."""
+    return _year_range(Term(text), 0).bounds
+
+
+def _part(text: str | None, most: int, value: str, pos: int) -> int | None:
+    if text is None:
+        return None
+    number = int(text)
+    if not 1 <= number <= most:
+        raise QuerySyntaxError(f"bad date '{value}' for [dp] at {pos}", pos)
+    return number

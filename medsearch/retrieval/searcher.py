@@ -33,7 +33,7 @@ from medsearch.errors import (
 from medsearch.models.batching import Cancelled
 from medsearch.paths import Paths
 from medsearch.query.normalize import repair_undecodable
-from medsearch.query.parser import parse_plain, parse_query
+from medsearch.query.parser import mesh_note, parse_plain, parse_query
 from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.results import ALL_WORDS, Candidate, SearchResult, make_hits
 from medsearch.retrieval.sets import Plan, dense_method, plan_query
@@ -335,6 +335,8 @@ class Searcher:
             notes.append(dropped_note(lex.dropped, dense_reads_all=mode != "lexical"))
         if lex.truncated:
             notes.append(truncated_note(lex.truncated))
+        if syntax and (note := mesh_note(query)) is not None:
+            notes.append(note)
         lexical = [
             Candidate(pmid=h.pmid, score=h.score, sources=("lexical",), snippet=h.snippet)
             for h in lex.hits

@@ -45,6 +45,11 @@ when it does not the result says so and BM25's order fills the rest.
 """
 
 
+UNREAD_TAGS = ("pt", "ta", "la", "pmid", "dp", "aid", "sb", "sh")
+"""Tags whose values are identifiers or codes (a type, a journal, a DOI, a subset), not
+words about the topic: the encoder does not read them."""
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """One query, parsed once, as every side reads it.
@@ -90,8 +95,8 @@ def _has_syntax(node: Node) -> bool:
 
 def ranking_text(parsed: ParsedQuery) -> str:
     """The words an encoder reads: every word the query asks to find, in order, from
-    the parsed query (never a regex over its text); excluded words (``NOT``) and
-    exact-value tags (``[pt]``, ``[pmid]``) are not meaning to search by."""
+    the parsed query (never a regex over its text); excluded words (``NOT``) and the
+    values of :data:`UNREAD_TAGS` are not meaning to search by."""
     return " ".join(_words(parsed.node)) if parsed.node is not None else ""
 
 
@@ -101,7 +106,7 @@ def _words(node: Node) -> list[str]:
     if isinstance(node, YearRange | Not):
         return []
     if isinstance(node, Tagged):
-        return [] if node.tag in ("pt", "ta", "la", "pmid", "dp") else _words(node.node)
+        return [] if node.tag in UNREAD_TAGS else _words(node.node)
     out: list[str] = []
     for child in node.children:
         out.extend(_words(child))
