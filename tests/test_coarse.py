@@ -151,6 +151,7 @@ def sentence_recall(path: Path, coarse: cq.Coarse, x: np.ndarray) -> float:
     return float(np.mean(found))
 
 
+@pytest.mark.thorough
 def test_a_sentence_collection_trains_places_and_retrains_on_the_torch_device(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -162,6 +163,7 @@ def test_a_sentence_collection_trains_places_and_retrains_on_the_torch_device(
     assert on_torch >= on_faiss - 0.05 and on_torch > 0.45  # PQ4 codes of 32-d: coarse
 
 
+@pytest.mark.thorough
 def test_an_article_collection_builds_its_parts_on_the_torch_device(tmp_path: Path) -> None:
     x = clustered(6_000, seed=10)
     with VectorCollection.open(tmp_path / "v", dim=DIM, profile="t", create=True) as col:

@@ -193,6 +193,7 @@ def test_a_query_text_past_one_mib_is_refused_naming_the_limit(store: Store) -> 
     )
 
 
+@pytest.mark.thorough
 def test_the_printf_bomb_stays_in_bounded_memory(store: Store, tmp_path: Path) -> None:
     """One printf call loops over all 2e9 characters even past the limit (~20 s, in
     SQLite, where no handler is asked): its memory stays bounded, and --timeout ends it

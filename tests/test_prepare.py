@@ -62,6 +62,7 @@ def test_messages_keep_stream_order_and_use_the_dictionary(articles: list[Articl
     assert all(r[4][:1] == b"{" for kind, b in plain if kind == "articles" for r in b.rows)
 
 
+@pytest.mark.thorough
 def test_several_parsers_give_the_store_and_index_a_lone_parser_gives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -249,6 +249,7 @@ def test_rows_compressed_with_another_dictionary_are_recompressed_with_the_store
     assert {codec.dictionary_of(stored[a.pmid]) for a in later} == {dict_id}
 
 
+@pytest.mark.thorough
 def test_abstracts_are_read_without_the_rest_of_each_record_and_split_the_same(
     tmp_path: Path,
 ) -> None:

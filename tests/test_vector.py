@@ -332,6 +332,7 @@ def test_exclusions_are_built_once_per_state_and_new_removals_count_at_once(
         assert other not in best(20)
 
 
+@pytest.mark.thorough
 def test_a_rebuild_encodes_straight_into_parts_of_bounded_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
