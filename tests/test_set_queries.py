@@ -210,9 +210,10 @@ def test_the_cli_shows_the_count_and_the_marker_in_text_and_json(home: Paths) ->
     want = expected(lambda r: "cataract" in r.title and r.review)
     data = json.loads(cli("cataract[ti] AND review[pt]", "--json", "--device", "cpu"))
     assert data["total"] == len(want) and {h["pmid"] for h in data["hits"]} <= want
+    assert data["counted"] == "set"  # a script can tell PubMed's count from the other
     both = expected(lambda r: {"cataract", "surgery"} <= r.words)
     plain = json.loads(cli("cataract surgery", "--json", "-k", "20", "--device", "cpu"))
-    assert plain["total"] == len(both)
+    assert plain["total"] == len(both) and plain["counted"] == "all_words"
     assert {h["pmid"] for h in plain["hits"] if h["all_words"]} <= both
     text = cli("cataract surgery", "-k", "20", "--device", "cpu")
     assert f"{len(both):,} matching" in text and "not all words" in text

@@ -44,6 +44,10 @@ class SearchResult:
     rerankers: tuple[str, ...] = ()  # every reranker that ordered the list, in order
     notes: tuple[str, ...] = ()
     timings: tuple[tuple[str, float], ...] = ()
+    counted: str | None = None
+    """What ``total`` counts: ``"set"`` (a set query's articles, PubMed's count) or
+    ``"all_words"`` (plain words: the articles holding every word); None where a total
+    is no count of matches (similar articles, sentences)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.context)
@@ -51,6 +55,7 @@ class SearchResult:
             {
                 "mode": self.mode,
                 "total": self.total,
+                **({"counted": self.counted} if self.counted else {}),
                 "reranked": self.reranked,
                 "reranker": "+".join(self.rerankers) or None,
                 "hits": [h.to_dict() for h in self.hits],

@@ -386,6 +386,7 @@ class Searcher:
             notes=tuple(notes),
             timings=tuple(timings),
             rerankers=rerankers,
+            counted="set" if query_plan.is_set else ALL_WORDS,
         )
 
     def _count(self, query_plan: Plan, lexical_total: int, filters: Filters) -> int:
