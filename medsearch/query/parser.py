@@ -102,14 +102,19 @@ MESH_NOTE = (
 data, which this index does not hold yet."""
 
 
-def mesh_note(text: str) -> str | None:
-    """:data:`MESH_NOTE` when ``text`` uses ``[mh]`` or ``[majr]`` (read from its tokens:
-    no second parse)."""
-    try:
-        tokens = tokenize(repair_undecodable(text))
-    except QuerySyntaxError:
-        return None
-    return MESH_NOTE if any(t.kind == "tag" and t.text in ("mh", "majr") for t in tokens) else None
+def mesh_note(parsed: ParsedQuery) -> str | None:
+    """:data:`MESH_NOTE` when ``parsed`` searches a heading with ``[mh]`` or ``[majr]``."""
+    return MESH_NOTE if _tags_in(parsed.node) & {"mh", "majr"} else None
+
+
+def _tags_in(node: Node | None) -> set[str]:
+    if node is None or isinstance(node, Term | Phrase | Prefix | YearRange):
+        return set()
+    if isinstance(node, Tagged):
+        return {node.tag} | _tags_in(node.node)
+    if isinstance(node, Not):
+        return _tags_in(node.child)
+    return set().union(*(_tags_in(child) for child in node.children))
 
 
 def parse_plain(text: str) -> ParsedQuery:

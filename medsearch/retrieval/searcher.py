@@ -335,7 +335,7 @@ class Searcher:
             notes.append(dropped_note(lex.dropped, dense_reads_all=mode != "lexical"))
         if lex.truncated:
             notes.append(truncated_note(lex.truncated))
-        if syntax and (note := mesh_note(query)) is not None:
+        if syntax and (note := mesh_note(query_plan.parsed)) is not None:
             notes.append(note)
         lexical = [
             Candidate(pmid=h.pmid, score=h.score, sources=("lexical",), snippet=h.snippet)

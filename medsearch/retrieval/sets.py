@@ -69,28 +69,9 @@ class Plan:
 
 def plan_query(parsed: ParsedQuery) -> Plan:
     """The :class:`Plan` of an already parsed query."""
-    is_set = is_set_query(parsed)
+    is_set = parsed.set_query  # the parser's reading, which also ANDs its words
     all_words = None if is_set else all_words_query(parsed)
     return Plan(parsed=parsed, is_set=is_set, text=ranking_text(parsed), all_words=all_words)
-
-
-def is_set_query(parsed: ParsedQuery) -> bool:
-    """Whether ``parsed`` has an operator, a field tag, a phrase or a truncation.
-
-    Tags lifted out as filters (``review[pt]``, ``2019[dp]``) count: they were typed.
-    Adjacent words (an ``Or`` with ``words``) are plain words, not an operator.
-    """
-    if not parsed.filters.empty:
-        return True
-    return parsed.node is not None and _has_syntax(parsed.node)
-
-
-def _has_syntax(node: Node) -> bool:
-    if isinstance(node, Term):
-        return False
-    if isinstance(node, Or) and node.words:
-        return any(_has_syntax(child) for child in node.children)
-    return True  # Phrase, Prefix, YearRange, Tagged, And, Not, explicit Or
 
 
 def ranking_text(parsed: ParsedQuery) -> str:
