@@ -150,7 +150,7 @@ def search(
             result = sort_result(result, sort, len(result.hits), searcher.store)
         else:
             result = sort_result(result, sort, k, searcher.store, searcher.lexical)
-        suggestion = did_you_mean(searcher.lexical, query)
+            suggestion = did_you_mean(searcher.lexical, query)  # shown with the hits only
     if export_fmt is not None:
         _export(ctx, result, export_fmt, output, quiet=as_json)
         return
