@@ -10,6 +10,15 @@ and top-k at scale). Recall@10 is against exact scoring of the whole set, and th
 first stage (no set) is timed in the same run for the ratio.
 
     python benchmarks/set_queries.py --n 200000 --sizes 10,1000,20000,50000,100000
+
+``--home DIR`` times the whole thing instead: the real Searcher over a data home built by
+``benchmarks.hybrid_scale`` (synthetic articles, random minilm-sized vectors, IVF-PQ past
+500K), set queries ``word[ti]`` whose sets span 10 articles to a third of the corpus,
+in hybrid mode end to end (tantivy's count, listing or membership checks included, the
+query encoder too), with a plain two-word hybrid search timed in the same run as the
+reference; recall@10 of dense mode against exact scoring of the listed set.
+
+    python -m benchmarks.set_queries --home /work/h1m/home --per-class 8
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -94,14 +104,104 @@ def run(n: int, sizes: list[int], queries: int, k: int, seed: int) -> list[dict[
     return rows
 
 
+SIZE_CLASSES = (
+    (10, 100),
+    (100, 1_000),
+    (1_000, 10_000),
+    (10_000, 50_000),
+    (50_000, 150_000),
+    (150_000, 400_000),
+    (400_000, 10**9),
+)
+
+
+def title_words_by_size(
+    lexical: Any, vocab: list[str], per_class: int
+) -> dict[tuple[int, int], list[tuple[str, int]]]:
+    """``word[ti]`` queries bucketed by their set size, words sampled along the Zipf ranks."""
+    from medsearch.query.parser import parse_query
+
+    found: dict[tuple[int, int], list[tuple[str, int]]] = {c: [] for c in SIZE_CLASSES}
+    ranks = np.unique(np.geomspace(1, len(vocab), 400).astype(int)) - 1
+    for rank in ranks.tolist():
+        word = vocab[rank]
+        total = lexical.rank(parse_query(f"{word}[ti]"), k=1).total
+        for lo, hi in SIZE_CLASSES:
+            if lo <= total < hi and len(found[(lo, hi)]) < per_class:
+                found[(lo, hi)].append((word, total))
+    return found
+
+
+def home_run(home: Path, per_class: int) -> list[dict[str, object]]:
+    from benchmarks.lexical import VOCAB_SIZE
+    from benchmarks.synth import pseudo_vocabulary
+    from medsearch.paths import Paths
+    from medsearch.query.parser import parse_query
+    from medsearch.retrieval.searcher import open_searcher
+
+    vocab = pseudo_vocabulary(VOCAB_SIZE, 0)
+    rows: list[dict[str, object]] = []
+    with open_searcher(Paths(home), device="cpu", load=True) as searcher:
+        searcher.search("warm up the model", mode="hybrid")
+        dense = searcher.dense_side("benchmark")
+        classes = title_words_by_size(searcher.lexical, vocab, per_class)
+        rng = np.random.default_rng(0)
+        for (lo, hi), words in classes.items():
+            if not words:
+                continue
+            times, plain, recalls = [], [], []
+            for word, size in words:
+                other = vocab[int(rng.integers(100, 5_000))]
+                t = time.perf_counter()
+                searcher.search(f"{word} {other}", mode="hybrid", k=10)
+                plain.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                result = searcher.search(f"{word}[ti]", mode="hybrid", k=10)
+                times.append(time.perf_counter() - t)
+                assert result.total == size, (word, result.total, size)
+                got = searcher.search(f"{word}[ti]", mode="dense", k=10)
+                listed = searcher.lexical.rank(parse_query(f"{word}[ti]"), k=size, count=False)
+                ids = np.asarray(listed.pmids, dtype=np.int64)
+                q = dense.encode_query(word).reshape(-1)
+                scores = np.concatenate(
+                    [
+                        dense.articles.get(ids[i : i + 100_000]) @ q
+                        for i in range(0, len(ids), 100_000)
+                    ]
+                )
+                truth = set(ids[np.argsort(-scores)[:10]].tolist())
+                top = {h.pmid for h in got.hits[:10]}
+                recalls.append(len(top & truth) / min(10, size))
+            rows.append(
+                {
+                    "articles": len(dense.articles),
+                    "set": f"{lo:,}-{hi:,}",
+                    "sizes": [s for _, s in words],
+                    "method": dense_method(int(np.median([s for _, s in words]))),
+                    "hybrid_p50_ms": round(float(np.percentile(times, 50)) * 1000, 1),
+                    "hybrid_p95_ms": round(p95(times), 1),
+                    "plain_hybrid_p95_ms": round(p95(plain), 1),
+                    "ratio": round(p95(times) / p95(plain), 2),
+                    "dense_recall@10": round(float(np.mean(recalls)), 3),
+                }
+            )
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--home", type=Path, help="time the real Searcher over this data home")
+    ap.add_argument("--per-class", type=int, default=8)
     ap.add_argument("--n", type=int, default=200_000)
     ap.add_argument("--sizes", default="10,1000,20000,50000,100000")
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--k", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    if args.home is not None:
+        home_run(args.home, args.per_class)
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     for row in run(args.n, sizes, args.queries, args.k, args.seed):
         print(json.dumps(row))

@@ -158,14 +158,14 @@ def test_dense_mode_orders_the_set_by_dense_score(home: Paths, searcher: Searche
     assert [h.pmid for h in result.hits] == dense_order(home, searcher, "cataract", want)
 
 
-@pytest.mark.parametrize("exact_max", [0, 10_000], ids=["oversample", "exact"])
+@pytest.mark.parametrize("list_max", [0, 10_000], ids=["oversample", "listed"])
 def test_a_set_past_the_lexical_candidates_is_searched_either_way_with_the_same_order(
-    home: Paths, searcher: Searcher, monkeypatch: pytest.MonkeyPatch, exact_max: int
+    home: Paths, searcher: Searcher, monkeypatch: pytest.MonkeyPatch, list_max: int
 ) -> None:
     """The lexical side lists only 2 candidates, so the dense side must find the rest:
-    by listing the set and scoring it exactly, or (threshold 0) by an oversampled
-    search whose candidates the index checks against the set."""
-    monkeypatch.setattr(sets, "SET_EXACT_MAX", exact_max)
+    by listing the set and restricting the vector search to it, or (threshold 0) by an
+    oversampled search whose candidates the index checks against the set."""
+    monkeypatch.setattr(sets, "SET_LIST_MAX", list_max)
     monkeypatch.setattr(searcher, "settings", replace(searcher.settings, lexical_candidates=2))
     asked: list[int] = []
     members = searcher.lexical.members
@@ -176,13 +176,25 @@ def test_a_set_past_the_lexical_candidates_is_searched_either_way_with_the_same_
 
     monkeypatch.setattr(searcher.lexical, "members", counted)
     want = expected(lambda r: "cataract" in r.words)
-    assert sets.dense_method(len(want)) == ("oversample" if exact_max == 0 else "exact")
+    assert sets.dense_method(len(want)) == ("oversample" if list_max == 0 else "listed")
     result = searcher.search("catar*", mode="dense", k=5)
     assert result.total == len(want)
     assert [h.pmid for h in result.hits] == dense_order(home, searcher, "catar", want)[:5]
-    assert bool(asked) == (exact_max == 0)  # only the oversample path checks membership
+    assert bool(asked) == (list_max == 0)  # only the oversample path checks membership
     hybrid = searcher.search("catar*", mode="hybrid", k=5)
     assert {h.pmid for h in hybrid.hits} <= want and hybrid.total == len(want)
+
+
+def test_a_listed_set_is_every_member_once_with_filters_applied(searcher: Searcher) -> None:
+    """What the dense side restricts itself to: the set's PMIDs read unscored from the
+    index, the query's filters and the caller's both applied."""
+    from medsearch.query.parser import parse_query
+
+    want = expected(lambda r: "cataract" in r.words)
+    listed = searcher.lexical.set_pmids(parse_query("catar*"), len(want))
+    assert sorted(listed.tolist()) == sorted(want)
+    none = searcher.lexical.set_pmids(parse_query("catar* AND 1800[dp]"), len(want))
+    assert len(none) == 0
 
 
 def test_plain_words_rank_the_corpus_and_count_the_articles_with_every_word(

@@ -420,6 +420,24 @@ class LexicalIndex:
         values = searcher.fast_field_values(ls.PMID, [a for _, a in found.hits])
         return np.asarray(values, dtype=np.int64), len(values)
 
+    def set_pmids(
+        self, query: ParsedQuery, size: int, filters: Filters | None = None
+    ) -> np.ndarray:
+        """The PMIDs of a set query's whole set, whose ``size`` the caller has counted:
+        read in PMID order from the fast field, unscored (the dense side scores the set
+        itself, so BM25's scores and a heap of ``size`` hits would be wasted work)."""
+        if size <= 0:
+            return np.zeros(0, dtype=np.int64)
+        caller = filters or Filters()
+        builder = QueryBuilder(self._schema, self._analyzers, self.ranking)
+        built = builder.build(query.node, caller, query.filters)
+        if built is None:
+            return np.zeros(0, dtype=np.int64)
+        searcher = self._index.searcher()
+        found = searcher.search(built, size, count=False, order_by_field=ls.PMID)
+        values = searcher.fast_field_values(ls.PMID, [a for _, a in found.hits])
+        return np.asarray(values, dtype=np.int64)
+
     def _filter_query(self, filters: Filters) -> Any | None:
         """The query matching what ``filters`` accept (every article when empty)."""
         if filters.empty:

@@ -420,8 +420,9 @@ class Searcher:
 
         The dense side searches inside the set (:func:`~medsearch.retrieval.sets.
         dense_method`): a set already listed by the lexical search, or up to
-        ``SET_EXACT_MAX``, is scored exactly on its own vectors; a larger one through an
-        oversampled search whose candidates are checked against the set. Hybrid fuses
+        ``SET_LIST_MAX``, is handed to the vectors as the allowed ids (scored exactly
+        while small, else through the index with the set as its filter); a larger one
+        through an oversampled search whose candidates are checked against the set. Hybrid fuses
         that with BM25's order; dense mode takes the dense order, and members the dense
         side did not reach (no vector yet, or past the oversample) follow in BM25 order.
         """
@@ -433,9 +434,8 @@ class Searcher:
         accept: Callable[[Sequence[int]], set[int]] | None = None
         if size <= len(lexical):
             allowed = np.array([c.pmid for c in lexical], dtype=np.int64)
-        elif dense_method(size) == "exact":
-            listed = self.lexical.rank(query_plan.parsed, k=size, filters=filters, count=False)
-            allowed = np.array(listed.pmids, dtype=np.int64)
+        elif dense_method(size) == "listed":
+            allowed = self.lexical.set_pmids(query_plan.parsed, size, filters)
         else:
 
             def accept(pmids: Sequence[int]) -> set[int]:

@@ -29,19 +29,17 @@ from medsearch.query.nodes import (
     YearRange,
 )
 
-SET_EXACT_MAX = 20_000
-"""Sets up to this size are listed from the lexical index and their own vectors scored
-exactly; larger sets are searched by oversampling the whole-corpus dense search and
-checking each candidate's membership (:func:`dense_method`).
+SET_LIST_MAX = 200_000
+"""Sets up to this size are listed from the lexical index (unscored, in PMID order:
+:meth:`LexicalIndex.set_pmids`) and handed to the vector collection as the allowed ids,
+which scores them exactly up to its ``exact_filter_max`` and otherwise searches its
+IVF-PQ index with the set as a Faiss ID selector (only members are scored, so the head
+is found however small a part of the corpus the set is). Larger sets are searched by
+oversampling the whole-corpus dense search and checking each candidate's membership
+(:func:`dense_method`): at least 200K / 40.9M = 0.5% of PubMed (``review[pt]``: ~7%),
+so the deepened search meets members for the head.
 
-Why 20K: scoring a set exactly gathers its float16 rows from the memmap and takes one
-(n x d) product; ``benchmarks/set_queries.py`` measured ~9 us per 768-d vector on this
-project's 2 shared cores (p95: 5K 69 ms, 10K 105 ms, 20K 179 ms, 50K 309 ms; recall
-1.0), so 20K keeps the dense side near half of the 300 ms budget, listing the PMIDs
-(tantivy top-k, ~0.7 ms per thousand) included. Above it the set holds at least 20K /
-40.9M = 0.05% of PubMed, usually far more (``review[pt]``: ~7%): the oversampled search
-(``DEEPEN`` factors up to 64 x the dense candidates) finds members for the head, and
-when it does not the result says so and BM25's order fills the rest.
+Why 200K: the same bound as a filter's allowed set (:data:`~medsearch.retrieval.dense.ALLOWED_MAX`).
 """
 
 
@@ -111,7 +109,7 @@ def all_words_query(parsed: ParsedQuery) -> ParsedQuery | None:
 
 
 def dense_method(size: int) -> str:
-    """How the dense side searches inside a set of ``size`` articles: ``"exact"`` (list
-    the set, score its own vectors) up to :data:`SET_EXACT_MAX`, else ``"oversample"``
-    (search the whole corpus deeper and keep the members)."""
-    return "exact" if size <= SET_EXACT_MAX else "oversample"
+    """How the dense side searches inside a set of ``size`` articles: ``"listed"`` (the
+    set's PMIDs restrict the vector search) up to :data:`SET_LIST_MAX`, else
+    ``"oversample"`` (search the whole corpus deeper and keep the members)."""
+    return "listed" if size <= SET_LIST_MAX else "oversample"
