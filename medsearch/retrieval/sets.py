@@ -35,7 +35,7 @@ exactly; larger sets are searched by oversampling the whole-corpus dense search 
 checking each candidate's membership (:func:`dense_method`).
 
 Why 20K: scoring a set exactly gathers its float16 rows from the memmap and takes one
-(n x d) product; ``benchmarks/set_queries.py`` measured ~9 us per 768-d vector on this
+(n x d) product; a benchmark (docs/benchmarks-history.md) measured ~9 us per 768-d vector on this
 project's 2 shared cores (p95: 5K 69 ms, 10K 105 ms, 20K 179 ms, 50K 309 ms; recall
 1.0), so 20K keeps the dense side near half of the 300 ms budget, listing the PMIDs
 (tantivy top-k, ~0.7 ms per thousand) included. Above it the set holds at least 20K /
