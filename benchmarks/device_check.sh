@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# Issues 9 and 10's open device figures in one call of a lent GPU machine (~7 minutes),
-# for a session with 15 minutes of device time, which affords one call and a machine start:
+# The GPU machine's figures in one run of under ten minutes, most wanted first.
 #
-#   run(command="bash benchmarks/device_check.sh", carry=[".whl", ".gpu"], timeout_s=580)
+# Run on a machine with one CUDA GPU and 16 cores, from the repository root:
 #
-# `.whl/` and `.gpu/` as benchmarks/device_encode.sh says (wheels the machine lacks, isal
-# among them; the bert-base-uncased tokenizer in .gpu/vocab, SciFact's corpus in
-# .gpu/scifact.jsonl, ../shared/data/pubmed copied to .gpu/pubmed for the call). Steps, most
-# wanted first, each under its own timeout and all under DEADLINE seconds, so a slow step
-# costs the ones after it, never the results before it ($OUT keeps each step's log):
-#   1. gpu-marked tests (tests.txt): rows ordered on the device, GPU lists and codebooks,
-#      per-thread devices, and `auto` encoding a large backlog at once where there is a GPU;
-#   2. issue 10: `benchmarks.ingest --jobs 8` over CORE_ARTICLES synthetic articles in
-#      files of 30,000 (ingest-8.txt: the steady rate, target >= 10,000 articles/s);
-#   3. issue 9: the compiled stage at ENC_ARTICLES, as it runs at PubMed size, with the
-#      bare forward of the first 20K articles eager and compiled (encode.txt);
-#   4. issue 10: step 2 on real PubMed records cycled (ingest-real.txt).
+#   OUT=results bash benchmarks/device_check.sh
+#
+# Needs what device_encode.sh needs (`.gpu/vocab/`, `.gpu/scifact.jsonl`, the wheels in
+# `.whl/` where packages are missing), and real PubMed files in `.gpu/pubmed/` for step 4.
+# Each step runs under its own time limit and all under DEADLINE seconds (default 560),
+# so a slow step costs the ones after it, never the results before it; $OUT keeps each
+# step's log:
+#   1. the gpu-marked tests (tests.txt): rows ordered on the device, GPU lists and
+#      codebooks, per-thread devices, `auto` encoding a large backlog where there is a GPU;
+#   2. `benchmarks.ingest --jobs 8` over CORE_ARTICLES synthetic articles (default 600,000)
+#      in files of 30,000 (ingest-8.txt: the steady rate, target >= 10,000 articles/s);
+#   3. the compiled vector stage at ENC_ARTICLES (default 100,000), as it runs at PubMed
+#      size, with the bare forward of the first 20K articles eager and compiled (encode.txt);
+#   4. step 2 on REAL_ARTICLES (default 480,000) real PubMed records cycled
+#      (ingest-real.txt).
 set -uo pipefail
 DEADLINE=${DEADLINE:-560}
 . benchmarks/device_env.sh
@@ -40,7 +42,7 @@ rm -rf "$OUT/cores"
 tail -12 "$OUT/ingest-8.txt"
 step "encode, compiled"
 OUT="$OUT/enc" MEDSEARCH_TORCH_COMPILE=1 ARTICLES=${ENC_ARTICLES:-100000} STAGE="" \
-  SKIP_WRITER=1 ONLY_ENCODE=1 ENCODE_TIMEOUT="$(budget 300)" PY="$PY" \
+  ONLY_ENCODE=1 ENCODE_TIMEOUT="$(budget 300)" PY="$PY" \
   EXTRA="--bare-articles 20000 --skip-rerank --skip-sentence-search" \
   bash benchmarks/device_encode.sh > /dev/null 2>&1
 cp "$OUT/enc/encode.txt" "$OUT/enc/encode.json" "$OUT/" 2> /dev/null

@@ -1,6 +1,9 @@
-# Sourced by the device_*.sh scripts: the Python, the output folder and the packages a lent
-# machine lacks (its image has torch and transformers, not our search stack), installed
-# from the wheels carried in `.whl/` where an import fails. Sets PY and OUT.
+# Sourced by the device_*.sh scripts: sets PY (the Python to run, default python3) and
+# OUT (where results are written, default /tmp/out), and puts this checkout on PYTHONPATH.
+# A GPU machine's image often has torch and transformers but not the search stack; when
+# an import of tantivy, faiss, orjson, zstandard, platformdirs, regex or isal fails, the
+# wheels in `.whl/` (build them for that machine's Python with `pip wheel`) are installed
+# into /tmp/site, so the scripts also run where no package index can be reached.
 PY=${PY:-python3}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

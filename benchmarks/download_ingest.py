@@ -54,8 +54,8 @@ def make_site(root: Path, files: int, articles: int, real: Path | None) -> Path:
     records = load_records(real) if real else None
     paths = [folder / f"pubmed26n{n + 1:04d}.xml.gz" for n in range(files)]
     bounds = [(n * articles, (n + 1) * articles) for n in range(files)]
-    # in parallel, as benchmarks.ingest does: one at a time, a lent machine's call spent
-    # a minute writing 8 files of 30,000 before anything was timed (session 28)
+    # in parallel, as benchmarks.ingest does: one at a time, a 16-core run spent a
+    # minute writing 8 files of 30,000 before anything was timed
     with ProcessPoolExecutor(min(files, os.cpu_count() or 1)) as pool:
         list(pool.map(_write_file, paths, bounds, range(files), [records] * files))
     for path in paths:

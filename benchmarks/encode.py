@@ -107,7 +107,7 @@ def build_base_profile(root: Path, tokenizer_dir: Path | None = None) -> ModelPr
     """A randomly initialised BERT-base with bert-base-uncased's tokenizer (MedCPT's shape).
 
     ``tokenizer_dir`` is a saved copy of that tokenizer, for machines without the 88 MB
-    offline model package (a lent GPU machine gets the 700 KB tokenizer alone).
+    offline model package (a GPU machine without it needs the 700 KB tokenizer alone).
     """
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification, BertModel

@@ -21,8 +21,8 @@ into a temporary home, then reports, in one run:
     (score_pairs per chunk of 8) and in one call with cancellation between batches;
 (g) sentence search over the sentences (a) wrote, re-scoring 100 / 400 / 1,600 PQ
     candidates: a whole query (PQ search, reading and splitting the candidates'
-    abstracts, re-encoding them) and the re-encoding alone (issue 10 asks for the
-    re-scoring cost on a CPU and a GPU);
+    abstracts, re-encoding them) and the re-encoding alone (the re-scoring cost
+    on a GPU, beside the CPU's);
 
 plus GPU utilisation sampled with nvidia-smi during (a) and peak GPU memory. Ratios are
 against (b) and (c) from the same run. Writes the numbers as JSON to $OUT/gpu_encode.json

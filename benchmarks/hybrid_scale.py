@@ -1,8 +1,8 @@
 """The hybrid first stage end to end at 10M articles: a real data home, the real Searcher.
 
-    nice -n 10 python -m benchmarks.hybrid_scale --docs 10000000 --dir /work/h10m
-    python -m benchmarks.hybrid_scale --dir /work/h10m --queries 100     # search only
-    python -m benchmarks.hybrid_scale --dir /work/h10m --filters --queries 30
+    nice -n 10 python -m benchmarks.hybrid_scale --docs 10000000 --dir DIR
+    python -m benchmarks.hybrid_scale --dir DIR --queries 100     # search only
+    python -m benchmarks.hybrid_scale --dir DIR --filters --queries 30
 
 Builds (or reuses, stage by stage) a data home of ``--docs`` synthetic articles: the
 store and a lexical index of ``--shards`` shards (what ingest makes past ``SHARD_DOCS``)
@@ -13,7 +13,7 @@ parts at this size; search cost does not depend on what the vectors mean). Then,
 this process, the Searcher over that home with the real minilm query encoder times, for
 the common / mid / rare query classes of ``benchmarks.lexical``: lexical search and the
 hybrid first stage (query encoding + lexical and dense candidates + fusion + the hit
-records and snippets), top 10, no rerank; p50 / p95 / max. Issue 10's target: hybrid
+records and snippets), top 10, no rerank; p50 / p95 / max. The target: hybrid
 p95 <= 300 ms at 10M on this machine. ``--filters``: instead, the hybrid first stage
 under year filters of every width (one year, a decade, sixty years: ~1%, ~10% and
 ~80% of the synthetic corpus, years 1950-2025) against the same queries unfiltered,

@@ -6,7 +6,7 @@
 All numbers are measured in the same run on the same file (these machines are noisy,
 so only ratios are comparable across runs). References: the cheapest loop that still
 touches every record (iterparse over ``PubmedArticle`` end events, reading the PMID,
-clearing each element); issue 10's six-field loop (PMID, title, abstract, year,
+clearing each element); a six-field loop (PMID, title, abstract, year,
 authors, MeSH and nothing else); and our parser alone (every field extracted, nothing
 written). Ingest is the real pipeline: a parser process parses every field and builds
 the store rows (compressed) and the lexical documents, this process writes SQLite and
@@ -71,7 +71,7 @@ def bare_iterparse(path: Path) -> int:
 
 
 def six_fields(path: Path) -> int:
-    """The issue's reference: a plain lxml loop that takes six fields (PMID, title,
+    """The reference the targets use: a plain lxml loop that takes six fields (PMID, title,
     abstract, year, authors, MeSH) and nothing else."""
     count = 0
     with gzip.open(path, "rb") as fh:

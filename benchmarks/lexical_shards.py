@@ -1,7 +1,7 @@
 """Would a lexical index split into shards search faster on a workstation's cores?
 
     nice -n 10 python -m benchmarks.lexical_shards --docs 10000000 --shards 2 \
-        --dir /work/lex10m-shards --single /work/lex10m
+        --dir SHARDS_DIR --single SINGLE_DIR
     python -m benchmarks.lexical_shards --beir ../shared/data/beir/scifact   # quality
 
 Builds ``--shards`` tantivy indexes of the same synthetic corpus as

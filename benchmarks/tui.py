@@ -59,7 +59,7 @@ def build_corpus(home: Path, articles: int, *, vectors: bool = False) -> None:
 
     With ``vectors``, minilm-shaped random article vectors are added (see
     ``benchmarks.search.add_random_vectors``) so the app searches hybrid with the real
-    offline query encoder, as the issue's measurement asks.
+    offline query encoder, the case the latency target is for.
     """
     paths = Paths(home)
     if paths.store.exists():

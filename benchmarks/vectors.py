@@ -11,7 +11,7 @@ the numbers include the float16 memmap, the id lookup and exact re-scoring.
 ``ivfpq`` is the default large kind (PQ192), ``ivfpq96`` the smaller code, ``ivfsq8``
 8-bit scalar quantisation. ``rescore`` 1x still re-orders the top k exactly.
 
-Targets for the large kind (issue 4): recall@10 >= 0.95 at <= 20 ms p95 (batch 1,
+Targets for the large kind: recall@10 >= 0.95 at <= 20 ms p95 (batch 1,
 top-100), memory extrapolating to <= 16 GB RAM at 40M vectors.
 """
 

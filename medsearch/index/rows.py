@@ -5,7 +5,7 @@ workstation caches, and every dense query re-scores ~4,000 PQ candidates scatter
 it. Read through a plain memory map, each of those rows is a page fault the kernel
 serves one at a time and *widens* into a read-around of the file (128 KB and up, large
 folios); measured on a 3 GB file here, 4,000 cold rows read **3 GB** from the disk and
-took 1.8-2.7 s (``benchmarks/cold_vectors.py``). Telling the kernel first which byte
+took 1.8-2.7 s (docs/benchmarks-history.md). Telling the kernel first which byte
 ranges are needed (``posix_fadvise(WILLNEED)``, one call per run of nearby rows) queues
 all of those reads at once, page-sized, so an SSD serves them in parallel and the
 memory-map reads that follow find the pages present: 20 MB read and 47 ms on the same

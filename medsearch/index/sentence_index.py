@@ -88,7 +88,7 @@ POINTS_PER_LIST = 32
 # Reservoir replacements wait in memory until this many rows (~48 MB at 768-d), a commit
 # or a read of the sample, then go to the file in slot order, which visits the file's
 # pages once and in order: x3.3-4.5 faster than the same writes in arrival order
-# (`python -m benchmarks.sample_writes`, 2 cores). Replacements are the writer's largest
+# (docs/benchmarks-history.md, 2 cores). Replacements are the writer's largest
 # cost while a collection is young: ~354K of them between 0.5M and 1M sentences.
 REPLACE_BUFFER_ROWS = 32_768
 

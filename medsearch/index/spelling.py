@@ -10,7 +10,7 @@ a 7-letter word) and each is stemmed and looked up with tantivy's ``Searcher.doc
 in the title and abstract fields: one term-dictionary lookup (an FST walk,
 microseconds), so the cost depends on the word's length, not on the number of terms or
 articles (a PubMed-scale dictionary of millions of terms costs the same). Measured
-(``benchmarks/did_you_mean``, SciFact claims with a typo; 260 of 298 restored): CPU
+(docs/benchmarks-history.md, SciFact claims with a typo; 260 of 298 restored): CPU
 p50 3.1 / p95 7.6 / max 20 ms a query, ~0.1 ms when every word is common; at most
 :data:`MAX_RARE` rare words a query are checked. Only one edit is tried: every two-edit
 string of an 8-letter word is ~90,000 candidates (~600 ms of CPU), over a search's budget.
@@ -85,7 +85,7 @@ def candidate_words(query: str) -> Iterator[tuple[int, int, str]]:
     after the first (a name: ``Merlin``), and the words of a term whose field tag is
     not a text field (an author, a journal, a publication type). On SciFact's claims
     these rules took the suggestions on correct text from 17 of 300 to 5, three of them
-    real typos in the claims (``benchmarks/did_you_mean``).
+    real typos in the claims (docs/benchmarks-history.md).
     """
     first = next((m.start() for m in _TOKENS.finditer(query) if m.lastgroup == "word"), 0)
     run: list[tuple[int, int, str]] = []

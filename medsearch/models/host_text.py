@@ -53,7 +53,7 @@ def pad_rows(
     """Right-pad the chosen rows to their longest (rounded up to ``multiple``).
 
     One slice copy per row: on SciFact this beat scattering a flat array through the
-    mask (benchmarks/tokenizer_speed.py). In the vector stage it runs in a reader, off
+    mask (docs/benchmarks-history.md). In the vector stage it runs in a reader, off
     the device's critical path.
     """
     ids = features["input_ids"]
