@@ -432,3 +432,15 @@ def test_index_choice_by_size() -> None:
     assert kind == "ivfpq" and factory == f"IVF{nlist_for(40_000_000)},PQ192"
     assert pq_subquantizers(384) == 96 and pq_subquantizers(100) == 25
     assert nlist_for(1_000_000) == 4096
+
+
+@pytest.mark.parametrize("size", [3, 700], ids=["sparse", "dense"])
+def test_the_allowed_bitmap_has_exactly_the_allowed_bits_either_way(size: int) -> None:
+    """Both ways of building a selector's bitmap (bit by bit for a sparse set, a bool
+    array for a dense one) give Faiss the same bits."""
+    from medsearch.index.vector_faiss import allowed_bitmap
+
+    rows = 1_000
+    allowed = np.sort(np.random.default_rng(size).choice(rows, size, replace=False))
+    bits = np.unpackbits(allowed_bitmap(allowed, rows), bitorder="little")
+    assert np.flatnonzero(bits).tolist() == allowed.tolist()

@@ -140,9 +140,7 @@ class Selector:
         self._keep: list[Any] = []
         if allowed is not None:
             allowed = np.setdiff1d(allowed, excluded) if excluded is not None else allowed
-            bits = np.zeros(rows + 8, dtype=bool)
-            bits[allowed] = True
-            bitmap = np.packbits(bits, bitorder="little")
+            bitmap = allowed_bitmap(np.asarray(allowed, dtype=np.int64), rows)
             self._keep.append(bitmap)
             self.sel: Any = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
         elif excluded is not None and len(excluded) * BITMAP_RATIO > rows:
@@ -161,6 +159,26 @@ class Selector:
             self.sel = faiss.IDSelectorNot(inner)
         else:
             self.sel = None
+
+
+SPARSE_ALLOWED = 50
+"""Rows per allowed slot past which :func:`allowed_bitmap` sets bits one by one."""
+
+
+def allowed_bitmap(allowed: np.ndarray, rows: int) -> np.ndarray:
+    """One bit per slot (little-endian within a byte), set for the unique ``allowed``.
+
+    A set query restricts every search to its set: at 40.9M rows a bool array and
+    ``packbits`` cost ~57-63 ms a query here whatever the set, setting the bits one by one
+    ~2 ms for 20K slots and ~13 ms for 200K (the two meet at ~50 rows per slot: 10M
+    rows, 200K slots, 13 ms each)."""
+    if len(allowed) * SPARSE_ALLOWED < rows:
+        bitmap = np.zeros(rows // 8 + 1, dtype=np.uint8)
+        np.bitwise_or.at(bitmap, allowed >> 3, np.left_shift(1, allowed & 7).astype(np.uint8))
+        return bitmap
+    bits = np.zeros(rows + 8, dtype=bool)
+    bits[allowed] = True
+    return np.packbits(bits, bitorder="little")
 
 
 def search_index(
