@@ -42,9 +42,13 @@ from medsearch.store import codec
 from medsearch.store.columns import (
     ARTICLES_UPSERT,
     MESH_INSERT,
+    NOTICES_SELECT,
+    NOTICES_UPDATE,
     TYPES_INSERT,
     ArticleRow,
     article_row,
+    late_notices,
+    merged,
     side_rows,
 )
 from medsearch.store.damage import DamagedRecordError, damaged, is_damage, reading
@@ -331,6 +335,11 @@ class Store:
         mesh, types = side_rows(rows)
         self._write(MESH_INSERT, mesh)
         self._write(TYPES_INSERT, types)
+        for pmid, found in late_notices(rows).items():
+            stored = self.conn.execute(NOTICES_SELECT, (pmid,)).fetchone()
+            update = merged(stored[1], found) if stored else None
+            if update is not None:
+                self._execute(NOTICES_UPDATE, (*update, pmid))
 
     def delete(self, pmids: Sequence[int], *, file_id: int | None = None) -> int:
         """Remove PMIDs (a ``DeleteCitation``); returns how many were present.

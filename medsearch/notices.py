@@ -1,0 +1,170 @@
+"""Retractions, expressions of concern, errata and updates: what happened to an article
+after it was published, as PubMed's records say it.
+
+NLM links a notice and the article it is about both ways (``CommentsCorrections``):
+the article carries ``RetractionIn`` (``ExpressionOfConcernIn``, ``ErratumIn``,
+``UpdateIn`` ...) naming the notice's PMID, and the notice carries ``RetractionOf``
+(``ExpressionOfConcernFor``, ``ErratumFor``, ``UpdateOf`` ...) naming the article's.
+A retracted article also gets the publication type ``Retracted Publication``, and the
+notices get ``Retraction of Publication``, ``Expression of Concern`` or ``Published
+Erratum``. Everything here is computed from one record, so the parser processes, the
+store's SQL columns, the lexical index and the hits all agree on an article's status.
+
+The statuses, strongest first: a retracted article that also had an erratum is shown
+as retracted.
+"""
+
+from __future__ import annotations
+
+from medsearch.records import Article, Notice
+
+RETRACTED = "retracted"
+CONCERN = "expression of concern"
+CORRECTED = "corrected"
+UPDATED = "updated"
+STATUSES = (RETRACTED, CONCERN, CORRECTED, UPDATED)
+"""Strongest first: :func:`notices` sorts by this order."""
+
+ABOUT = {
+    "RetractionIn": RETRACTED,
+    "RetractedandRepublishedIn": RETRACTED,
+    "ExpressionOfConcernIn": CONCERN,
+    "PartialRetractionIn": CORRECTED,
+    "ErratumIn": CORRECTED,
+    "CorrectedandRepublishedIn": CORRECTED,
+    "UpdateIn": UPDATED,
+}
+"""Links on an article's own record naming a notice about it. A partial retraction
+leaves the rest of the article standing, so it counts as a correction (its ``ref_type``
+still says what it was)."""
+
+NOTICE_OF = {
+    "RetractionOf": RETRACTED,
+    "RetractedandRepublishedFrom": RETRACTED,
+    "ExpressionOfConcernFor": CONCERN,
+    "PartialRetractionOf": CORRECTED,
+    "ErratumFor": CORRECTED,
+    "CorrectedandRepublishedFrom": CORRECTED,
+    "UpdateOf": UPDATED,
+}
+"""The same links seen from the notice's record: it names the article it is about."""
+
+ABOUT_OF = {
+    "RetractionOf": "RetractionIn",
+    "RetractedandRepublishedFrom": "RetractedandRepublishedIn",
+    "ExpressionOfConcernFor": "ExpressionOfConcernIn",
+    "PartialRetractionOf": "PartialRetractionIn",
+    "ErratumFor": "ErratumIn",
+    "CorrectedandRepublishedFrom": "CorrectedandRepublishedIn",
+    "UpdateOf": "UpdateIn",
+    "Retraction of Publication": "RetractionIn",
+    "Expression of Concern": "ExpressionOfConcernIn",
+    "Published Erratum": "ErratumIn",
+}
+"""A notice's link (or type) as the article's own record names it."""
+
+MEDLINE_LINKS = {
+    "CIN": "CommentIn",
+    "CON": "CommentOn",
+    "EIN": "ErratumIn",
+    "EFR": "ErratumFor",
+    "CRI": "CorrectedandRepublishedIn",
+    "CRF": "CorrectedandRepublishedFrom",
+    "ECI": "ExpressionOfConcernIn",
+    "ECF": "ExpressionOfConcernFor",
+    "RIN": "RetractionIn",
+    "ROF": "RetractionOf",
+    "RRI": "RetractedandRepublishedIn",
+    "RRF": "RetractedandRepublishedFrom",
+    "PRIN": "PartialRetractionIn",
+    "PROF": "PartialRetractionOf",
+    "RPI": "RepublishedIn",
+    "RPF": "RepublishedFrom",
+    "UIN": "UpdateIn",
+    "UOF": "UpdateOf",
+    "SPIN": "SummaryForPatientsIn",
+    "ORI": "OriginalReportIn",
+}
+"""The MEDLINE format's tags for the XML's ``CommentsCorrections`` links (its RefType).
+PubMed writes each as ``RIN - Source. PMID: 123``."""
+MEDLINE_TAGS = {ref_type: tag for tag, ref_type in MEDLINE_LINKS.items()}
+
+RETRACTED_TYPE = "Retracted Publication"
+"""The publication type NLM gives a retracted article; it counts without a link."""
+
+NOTICE_TYPES = {
+    "Retraction of Publication": RETRACTED,
+    "Expression of Concern": CONCERN,
+    "Published Erratum": CORRECTED,
+}
+"""Publication types of the notices themselves."""
+
+LABELS = {
+    "RetractionIn": "retraction",
+    "RetractedandRepublishedIn": "retraction and republication",
+    "ExpressionOfConcernIn": "expression of concern",
+    "PartialRetractionIn": "partial retraction",
+    "ErratumIn": "erratum",
+    "CorrectedandRepublishedIn": "correction and republication",
+    "UpdateIn": "update",
+    RETRACTED_TYPE: "retraction",
+}
+"""How a notice is named to a reader (``RETRACTED: retraction PMID 32167152``)."""
+
+_ORDER = {status: rank for rank, status in enumerate(STATUSES)}
+
+
+def notices(article: Article) -> tuple[Notice, ...]:
+    """Every notice about ``article``, strongest first, each notice once."""
+    found = [
+        Notice(ABOUT[c.ref_type], c.ref_type, c.pmid)
+        for c in article.corrections
+        if c.ref_type in ABOUT
+    ]
+    if RETRACTED_TYPE in article.publication_types and not any(
+        n.status == RETRACTED for n in found
+    ):
+        found.append(Notice(RETRACTED, RETRACTED_TYPE, None))
+    return ordered(found)
+
+
+def notice_for(article: Article) -> tuple[Notice, ...]:
+    """The articles ``article`` is a notice about (``pmid`` is theirs), strongest first.
+
+    A record typed as a notice but without a link still counts, with no PMID."""
+    found = [
+        Notice(NOTICE_OF[c.ref_type], c.ref_type, c.pmid)
+        for c in article.corrections
+        if c.ref_type in NOTICE_OF
+    ]
+    for kind, status in NOTICE_TYPES.items():
+        if kind in article.publication_types and not any(n.status == status for n in found):
+            found.append(Notice(status, kind, None))
+    return ordered(found)
+
+
+def status(article: Article) -> str | None:
+    """The strongest status of ``article`` (None: no notice about it)."""
+    found = notices(article)
+    return found[0].status if found else None
+
+
+def is_retracted(article: Article) -> bool:
+    return status(article) == RETRACTED
+
+
+def describe(found: tuple[Notice, ...]) -> str:
+    """``RETRACTED (retraction PMID 32167152)``: the one line a hit or an export shows."""
+    if not found:
+        return ""
+    parts = []
+    for notice in found:
+        label = LABELS.get(notice.ref_type, notice.ref_type)
+        parts.append(f"{label} PMID {notice.pmid}" if notice.pmid else label)
+    return f"{found[0].status.upper()} ({'; '.join(dict.fromkeys(parts))})"
+
+
+def ordered(found: list[Notice]) -> tuple[Notice, ...]:
+    """``found`` strongest first, each notice once."""
+    unique = dict.fromkeys(found)
+    return tuple(sorted(unique, key=lambda n: _ORDER[n.status]))
