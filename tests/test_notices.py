@@ -403,3 +403,53 @@ def test_an_older_store_upgrades_and_flags_what_its_publication_types_say(tmp_pa
         ),
         (7, 0, None, "[]", "[]"),
     ]
+
+
+def test_the_tui_filter_dialog_can_leave_retracted_articles_out() -> None:
+    from medsearch.tui.screens.dialogs import filters_from
+    from medsearch.tui.widgets.bars import filters_label
+
+    chosen = filters_from("2015", "", "", "", exclude_retracted=True)
+    assert chosen.exclude_retracted and not chosen.empty
+    assert filters_label(chosen) == "2015–, no retracted"
+
+
+@pytest.mark.thorough  # a whole home, and the app
+@pytest.mark.anyio
+async def test_the_tui_flags_hits_and_its_filter_leaves_retracted_ones_out(
+    home: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    from textual.widgets import Checkbox
+
+    from medsearch.paths import Paths
+    from medsearch.tui.app import MedsearchApp
+    from medsearch.tui.widgets.results import ResultsList
+    from medsearch.tui.widgets.search_bar import SearchBar
+
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy)  # the app writes its history there
+    app = MedsearchApp(Paths(copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+
+        async def settle() -> None:
+            for _ in range(2):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+
+        await settle()
+        bar = app.screen.query_one(SearchBar)
+        bar.focus()
+        bar.value = "invented[ti]"
+        await pilot.press("enter")
+        await settle()
+        hits = {h.pmid: h for h in app.screen.query_one(ResultsList).hits}
+        assert hits[39000001].notice == "retracted" and hits[39000009].notice is None
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        app.screen.query_one("#exclude-retracted", Checkbox).value = True
+        await pilot.click("#apply")
+        await settle()
+        kept = {h.pmid for h in app.screen.query_one(ResultsList).hits}
+        assert kept == set(hits) - {39000001, 39000012}

@@ -1,0 +1,153 @@
+"""What reading retractions, errata and expressions of concern costs, per article.
+
+    nice -n 5 python -m benchmarks.notices [--articles 20000] [--folder ../shared/data/pubmed]
+        [--rows 200000]
+
+1. Parsing: a file of real records cycled (``benchmarks.real_records``) is parsed with
+   the ``CommentsCorrectionsList`` read, against the same parser with that one step
+   switched off (the reference), alternating, best of three each.
+2. The ``articles`` row: the four notice columns computed per article, against the
+   whole row and compressed record a parser process builds (``row_of``, the reference).
+3. Storage: the record JSON's bytes with and without the links.
+4. The upgrade of an older store: migration's time on a synthetic ``articles`` table of
+   ``--rows`` rows, 1% of them typed ``Retracted Publication``, against a full scan of
+   the same table (``SELECT COUNT(*) ... WHERE publication_types LIKE``, the reference).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+import ingest.pubmed_xml as px
+from benchmarks.real_records import load_records, write_cycled_pubmed
+from medsearch import notices as nt
+from medsearch.records import Article
+from medsearch.store.columns import notices_json
+from medsearch.store.db import row_of
+from medsearch.store.schema import MIGRATIONS, migrate
+
+
+def best(runs: int, work: Callable[[], object]) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def parse_all(path: Path) -> list[Article]:
+    return [a for a in px.parse_file(path) if isinstance(a, Article)]
+
+
+def parsing(path: Path, n: int) -> list[Article]:
+    real = px._corrections
+    with_links = without = float("inf")
+    for _ in range(3):  # alternating, so load on the machine hits both alike
+        px._corrections = real
+        with_links = min(with_links, best(1, lambda: parse_all(path)))
+        px._corrections = lambda links: ()
+        without = min(without, best(1, lambda: parse_all(path)))
+    px._corrections = real
+    print(
+        f"parse, {n:,} real records cycled: with links {n / with_links:,.0f} articles/s,"
+        f" without (reference) {n / without:,.0f}/s; ratio {with_links / without:.3f}"
+        f" ({(with_links - without) / n * 1e6:+.2f} us per article)"
+    )
+    return parse_all(path)
+
+
+def rows(articles: list[Article]) -> None:
+    def columns() -> None:
+        for a in articles:
+            about = nt.notices(a)
+            notices_json(about), notices_json(nt.notice_for(a))
+
+    notice_time = best(3, columns)
+    whole = best(3, lambda: [row_of(a) for a in articles])
+    n = len(articles)
+    print(
+        f"notice columns {notice_time / n * 1e6:.2f} us per article; whole row_of"
+        f" (reference) {whole / n * 1e6:.1f} us; ratio {notice_time / whole:.3f}"
+    )
+    linked = sum(1 for a in articles if a.corrections)
+    flagged = sum(1 for a in articles if nt.notices(a))
+    with_links = sum(len(a.to_json()) for a in articles)
+    without = 0
+    for a in articles:
+        data = a.to_dict()
+        del data["corrections"]
+        without += len(orjson.dumps(data))
+    print(
+        f"{linked:,} of {n:,} records have links ({flagged:,} with a notice about them);"
+        f" record JSON {with_links / n:.1f} bytes per article with links,"
+        f" {without / n:.1f} without (reference); ratio {with_links / without:.4f}"
+    )
+
+
+def upgrade(n_rows: int) -> None:
+    notices_migration = next(i for i, m in enumerate(MIGRATIONS) if "ADD COLUMN retracted" in m)
+    with tempfile.TemporaryDirectory() as folder:
+        conn = sqlite3.connect(Path(folder) / "s.sqlite", isolation_level=None)
+        migrate(conn, target=notices_migration)
+        conn.execute("BEGIN")
+        for pmid in range(1, n_rows + 1):
+            kinds = ["Journal Article"] + (["Retracted Publication"] if pmid % 100 == 0 else [])
+            conn.execute(
+                "INSERT INTO articles(pmid, title, year, journal, publication_types)"
+                " VALUES (?, ?, 2020, 'Journal of Testing', ?)",
+                (
+                    pmid,
+                    f"A title of some sixty characters for article number {pmid}",
+                    orjson.dumps(kinds).decode(),
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO articles_publication_types(publication_type, pmid) VALUES (?, ?)",
+                [(kind, pmid) for kind in kinds],
+            )
+        conn.execute("COMMIT")
+        start = time.perf_counter()
+        conn.execute(
+            "SELECT COUNT(*) FROM articles WHERE publication_types LIKE '%Retracted%'"
+        ).fetchone()
+        scan = time.perf_counter() - start
+        start = time.perf_counter()
+        migrate(conn, target=notices_migration + 1)
+        took = time.perf_counter() - start
+        flagged = conn.execute(
+            "SELECT COUNT(*) FROM articles WHERE notice = 'retracted'"
+        ).fetchone()
+        conn.close()
+    per_million = took / n_rows * 1e6
+    print(
+        f"upgrade of {n_rows:,} rows ({flagged[0]:,} retracted): {took:.2f} s"
+        f" ({per_million:.1f} s per million rows, ~{per_million * 40.9 / 60:.1f} min at 40.9M);"
+        f" a full scan (reference) {scan:.2f} s; ratio {took / scan:.2f}"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--folder", type=Path, default=Path("../shared/data/pubmed"))
+    parser.add_argument("--articles", type=int, default=20_000)
+    parser.add_argument("--rows", type=int, default=200_000)
+    args = parser.parse_args(argv)
+    records = load_records(args.folder)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "cycled.xml.gz"
+        write_cycled_pubmed(path, args.articles, records)
+        articles = parsing(path, args.articles)
+    rows(articles)
+    upgrade(args.rows)
+
+
+if __name__ == "__main__":
+    main()
