@@ -16,7 +16,9 @@ as retracted.
 
 from __future__ import annotations
 
-from medsearch.records import Article, Notice
+from dataclasses import replace
+
+from medsearch.records import Article, Correction, Notice
 
 RETRACTED = "retracted"
 CONCERN = "expression of concern"
@@ -162,6 +164,17 @@ def describe(found: tuple[Notice, ...]) -> str:
         label = LABELS.get(notice.ref_type, notice.ref_type)
         parts.append(f"{label} PMID {notice.pmid}" if notice.pmid else label)
     return f"{found[0].status.upper()} ({'; '.join(dict.fromkeys(parts))})"
+
+
+def with_notices(article: Article, found: list[Notice]) -> Article | None:
+    """``article`` with a link for each of ``found`` it does not already name (same
+    status, same notice PMID), or None when it names them all."""
+    known = {(n.status, n.pmid) for n in notices(article)}
+    new = [n for n in found if (n.status, n.pmid) not in known]
+    if not new:
+        return None
+    links = tuple(Correction(n.ref_type, None, n.pmid) for n in dict.fromkeys(new))
+    return replace(article, corrections=article.corrections + links)
 
 
 def ordered(found: list[Notice]) -> tuple[Notice, ...]:

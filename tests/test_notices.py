@@ -232,6 +232,17 @@ def test_a_notice_arriving_before_the_articles_own_update_flags_its_row(home: Pa
 
 
 @pytest.mark.thorough  # a whole home, ingested
+def test_the_early_notice_is_written_into_the_articles_record(home: Path) -> None:
+    code, out, err = cli(home, "show", "39000009", "--json")
+    assert code == 0, err
+    assert json.loads(out)["corrections"] == [
+        {"ref_type": "RetractionIn", "source": None, "pmid": 39000020}
+    ]
+    code, out, _ = cli(home, "search", "quiet wards", "--mode", "lexical")
+    assert "RETRACTED (retraction PMID 39000020)" in out
+
+
+@pytest.mark.thorough  # a whole home, ingested
 def test_hits_carry_the_flag_in_text_and_in_json(home: Path) -> None:
     code, out, err = cli(home, "search", "hepatocyte growth signals", "--json", "--mode", "lexical")
     assert code == 0, err
@@ -259,9 +270,10 @@ def test_exclude_retracted_leaves_them_out_of_hits_and_counts(home: Path) -> Non
 
     total, pmids = found()
     kept_total, kept = found("--exclude-retracted")
-    retracted = {39000001, 39000012}  # by publication type, and by its link alone
+    # by publication type, by its link alone, by a notice that came ahead of its record
+    retracted = {39000001, 39000012, 39000009}
     assert retracted <= pmids and not retracted & kept
-    assert kept == pmids - retracted and kept_total == total - 2
+    assert kept == pmids - retracted and kept_total == total - 3
 
 
 def test_exports_carry_the_notice_as_a_note() -> None:
@@ -361,6 +373,27 @@ def test_reference_readers_take_what_reference_managers_write() -> None:
 # -- an older store -----------------------------------------------------------------------
 
 
+def test_a_notice_flags_a_stored_article_once(tmp_path: Path) -> None:
+    found = fixture_articles()
+    with Store(tmp_path / "s.sqlite") as store:
+        with store.transaction():
+            store.upsert([found[39000009]])
+        notice = Article(
+            pmid=39000020,
+            publication_types=("Retraction of Publication",),
+            corrections=(Correction("RetractionOf", "J Invent Hepatol. 2016;9:1-9.", 39000009),),
+        )
+        with store.transaction():
+            assert store.upsert([notice]).noticed == (39000009,)
+        assert nt.notices(store.get(39000009)) == (Notice("retracted", "RetractionIn", 39000020),)
+        assert store.get(39000009).content_hash == found[39000009].content_hash  # no re-encoding
+        with store.transaction():
+            assert store.upsert([notice]).noticed == ()  # already said
+            # an article whose own record names the notice is left as it is
+            assert store.upsert([found[39000001], found[39000002]]).noticed == ()
+        assert store.get(39000001) == found[39000001]
+
+
 def test_an_older_store_upgrades_and_flags_what_its_publication_types_say(tmp_path: Path) -> None:
     """Its records were parsed without links: the upgrade says what their types say."""
     path = tmp_path / "s.sqlite"
@@ -445,11 +478,11 @@ async def test_the_tui_flags_hits_and_its_filter_leaves_retracted_ones_out(
         await pilot.press("enter")
         await settle()
         hits = {h.pmid: h for h in app.screen.query_one(ResultsList).hits}
-        assert hits[39000001].notice == "retracted" and hits[39000009].notice is None
+        assert hits[39000001].notice == hits[39000009].notice == "retracted"
         await pilot.press("ctrl+f")
         await pilot.pause()
         app.screen.query_one("#exclude-retracted", Checkbox).value = True
         await pilot.click("#apply")
         await settle()
         kept = {h.pmid for h in app.screen.query_one(ResultsList).hits}
-        assert kept == set(hits) - {39000001, 39000012}
+        assert kept == set(hits) - {39000001, 39000009, 39000012}

@@ -218,15 +218,10 @@ def side_rows(
     return mesh, types
 
 
-NOTICES_SELECT = "SELECT pmid, notices FROM articles WHERE pmid = ?"
-NOTICES_UPDATE = "UPDATE articles SET retracted = ?, notice = ?, notices = ? WHERE pmid = ?"
-
-
 def late_notices(rows: Iterable[ArticleRow]) -> dict[int, list[Notice]]:
     """What the notices among ``rows`` say about other articles, by those articles' PMIDs,
     as the articles' own records would say it (``RetractionOf`` becomes ``RetractionIn``
-    naming the notice): the writer adds them to stored articles whose record does not
-    carry the link yet (see :func:`merged`)."""
+    naming the notice): see :meth:`medsearch.store.db.Store.add_late_notices`."""
     out: dict[int, list[Notice]] = {}
     for row in rows:
         about_others = row[-1]  # notice_for, the last column
@@ -237,18 +232,3 @@ def late_notices(rows: Iterable[ArticleRow]) -> dict[int, list[Notice]]:
                 about = nt.ABOUT_OF.get(notice.ref_type, notice.ref_type)
                 out.setdefault(notice.pmid, []).append(Notice(notice.status, about, row[0]))
     return out
-
-
-def merged(stored: str, added: Sequence[Notice]) -> tuple[int, str | None, str] | None:
-    """The ``retracted``, ``notice`` and ``notices`` values of a stored row once
-    ``added`` are known too, or None when the row already says all of them (a
-    record's own link and a notice's count once: same status and notice PMID)."""
-    have = notices_from_json(stored)
-    known = {(n.status, n.pmid) for n in have}
-    new = [n for n in added if (n.status, n.pmid) not in known]
-    if not new:
-        return None
-    if any(n.status == nt.RETRACTED for n in new):  # the link replaces the bare type
-        have = tuple(n for n in have if not (n.ref_type == nt.RETRACTED_TYPE and n.pmid is None))
-    found = nt.ordered([*have, *new])
-    return int(found[0].status == nt.RETRACTED), found[0].status, notices_json(found)
