@@ -33,7 +33,7 @@ import ingest.pubmed_xml as px
 from benchmarks.real_records import load_records, write_cycled_pubmed
 from medsearch import notices as nt
 from medsearch.records import Article
-from medsearch.store.columns import notices_json
+from medsearch.store.columns import late_notices, notices_json
 from medsearch.store.db import row_of
 from medsearch.store.schema import MIGRATIONS, migrate
 
@@ -98,11 +98,19 @@ def rows(articles: list[Article]) -> None:
             notices_json(about), notices_json(nt.notice_for(a))
 
     notice_time = best(3, columns)
+    built = [row_of(a) for a in articles]
     whole = best(3, lambda: [row_of(a) for a in articles])
     n = len(articles)
     print(
         f"notice columns {notice_time / n * 1e6:.2f} us per article; whole row_of"
         f" (reference) {whole / n * 1e6:.1f} us; ratio {notice_time / whole:.3f}"
+    )
+    sql_rows = [row[5] for row in built]
+    scan = best(5, lambda: late_notices(sql_rows))
+    print(
+        f"the writer's look for notices about other articles: {scan / n * 1e9:.0f} ns per"
+        f" row ({len(late_notices(sql_rows))} stored-article lookups for {n:,} rows);"
+        f" ratio to row_of {scan / whole:.4f}"
     )
     linked = sum(1 for a in articles if a.corrections)
     flagged = sum(1 for a in articles if nt.notices(a))
