@@ -124,7 +124,7 @@ def _print(checked: list[Checked]) -> None:
     for item in flagged:
         line = Text(f"{item.reference.label}  PMID {item.pmid}  ")
         line.append_text(notice_text(item.notices))
-        console.print(line)
+        console.print(line, soft_wrap=True)
         console.print(Text(f"    {item.title}", style="dim"), soft_wrap=True)
     if not flagged:
         console.print("no reference is retracted, corrected or under an expression of concern")
