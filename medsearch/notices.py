@@ -177,6 +177,24 @@ def with_notices(article: Article, found: list[Notice]) -> Article | None:
     return replace(article, corrections=article.corrections + links)
 
 
+NOTICE_NAMES = {
+    RETRACTED: "retraction notice",
+    CONCERN: "expression of concern",
+    CORRECTED: "erratum",
+    UPDATED: "update",
+}
+"""What a record is when it is itself a notice, by the status it gives."""
+
+
+def describe_for(found: tuple[Notice, ...]) -> str:
+    """``Retraction notice for PMID 31541003``: the line a notice's own hit shows."""
+    if not found:
+        return ""
+    pmids = [str(n.pmid) for n in found if n.pmid]
+    name = NOTICE_NAMES[found[0].status].capitalize()
+    return f"{name} for PMID {', '.join(dict.fromkeys(pmids))}" if pmids else name
+
+
 def ordered(found: list[Notice]) -> tuple[Notice, ...]:
     """``found`` strongest first, each notice once."""
     unique = dict.fromkeys(found)

@@ -408,6 +408,7 @@ class Hit:
     sources: tuple[str, ...] = ()  # "lexical", "dense"
     extra: tuple[tuple[str, Any], ...] = ()  # command-specific fields (sentence, evidence ...)
     notices: tuple[Notice, ...] = ()  # retraction, expression of concern, erratum, update
+    notice_for: tuple[Notice, ...] = ()  # the articles this hit is itself a notice about
 
     @property
     def notice(self) -> str | None:
@@ -427,6 +428,7 @@ class Hit:
             "sources": list(self.sources),
             "notice": self.notice,
             "notices": [n.to_dict() for n in self.notices],
+            "notice_for": [n.to_dict() for n in self.notice_for],
         }
         out.update(dict(self.extra))
         return out

@@ -254,10 +254,14 @@ def test_hits_carry_the_flag_in_text_and_in_json(home: Path) -> None:
         "pmid": 39000002,
     }
     assert hits[39000003]["notice"] is None  # the erratum itself is not corrected
+    assert hits[39000002]["notice_for"] == [
+        {"status": "retracted", "type": "RetractionOf", "pmid": 39000001}
+    ]
     code, out, _ = cli(home, "search", "hepatocyte growth signals", "--mode", "lexical")
     assert "RETRACTED (retraction PMID 39000002; erratum PMID 39000003)" in out
-    code, out, _ = cli(home, "show", "39000002")
-    assert "Notice: RetractionOf PMID 39000001" in out
+    assert "Retraction notice for PMID 39000001" in out
+    code, out, _ = cli(home, "show", "39000003")
+    assert "Erratum for PMID 39000001" in out
 
 
 @pytest.mark.thorough  # a whole home, ingested
@@ -300,8 +304,10 @@ def test_the_tui_shows_the_flag_on_a_hit_and_in_the_detail() -> None:
     console = Console(width=120, record=True)
     console.print(hit_prompt(hit, marked=False, terms=frozenset()))
     console.print(article_detail(article, frozenset()))
+    console.print(article_detail(fixture_articles()[39000005], frozenset()))
     text = console.export_text()
     assert text.count("EXPRESSION OF CONCERN (expression of concern PMID 39000005)") == 2
+    assert "Expression of concern for PMID 39000004" in text
 
 
 # -- medsearch check ----------------------------------------------------------------------

@@ -131,6 +131,10 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
         console.print(line)
         if hit.notices:
             console.print(Text("     ") + notice_text(hit.notices))
+        if hit.notice_for:
+            from medsearch.notices import describe_for
+
+            console.print(Text(f"     {describe_for(hit.notice_for)}", style="bold"))
         meta = Text("     ")
         if hit.authors:
             meta.append(hit.authors[0] + (" et al." if len(hit.authors) > 1 else "") + " · ")
@@ -189,9 +193,7 @@ def print_article(article: Article) -> None:
     if found := nt.notices(article):
         console.print(notice_text(found))
     if about := nt.notice_for(article):
-        pmids = [str(n.pmid) for n in about if n.pmid]
-        kind = about[0].ref_type if not pmids else f"{about[0].ref_type} PMID"
-        console.print(Text(f"Notice: {kind} {', '.join(pmids)}".rstrip(), style="bold"))
+        console.print(Text(nt.describe_for(about), style="bold"))
     authors = ", ".join(a.display for a in article.authors)
     if authors:
         console.print(Text(authors))

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from medsearch.notices import notices
+from medsearch.notices import notice_for, notices
 from medsearch.records import Article, Filters, Hit
 
 ALL_WORDS = "all_words"
@@ -96,6 +96,7 @@ def make_hits(
                 sources=cand.sources,
                 extra=cand.extra,
                 notices=notices(article),
+                notice_for=notice_for(article),
             )
         )
     return hits

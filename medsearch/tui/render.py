@@ -12,7 +12,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from medsearch.notices import describe, notices
+from medsearch.notices import describe, describe_for, notice_for, notices
 from medsearch.records import Article, Hit, Notice
 from medsearch.retrieval.results import BEYOND, beyond
 from medsearch.tui.highlight import highlighted, snippet_text
@@ -71,6 +71,8 @@ def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
     body: list[Text] = [highlighted(hit.title or "(no title)", terms, style="bold"), meta]
     if hit.notices:
         body.insert(1, notice_line(hit.notices))
+    if hit.notice_for:
+        body.insert(1, Text(describe_for(hit.notice_for), style="bold", no_wrap=True))
     evidence = extra.get("sentence") or extra.get("evidence")
     if evidence:
         quote = Text("“", style="italic", no_wrap=True, overflow="ellipsis")
@@ -132,6 +134,8 @@ def article_detail(article: Article, terms: frozenset[str]) -> Text:
     parts: list[Text] = [highlighted(article.title or "(no title)", terms, style="bold")]
     if found := notices(article):
         parts.append(notice_line(found))
+    if about := notice_for(article):
+        parts.append(Text(describe_for(about), style="bold"))
     parts.append(Text(", ".join(a.display for a in article.authors) or "(no authors)"))
     parts.append(Text(article.journal_citation, style="italic"))
     parts.append(Text(""))
