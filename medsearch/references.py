@@ -33,6 +33,9 @@ class Reference:
 
 _DOI = re.compile(r"10\.\d{4,9}/\S+")
 _PUBMED_URL = re.compile(r"(?:pubmed\.ncbi\.nlm\.nih\.gov/|ncbi\.nlm\.nih\.gov/pubmed/)(\d+)")
+_PMID_NOTE = re.compile(r"\bPMID:\s*(\d+)")
+"""Zotero keeps a PMID in its Extra field (``PMID: 123``), which its exports write as
+a BibTeX note or a RIS ``N1``."""
 _YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
 
 
@@ -83,10 +86,15 @@ def read_bibtex(text: str) -> list[Reference]:
         pmid = pmid_from(fields.get("pmid"))
         if pmid is None and fields.get("eprinttype", "").lower() == "pubmed":
             pmid = pmid_from(fields.get("eprint"))
-        url = fields.get("url", "")
+        url = _unescaped(fields.get("url", ""))
         if pmid is None and (found := _PUBMED_URL.search(url)):
             pmid = pmid_from(found.group(1))
-        doi = clean_doi(fields.get("doi")) or (clean_doi(url) if "doi.org" in url else None)
+        notes = " ".join(fields.get(name, "") for name in ("note", "annote", "extra"))
+        if pmid is None and (found := _PMID_NOTE.search(notes)):
+            pmid = pmid_from(found.group(1))
+        doi = clean_doi(_unescaped(fields.get("doi", ""))) or (
+            clean_doi(url) if "doi.org" in url else None
+        )
         out.append(
             Reference(
                 key or f"BibTeX entry {len(out) + 1}",
@@ -165,6 +173,11 @@ def _bibtex_fields(body: str) -> dict[str, str]:
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+\*?\s*|\\.")
 
 
+def _unescaped(text: str) -> str:
+    """``10.1000/a\\_b`` -> ``10.1000/a_b``: BibTeX writers escape DOIs and URLs."""
+    return re.sub(r"\\([_&%#$])", r"\1", text)
+
+
 def _latex_plain(text: str) -> str:
     """A BibTeX title as plain words: braces and LaTeX commands dropped (``\\&`` -> ``&``)."""
     text = re.sub(r"\\([&%$#_{}])", r"\1", text)
@@ -208,6 +221,8 @@ def _ris_reference(fields: dict[str, list[str]], number: int) -> Reference:
     from_pubmed = "pubmed" in " ".join(fields.get("DB", []) + fields.get("DP", [])).lower()
     if pmid is None and (from_pubmed or "pubmed" in urls.lower()):
         pmid = pmid_from(first("AN"))
+    if pmid is None and (found := _PMID_NOTE.search(" ".join(fields.get("N1", [])))):
+        pmid = pmid_from(found.group(1))
     doi = clean_doi(first("DO")) or clean_doi(urls if "doi.org" in urls else None)
     return Reference(
         f"RIS record {number}",

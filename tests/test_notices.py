@@ -31,7 +31,7 @@ from medsearch import notices as nt
 from medsearch.cli import main
 from medsearch.export import export
 from medsearch.records import Article, Correction, Hit, Notice
-from medsearch.references import read
+from medsearch.references import Reference, read
 from medsearch.store.db import Store
 from medsearch.store.schema import MIGRATIONS, migrate
 
@@ -372,6 +372,12 @@ def test_reference_readers_take_what_reference_managers_write() -> None:
     assert refs[5].title is not None and "Malbranchea cinnamomea" in refs[5].title
     ris = "TY  - JOUR\nTI  - A title\nPY  - 2020\nDO  - 10.1/X\nAN  - 123\nER  - \n"
     assert read(ris, "-")[0].pmid is None  # AN from a database other than PubMed
+    zotero = "TY  - JOUR\nTI  - A title\nN1  - PMID: 31541003\nER  - \n"
+    assert read(zotero, "refs.ris")[0].pmid == 31541003
+    escaped = "@article{k, doi = {10.1000/a\\_b}, note = {PMID: 42}}"
+    assert read(escaped, "refs.bib")[0] == Reference("k", pmid=42, doi="10.1000/a_b")
+    ours = export(list(fixture_articles().values())[:1], "bibtex")  # note names the notice
+    assert read(ours, "refs.bib")[0].pmid == 39000001
     nbib = (FIXTURES / "pubmed_export.nbib").read_text()
     assert all(r.pmid for r in read(nbib, "x.nbib"))
 
