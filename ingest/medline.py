@@ -38,11 +38,13 @@ from ingest.sources import (
 )
 from ingest.text import SEASONS, day_number, normalise_space, parse_medline_date
 from medsearch.errors import ParseError
+from medsearch.notices import MEDLINE_LINKS
 from medsearch.records import (
     MONTHS,
     AbstractSection,
     Article,
     Author,
+    Correction,
     MeshHeading,
     PubDate,
     Qualifier,
@@ -67,6 +69,7 @@ _LABELS = {
     for style in (_UPPER_LABEL, _TITLE_LABEL)
 }
 """Per label style: (the abstract starts with such a label, where each section starts)."""
+_LINK = re.compile(r"(.*?)\.?\s*PMID:\s*(\d+)")
 _SKIPPED_AUTHOR_TAGS = frozenset({"IR", "FIR", "IRAD", "ED", "FED"})
 """Investigators and editors: the XML parser keeps only the author list."""
 
@@ -275,7 +278,18 @@ def _article(fields: Fields) -> Article | None:
         article_ids=_article_ids(pmid, values),
         chemicals=tuple(c for line in values.get("RN", []) if (c := _chemical(line))),
         kind="book" if book_title else "article",
+        corrections=tuple(
+            _correction(MEDLINE_LINKS[tag], value) for tag, value in fields if tag in MEDLINE_LINKS
+        ),
     )
+
+
+def _correction(ref_type: str, line: str) -> Correction:
+    """``Biosci Rep. 2020 Mar 27;40(3):. PMID: 32167152``: the source, then the PMID."""
+    match = _LINK.fullmatch(line)
+    if match is None:
+        return Correction(ref_type, line or None)
+    return Correction(ref_type, match.group(1).strip() or None, pmid_from(match.group(2)))
 
 
 def _awaits_short_name(drafts: list[_Draft]) -> bool:

@@ -405,6 +405,12 @@ class Ingestor:
                 lexical = self.lexical
                 put = lexical.add_documents if fresh else lexical.upsert_documents
                 put(payload.documents)  # built by the parsers
+                if counts.noticed:  # stored articles a notice in the batch flagged
+                    from medsearch.index import lexical_schema as ls
+
+                    self.store.mark_unindexed(list(counts.noticed))
+                    flagged = self.store.get_many(counts.noticed).values()
+                    lexical.upsert_documents([ls.document(ls.article_fields(a)) for a in flagged])
                 articles += len(payload)
                 books += payload.books
                 added += counts.added

@@ -41,6 +41,7 @@ from medsearch.records import (
     AbstractSection,
     Article,
     Author,
+    Correction,
     Deletion,
     Grant,
     MeshHeading,
@@ -209,7 +210,36 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
         issns=issns,
         grants=_grants(parts.get("GrantList")),
         status=_clean(mc.get("Status")),
+        corrections=_corrections(fields.get("CommentsCorrectionsList")),
     )
+
+
+CITATION_LINK = "Cites"
+"""The RefType of a reference-list entry (older files carried PMC reference lists this
+way, thousands per file): a citation, not a notice about either article, so it is not
+kept with the corrections (the reference lists are the citation graph's input)."""
+
+
+def _corrections(links: Element | None) -> tuple[Correction, ...]:
+    """``CommentsCorrectionsList``: every link but :data:`CITATION_LINK`, in order."""
+    if links is None:
+        return ()
+    found = []
+    for link in links:
+        if link.tag != "CommentsCorrections":
+            continue
+        ref_type = (link.get("RefType") or "").strip()
+        if not ref_type or ref_type == CITATION_LINK:
+            continue
+        source = pmid = None
+        for child in link:
+            tag = child.tag
+            if tag == "RefSource" and source is None:
+                source = _clean(child.text)
+            elif tag == "PMID" and pmid is None:
+                pmid = _int(child.text)
+        found.append(Correction(ref_type, source, pmid))
+    return tuple(found)
 
 
 def _grants(grant_list: Element | None) -> tuple[Grant, ...]:

@@ -31,12 +31,13 @@ from pathlib import Path
 from typing import Literal
 
 from medsearch.errors import UsageError
-from medsearch.records import Article, Author
+from medsearch.notices import MEDLINE_TAGS, describe, notices
+from medsearch.records import Article, Author, Correction
 
 Format = Literal["bibtex", "ris", "nbib", "csv"]
 FORMATS: tuple[Format, ...] = ("bibtex", "ris", "nbib", "csv")
 _SUFFIXES: dict[str, str] = {"bibtex": ".bib", "ris": ".ris", "nbib": ".nbib", "csv": ".csv"}
-CSV_HEADER = "pmid,title,authors,journal,year,volume,issue,pages,doi,pmcid,abstract"
+CSV_HEADER = "pmid,title,authors,journal,year,volume,issue,pages,doi,pmcid,abstract,notice"
 CSV_COLUMNS = tuple(CSV_HEADER.split(","))
 
 
@@ -104,6 +105,12 @@ def _abstract(article: Article) -> str:
     return _one_line(
         " ".join(f"{s.label}: {s.text}" if s.label else s.text for s in article.abstract)
     )
+
+
+def note(article: Article) -> str:
+    """``RETRACTED (retraction PMID 32167152)``: what every format carries as its note, so
+    a retracted reference stays visible in the reference manager and the manuscript."""
+    return describe(notices(article))
 
 
 def _full_name(author: Author) -> str:
@@ -223,6 +230,7 @@ def _bibtex_entry(article: Article, key: str) -> str:
         ("pmid", str(article.pmid)),
         ("pmcid", latex_escape(_one_line(article.pmcid or ""))),
         ("abstract", latex_escape(_abstract(article))),
+        ("note", latex_escape(note(article))),
     ]
     kind = "book" if article.kind == "book" else "article"
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields if value)
@@ -266,6 +274,7 @@ def _ris_record(article: Article) -> str:
         ("AN", str(article.pmid)),
         ("UR", f"https://pubmed.ncbi.nlm.nih.gov/{article.pmid}/"),
         ("AB", _abstract(article)),
+        ("N1", note(article)),
     ]
     fields += [("LA", lang) for lang in article.languages]
     keywords = dict.fromkeys([*article.keywords, *(m.descriptor for m in article.mesh)])
@@ -352,9 +361,19 @@ def _nbib_record(article: Article) -> str:
     pmcid = article.pmcid
     if pmcid:
         fields.append(("PMC", pmcid if pmcid.upper().startswith("PMC") else f"PMC{pmcid}"))
+    fields += [
+        (tag, _link(c)) for c in article.corrections if (tag := MEDLINE_TAGS.get(c.ref_type))
+    ]
     fields += [("AID", f"{article.doi} [doi]" if article.doi else None), ("SO", _source(article))]
     lines = [line for tag, value in fields if value for line in medline_field(tag, value)]
     return "\n".join(lines) + "\n"
+
+
+def _link(correction: Correction) -> str:
+    """``Biosci Rep. 2020;40(3):. PMID: 32167152``, as PubMed writes a link line."""
+    pmid = f"PMID: {correction.pmid}" if correction.pmid else ""
+    source = (correction.source or "").rstrip(".")
+    return f"{source}. {pmid}" if source and pmid else source or pmid
 
 
 def to_nbib(articles: Sequence[Article]) -> str:
@@ -382,6 +401,7 @@ def to_csv(articles: Sequence[Article]) -> str:
                 a.doi or "",
                 a.pmcid or "",
                 a.abstract_text,
+                note(a),
             ]
         )
     return buffer.getvalue()

@@ -73,6 +73,32 @@ class Grant:
 
 
 @dataclass(frozen=True, slots=True)
+class Correction:
+    """One ``CommentsCorrections`` link: another PubMed record about this one, or this
+    record about another (``RetractionIn``/``RetractionOf``, ``ErratumIn``/``ErratumFor``,
+    ``CommentOn`` ...). ``ref_type`` is the XML's RefType verbatim, whichever format the
+    record came in, so :mod:`medsearch.notices` has one vocabulary to read."""
+
+    ref_type: str
+    source: str | None = None  # RefSource: "Biosci Rep. 2020 Mar 27;40(3):"
+    pmid: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """What a notice says about an article: ``status`` is one of
+    :data:`medsearch.notices.STATUSES`, ``ref_type`` the link (or the publication type
+    when only the type says so), ``pmid`` the other record (None when unknown)."""
+
+    status: str
+    ref_type: str
+    pmid: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "type": self.ref_type, "pmid": self.pmid}
+
+
+@dataclass(frozen=True, slots=True)
 class PubDate:
     """A publication date as precise as the record allows.
 
@@ -129,6 +155,7 @@ class Article:
     issns: tuple[str, ...] = ()  # every ISSN the record names: print or electronic, linking
     grants: tuple[Grant, ...] = ()
     status: str | None = None  # MedlineCitation/@Status: "MEDLINE", "PubMed-not-MEDLINE", ...
+    corrections: tuple[Correction, ...] = ()
 
     @property
     def year(self) -> int | None:
@@ -248,6 +275,10 @@ class Article:
                 for g in self.grants
             ],
             "status": self.status,
+            "corrections": [
+                {"ref_type": c.ref_type, "source": c.source, "pmid": c.pmid}
+                for c in self.corrections
+            ],
         }
 
     def to_json(self) -> str:
@@ -290,6 +321,7 @@ class Article:
             issns=tuple(data.get("issns", ())),
             grants=tuple(Grant(**g) for g in data.get("grants", ())),
             status=data.get("status"),
+            corrections=tuple(Correction(**c) for c in data.get("corrections", ())),
         )
 
     @classmethod
@@ -375,6 +407,13 @@ class Hit:
     snippet: str = ""
     sources: tuple[str, ...] = ()  # "lexical", "dense"
     extra: tuple[tuple[str, Any], ...] = ()  # command-specific fields (sentence, evidence ...)
+    notices: tuple[Notice, ...] = ()  # retraction, expression of concern, erratum, update
+    notice_for: tuple[Notice, ...] = ()  # the articles this hit is itself a notice about
+
+    @property
+    def notice(self) -> str | None:
+        """The strongest status among :attr:`notices` (they come strongest first)."""
+        return self.notices[0].status if self.notices else None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -387,6 +426,9 @@ class Hit:
             "authors": list(self.authors),
             "snippet": self.snippet,
             "sources": list(self.sources),
+            "notice": self.notice,
+            "notices": [n.to_dict() for n in self.notices],
+            "notice_for": [n.to_dict() for n in self.notice_for],
         }
         out.update(dict(self.extra))
         return out
@@ -410,11 +452,15 @@ class Filters:
     # date's span (``field_keys.date_span``) overlaps them
     date_from: int | None = None
     date_to: int | None = None
+    # leave out retracted articles (``--exclude-retracted``): those whose record says so,
+    # which the lexical index keys as the publication type "Retracted Publication"
+    exclude_retracted: bool = False
 
     @property
     def empty(self) -> bool:
         return (
-            self.year_from is None
+            not self.exclude_retracted
+            and self.year_from is None
             and self.year_to is None
             and self.date_from is None
             and self.date_to is None
@@ -437,11 +483,16 @@ class Filters:
             languages=self.languages + other.languages,
             date_from=tighter(self.date_from, other.date_from, max),
             date_to=tighter(self.date_to, other.date_to, min),
+            exclude_retracted=self.exclude_retracted or other.exclude_retracted,
         )
 
     def accepts(self, article: Article) -> bool:
         """The reference semantics: what an index-side filter must agree with."""
         from medsearch.field_keys import date_span, journal_key, journal_keys
+        from medsearch.notices import is_retracted
+
+        if self.exclude_retracted and is_retracted(article):
+            return False
 
         year = article.year
         if self.year_from is not None and (year is None or year < self.year_from):

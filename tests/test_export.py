@@ -391,6 +391,7 @@ def test_csv_header_and_round_trip() -> None:
         "doi",
         "pmcid",
         "abstract",
+        "notice",
     )
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
     assert len(rows) == 3

@@ -69,13 +69,62 @@ def expected(article: Article) -> dict[str, Any]:
         "mesh_major": [
             m.descriptor for m in article.mesh if m.major or any(q.major for q in m.qualifiers)
         ],
+        **expected_notices(article),
+    }
+
+
+NOTICE_LINKS = {  # (status, link on the article, link on the notice), strongest first
+    "retracted": (("RetractionIn", "RetractedandRepublishedIn"), ("RetractionOf",)),
+    "expression of concern": (("ExpressionOfConcernIn",), ("ExpressionOfConcernFor",)),
+    "corrected": (
+        ("ErratumIn", "PartialRetractionIn", "CorrectedandRepublishedIn"),
+        ("ErratumFor",),
+    ),
+    "updated": (("UpdateIn",), ("UpdateOf",)),
+}
+
+
+NOTICE_TYPES = {
+    "retracted": "Retraction of Publication",
+    "expression of concern": "Expression of Concern",
+    "corrected": "Published Erratum",
+}
+
+
+def expected_notices(article: Article) -> dict[str, Any]:
+    """The notice columns as docs/retractions.md describes them."""
+    about = [
+        {"status": status, "type": c.ref_type, "pmid": c.pmid}
+        for status, (links, _) in NOTICE_LINKS.items()
+        for c in article.corrections
+        if c.ref_type in links
+    ]
+    if "Retracted Publication" in article.publication_types and not any(
+        n["status"] == "retracted" for n in about
+    ):
+        about.insert(0, {"status": "retracted", "type": "Retracted Publication", "pmid": None})
+    notice_for = [
+        {"status": status, "type": c.ref_type, "pmid": c.pmid}
+        for status, (_, links) in NOTICE_LINKS.items()
+        for c in article.corrections
+        if c.ref_type in links
+    ]
+    for status, kind in NOTICE_TYPES.items():
+        if kind in article.publication_types and not any(n["status"] == status for n in notice_for):
+            notice_for.append({"status": status, "type": kind, "pmid": None})
+    notice_for.sort(key=lambda n: list(NOTICE_LINKS).index(n["status"]))
+    return {
+        "retracted": int(bool(about) and about[0]["status"] == "retracted"),
+        "notice": about[0]["status"] if about else None,
+        "notices": about,
+        "notice_for": notice_for,
     }
 
 
 def stored(home: Path) -> dict[int, dict[str, Any]]:
     out = {}
     for row in rows(home, "SELECT * FROM articles ORDER BY pmid"):
-        for key in ("language", "publication_types", "mesh_major"):
+        for key in ("language", "publication_types", "mesh_major", "notices", "notice_for"):
             row[key] = json.loads(row[key])
         out[row["pmid"]] = row
     return out
@@ -160,6 +209,10 @@ def test_articles_has_the_documented_columns_with_the_records_values(home: Path)
         "language": ["eng", "ger"],
         "publication_types": ["Journal Article", "Review"],
         "mesh_major": ["Metformin", "Aging"],  # a major qualifier makes the heading major
+        "retracted": 0,
+        "notice": None,
+        "notices": [],
+        "notice_for": [],
     }
     assert got[3]["first_author"] is None and got[3]["doi"] is None
     assert got[3]["language"] == [] and got[3]["mesh_major"] == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from medsearch.commands.check import check
 from medsearch.commands.evaluate import evaluate
 from medsearch.commands.export import export
 from medsearch.commands.info import show, stats
@@ -25,6 +26,7 @@ COMMANDS: list[click.Command] = [
     show,
     stats,
     export,
+    check,
     sql,
     evaluate,
     models,

@@ -69,14 +69,30 @@ def parse_years(value: str | None) -> tuple[int | None, int | None]:
 
 
 def make_filters(
-    year: str | None, journals: tuple[str, ...] = (), types: tuple[str, ...] = ()
+    year: str | None,
+    journals: tuple[str, ...] = (),
+    types: tuple[str, ...] = (),
+    exclude_retracted: bool = False,
 ) -> Filters:
     lo, hi = parse_years(year)
-    return Filters(year_from=lo, year_to=hi, journals=journals, publication_types=types)
+    return Filters(
+        year_from=lo,
+        year_to=hi,
+        journals=journals,
+        publication_types=types,
+        exclude_retracted=exclude_retracted,
+    )
 
 
 def filter_options(fn: Any) -> Any:
-    """--year, --journal, --type: the same filters on every retrieval command."""
+    """--year, --journal, --type, --exclude-retracted: the same filters on every
+    retrieval command."""
+    fn = click.option(
+        "--exclude-retracted",
+        "exclude_retracted",
+        is_flag=True,
+        help="Leave out retracted articles (counts and sets too).",
+    )(fn)
     fn = click.option(
         "--type",
         "types",

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from medsearch.records import Article, Hit
+from medsearch.records import Article, Hit, Notice
 from medsearch.retrieval.results import BEYOND, beyond
 
 if TYPE_CHECKING:
@@ -129,6 +129,12 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
         line.append(f"{hit.year or '    '}  ", style="cyan")
         line.append(hit.title or "(no title)", style="bold")
         console.print(line)
+        if hit.notices:
+            console.print(Text("     ") + notice_text(hit.notices))
+        if hit.notice_for:
+            from medsearch.notices import describe_for
+
+            console.print(Text(f"     {describe_for(hit.notice_for)}", style="bold"))
         meta = Text("     ")
         if hit.authors:
             meta.append(hit.authors[0] + (" et al." if len(hit.authors) > 1 else "") + " · ")
@@ -152,6 +158,17 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
         console.print()
 
 
+NOTICE_STYLES = {"retracted": "bold white on red", "expression of concern": "bold yellow"}
+"""How a notice reads in a terminal: a retraction must not be missed; an erratum is a note."""
+
+
+def notice_text(found: Sequence[Notice]) -> Text:
+    """``RETRACTED (retraction PMID 32167152)``, styled by its strongest status."""
+    from medsearch.notices import describe
+
+    return Text(describe(tuple(found)), style=NOTICE_STYLES.get(found[0].status, "yellow"))
+
+
 def print_in_context(extra: dict[str, Any]) -> set[str]:
     """A sentence hit between its neighbours, dimmed, as it reads in the abstract: a
     sentence alone often cannot be judged ("This was not the case in mice."). The hit
@@ -170,7 +187,13 @@ def print_in_context(extra: dict[str, Any]) -> set[str]:
 
 
 def print_article(article: Article) -> None:
+    from medsearch import notices as nt
+
     console.print(Text(article.title or "(no title)", style="bold"))
+    if found := nt.notices(article):
+        console.print(notice_text(found))
+    if about := nt.notice_for(article):
+        console.print(Text(nt.describe_for(about), style="bold"))
     authors = ", ".join(a.display for a in article.authors)
     if authors:
         console.print(Text(authors))

@@ -37,6 +37,7 @@ def similar(
     year: str | None,
     journals: tuple[str, ...],
     types: tuple[str, ...],
+    exclude_retracted: bool,
     keep_duplicates: bool,
     profile: str | None,
     device: str,
@@ -52,7 +53,7 @@ def similar(
             result = searcher.similar(
                 parse_pmid(pmid),
                 k=k,
-                filters=make_filters(year, journals, types),
+                filters=make_filters(year, journals, types, exclude_retracted),
                 skip_duplicates=not keep_duplicates,
             )
         else:

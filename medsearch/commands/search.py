@@ -89,6 +89,7 @@ def search(
     year: str | None,
     journals: tuple[str, ...],
     types: tuple[str, ...],
+    exclude_retracted: bool,
     date: str | None,
     rerank: str | None,
     no_rerank: bool,
@@ -118,7 +119,7 @@ def search(
         raise UsageError("-o/--output names the file of --export FORMAT")
     if count_only and export_fmt is not None:
         raise UsageError("--count and --export contradict each other: choose one")
-    filters = make_filters(year, journals, types)
+    filters = make_filters(year, journals, types, exclude_retracted)
     if date is not None:
         filters = filters.merge(date_filter(date))
     choice = rerank_choice(rerank, no_rerank)

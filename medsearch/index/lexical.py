@@ -512,6 +512,7 @@ def _count(searcher: Any, query: Any, filters: Filters) -> int:
         or filters.journals
         or filters.publication_types
         or filters.languages
+        or filters.exclude_retracted
         or filters.date_from is not None
         or filters.date_to is not None
     ):

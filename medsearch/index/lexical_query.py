@@ -22,6 +22,7 @@ import tantivy
 from medsearch import field_keys as fk
 from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical_terms import MAX_EXPANSIONS, cut, proximity_query, truncation_query
+from medsearch.notices import RETRACTED_TYPE
 from medsearch.query.nodes import And, Node, Not, Or, Phrase, Prefix, Tagged, Term, YearRange
 from medsearch.records import Filters
 
@@ -545,4 +546,6 @@ def filter_clauses(schema: Any, filters: Filters) -> list[Any]:
         clauses.append(_any_of(schema, ls.PUB_TYPE, filters.publication_types))
     if filters.languages:
         clauses.append(_any_of(schema, ls.LANGUAGE, filters.languages))
+    if filters.exclude_retracted:
+        clauses.append(exclude(match_all(), _any_of(schema, ls.PUB_TYPE, (RETRACTED_TYPE,))))
     return [tantivy.Query.const_score_query(c, 0.0) for c in clauses]

@@ -36,6 +36,7 @@ import regex
 import tantivy
 
 from medsearch import field_keys as fk
+from medsearch.notices import RETRACTED_TYPE, is_retracted
 from medsearch.query.normalize import normalize_text
 from medsearch.records import Article
 
@@ -296,8 +297,11 @@ def article_fields(article: Article) -> Fields:
     journals = fk.journal_keys(article)
     if journals:
         fields[JOURNAL_KEY] = sorted(journals)
-    if article.publication_types:
-        fields[PUB_TYPE] = sorted({exact_key(t) for t in article.publication_types})
+    types = set(article.publication_types)
+    if is_retracted(article):  # a RetractionIn link without the type: --exclude-retracted
+        types.add(RETRACTED_TYPE)
+    if types:
+        fields[PUB_TYPE] = sorted({exact_key(t) for t in types})
     if article.languages:
         fields[LANGUAGE] = sorted({exact_key(lang) for lang in article.languages})
     if article.year is not None:

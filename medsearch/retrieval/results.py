@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from medsearch.notices import notice_for, notices
 from medsearch.records import Article, Filters, Hit
 
 ALL_WORDS = "all_words"
@@ -94,6 +95,8 @@ def make_hits(
                 snippet=cand.snippet,
                 sources=cand.sources,
                 extra=cand.extra,
+                notices=notices(article),
+                notice_for=notice_for(article),
             )
         )
     return hits

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 
 import orjson
 
-from medsearch.records import Article
+from medsearch import notices as nt
+from medsearch.records import Article, Notice
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +87,30 @@ ARTICLES = PublicTable(
             "Major MeSH headings (PubMed's [majr]: the heading or"
             " one of its qualifiers is a major topic), a JSON array of descriptor names.",
         ),
+        Column(
+            "retracted",
+            "INTEGER",
+            "1 when the article is retracted (a RetractionIn link or the publication type"
+            " 'Retracted Publication'), else 0.",
+        ),
+        Column(
+            "notice",
+            "TEXT",
+            "The strongest notice about the article: 'retracted', 'expression of concern',"
+            " 'corrected', 'updated'; NULL when there is none (indexed where not NULL).",
+        ),
+        Column(
+            "notices",
+            "TEXT",
+            "Every notice about the article, strongest first, a JSON array of objects:"
+            ' \'[{"status":"retracted","type":"RetractionIn","pmid":32167152}]\'.',
+        ),
+        Column(
+            "notice_for",
+            "TEXT",
+            "The articles this record is itself a notice about (a retraction notice's"
+            " RetractionOf ...), a JSON array of the same objects, pmid the article's.",
+        ),
     ),
 )
 
@@ -123,6 +148,10 @@ ArticleRow = tuple[
     str,  # language (JSON)
     str,  # publication_types (JSON)
     str,  # mesh_major (JSON)
+    int,  # retracted
+    str | None,  # notice
+    str,  # notices (JSON)
+    str,  # notice_for (JSON)
 ]
 
 
@@ -135,6 +164,7 @@ def article_row(article: Article) -> ArticleRow:
     """The ``articles`` row of ``article``, in :data:`NAMES` order."""
     authors = article.authors
     majors = list(dict.fromkeys(m.descriptor for m in article.mesh if m.is_major))
+    about = nt.notices(article)
     return (
         article.pmid,
         article.title or None,
@@ -148,7 +178,20 @@ def article_row(article: Article) -> ArticleRow:
         json_array(article.languages),
         json_array(list(dict.fromkeys(article.publication_types))),
         json_array(majors),
+        int(bool(about) and about[0].status == nt.RETRACTED),
+        about[0].status if about else None,
+        notices_json(about),
+        notices_json(nt.notice_for(article)),
     )
+
+
+def notices_json(found: Sequence[Notice]) -> str:
+    return orjson.dumps([n.to_dict() for n in found]).decode()
+
+
+def notices_from_json(text: str | None) -> tuple[Notice, ...]:
+    """The ``notices`` column back into :class:`Notice` values."""
+    return tuple(Notice(d["status"], d["type"], d.get("pmid")) for d in orjson.loads(text or "[]"))
 
 
 ARTICLES_UPSERT = (
@@ -173,3 +216,19 @@ def side_rows(
     mesh = sorted((h, row[0]) for row in final for h in orjson.loads(row[11]))
     types = sorted((t, row[0]) for row in final for t in orjson.loads(row[10]))
     return mesh, types
+
+
+def late_notices(rows: Iterable[ArticleRow]) -> dict[int, list[Notice]]:
+    """What the notices among ``rows`` say about other articles, by those articles' PMIDs,
+    as the articles' own records would say it (``RetractionOf`` becomes ``RetractionIn``
+    naming the notice): see :meth:`medsearch.store.db.Store.add_late_notices`."""
+    out: dict[int, list[Notice]] = {}
+    for row in rows:
+        about_others = row[-1]  # notice_for, the last column
+        if about_others == "[]":
+            continue
+        for notice in notices_from_json(about_others):
+            if notice.pmid is not None and notice.pmid != row[0]:
+                about = nt.ABOUT_OF.get(notice.ref_type, notice.ref_type)
+                out.setdefault(notice.pmid, []).append(Notice(notice.status, about, row[0]))
+    return out

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from medsearch.errors import DiskFullError, NotFoundError, StoreError
+from medsearch.notices import with_notices
 from medsearch.records import Article
 from medsearch.store import codec
 from medsearch.store.columns import (
@@ -45,6 +46,7 @@ from medsearch.store.columns import (
     TYPES_INSERT,
     ArticleRow,
     article_row,
+    late_notices,
     side_rows,
 )
 from medsearch.store.damage import DamagedRecordError, damaged, is_damage, reading
@@ -153,6 +155,9 @@ class ApplyCounts:
     added: int = 0
     replaced: int = 0
     deleted: int = 0
+    noticed: tuple[int, ...] = ()
+    """Stored articles a notice in the batch was about, their records given its link
+    (the lexical index must re-index them: :meth:`Store.add_late_notices`)."""
 
 
 class Store:
@@ -323,7 +328,29 @@ class Store:
         replaced = len(existing)
         added = len(set(pmids)) - replaced
         self._add_to_count(added)
-        return ApplyCounts(added=added, replaced=replaced)
+        noticed = self.add_late_notices([row[5] for row in prepared])
+        return ApplyCounts(added=added, replaced=replaced, noticed=noticed)
+
+    def add_late_notices(self, rows: Sequence[ArticleRow]) -> tuple[int, ...]:
+        """Give each stored article that a notice among ``rows`` is about (a retraction's
+        ``RetractionOf`` ...) the link its own record would carry, when it lacks it:
+        NLM re-issues the article with the link, but not always in the same file, and
+        until then the article must not read as clean. Returns the PMIDs changed; their
+        text is unchanged (no vector is stale), their lexical documents are."""
+        late = late_notices(rows)
+        if not late:
+            return ()
+        changed = []
+        for pmid, article in self.get_many(sorted(late)).items():
+            updated = with_notices(article, late[pmid])
+            if updated is None:
+                continue
+            data = codec.recompressed(codec.encode(updated.to_dict()), self._dict_id)
+            self._execute("UPDATE records SET data = ? WHERE pmid = ?", (data, pmid))
+            changed.append(updated)
+        if changed:
+            self.write_articles([article_row(a) for a in changed])
+        return tuple(a.pmid for a in changed)
 
     def write_articles(self, rows: Sequence[ArticleRow]) -> None:
         """Upsert ``articles`` rows and their side-table rows (inside a transaction)."""

@@ -182,6 +182,36 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE unindexed (id INTEGER PRIMARY KEY, pmids BLOB NOT NULL);
     """,
+    # retractions, expressions of concern, errata and updates (medsearch.notices): four
+    # columns of ``articles``, the one people filter on indexed only where it is set
+    # (a few hundred thousand of 40.9M rows). Records stored before this migration were
+    # parsed without their CommentsCorrections links, so their rows can only say what
+    # their publication types say, which is filled here from the side table (an index
+    # lookup, not a pass over the records); re-ingesting their files brings the links.
+    """
+    ALTER TABLE articles ADD COLUMN retracted INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE articles ADD COLUMN notice TEXT;
+    ALTER TABLE articles ADD COLUMN notices TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE articles ADD COLUMN notice_for TEXT NOT NULL DEFAULT '[]';
+    CREATE INDEX articles_notice ON articles(notice) WHERE notice IS NOT NULL;
+    UPDATE articles SET retracted = 1, notice = 'retracted',
+        notices = json_array(json_object(
+            'status', 'retracted', 'type', 'Retracted Publication', 'pmid', NULL))
+    WHERE pmid IN (SELECT pmid FROM articles_publication_types
+                   WHERE publication_type = 'Retracted Publication');
+    UPDATE articles SET notice_for = json_array(json_object(
+            'status', 'retracted', 'type', 'Retraction of Publication', 'pmid', NULL))
+    WHERE pmid IN (SELECT pmid FROM articles_publication_types
+                   WHERE publication_type = 'Retraction of Publication');
+    UPDATE articles SET notice_for = json_array(json_object(
+            'status', 'expression of concern', 'type', 'Expression of Concern', 'pmid', NULL))
+    WHERE pmid IN (SELECT pmid FROM articles_publication_types
+                   WHERE publication_type = 'Expression of Concern');
+    UPDATE articles SET notice_for = json_array(json_object(
+            'status', 'corrected', 'type', 'Published Erratum', 'pmid', NULL))
+    WHERE pmid IN (SELECT pmid FROM articles_publication_types
+                   WHERE publication_type = 'Published Erratum');
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

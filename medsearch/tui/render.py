@@ -12,7 +12,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from medsearch.records import Article, Hit
+from medsearch.notices import describe, describe_for, notice_for, notices
+from medsearch.records import Article, Hit, Notice
 from medsearch.retrieval.results import BEYOND, beyond
 from medsearch.tui.highlight import highlighted, snippet_text
 
@@ -20,6 +21,18 @@ PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 DOI_URL = "https://doi.org/{doi}"
 PMC_URL = "https://www.ncbi.nlm.nih.gov/pmc/articles/{pmcid}/"
 MARK = "●"
+NOTICE_STYLES = {"retracted": "bold white on red", "expression of concern": "bold yellow"}
+"""A retraction must not be missed; an erratum or an update is a note."""
+
+
+def notice_line(found: tuple[Notice, ...]) -> Text:
+    """``RETRACTED (retraction PMID 32167152)`` in its status's style."""
+    return Text(
+        describe(found),
+        style=NOTICE_STYLES.get(found[0].status, "yellow"),
+        no_wrap=True,
+        overflow="ellipsis",
+    )
 
 
 def sources_label(sources: Iterable[str]) -> str:
@@ -56,6 +69,10 @@ def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
     if beyond(hit.extra):
         meta.append(f" · {BEYOND}", style="yellow")
     body: list[Text] = [highlighted(hit.title or "(no title)", terms, style="bold"), meta]
+    if hit.notices:
+        body.insert(1, notice_line(hit.notices))
+    if hit.notice_for:
+        body.insert(1, Text(describe_for(hit.notice_for), style="bold", no_wrap=True))
     evidence = extra.get("sentence") or extra.get("evidence")
     if evidence:
         quote = Text("“", style="italic", no_wrap=True, overflow="ellipsis")
@@ -77,6 +94,8 @@ def basket_prompt(article: Article) -> Text:
     """A basket row: the title, then first author, journal, year and PMID."""
     out = Text(MARK + " ", style="bold #87d787")
     out.append(article.title or "(no title)", style="bold")
+    if found := notices(article):
+        out.append("\n  ").append_text(notice_line(found))
     out.append(
         f"\n  {authors_short(tuple(a.display for a in article.authors))} · "
         f"{article.journal_abbrev or article.journal} · {article.year or 'n.d.'}"
@@ -113,6 +132,10 @@ def links(article: Article) -> list[tuple[str, str]]:
 def article_detail(article: Article, terms: frozenset[str]) -> Text:
     """The detail pane: title, authors, citation, labelled abstract, MeSH, types, links."""
     parts: list[Text] = [highlighted(article.title or "(no title)", terms, style="bold")]
+    if found := notices(article):
+        parts.append(notice_line(found))
+    if about := notice_for(article):
+        parts.append(Text(describe_for(about), style="bold"))
     parts.append(Text(", ".join(a.display for a in article.authors) or "(no authors)"))
     parts.append(Text(article.journal_citation, style="italic"))
     parts.append(Text(""))

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, OptionList, Select
+from textual.widgets import Button, Checkbox, Input, Label, OptionList, Select
 from textual.widgets.option_list import Option
 
 from medsearch.errors import UsageError
@@ -31,7 +31,9 @@ def parse_year(text: str, name: str) -> int | None:
     return int(text)
 
 
-def filters_from(year_from: str, year_to: str, journal: str, pub_type: str) -> Filters:
+def filters_from(
+    year_from: str, year_to: str, journal: str, pub_type: str, exclude_retracted: bool = False
+) -> Filters:
     """The dialog's fields as :class:`Filters`; empty fields mean no restriction."""
     first, last = parse_year(year_from, "from"), parse_year(year_to, "to")
     if first is not None and last is not None and first > last:
@@ -41,6 +43,7 @@ def filters_from(year_from: str, year_to: str, journal: str, pub_type: str) -> F
         year_to=last,
         journals=(journal.strip(),) if journal.strip() else (),
         publication_types=(pub_type.strip(),) if pub_type.strip() else (),
+        exclude_retracted=exclude_retracted,
     )
 
 
@@ -66,6 +69,9 @@ class FiltersScreen(ModalScreen[Filters | None]):
                 placeholder="publication type, e.g. Review",
                 id="pub-type",
             )
+            yield Checkbox(
+                "Leave out retracted articles", c.exclude_retracted, id="exclude-retracted"
+            )
             with Horizontal(classes="buttons"):
                 yield Button("Apply", variant="primary", id="apply")
                 yield Button("Clear", id="clear")
@@ -76,12 +82,13 @@ class FiltersScreen(ModalScreen[Filters | None]):
     @on(Input.Submitted)
     @on(Button.Pressed, "#apply")
     def apply(self) -> None:
-        values = [
+        first, last, journal, pub_type = (
             self.query_one(f"#{i}", Input).value
             for i in ("year-from", "year-to", "journal", "pub-type")
-        ]
+        )
+        exclude = self.query_one("#exclude-retracted", Checkbox).value
         try:
-            self.dismiss(filters_from(*values))
+            self.dismiss(filters_from(first, last, journal, pub_type, exclude))
         except UsageError as exc:
             self.notify(str(exc), severity="error")
 

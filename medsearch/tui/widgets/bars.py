@@ -18,6 +18,8 @@ def filters_label(filters: Filters) -> str:
         parts.append(f"{filters.year_from or ''}–{filters.year_to or ''}")
     parts.extend(filters.journals)
     parts.extend(filters.publication_types)
+    if filters.exclude_retracted:
+        parts.append("no retracted")
     return ", ".join(parts)
 
 

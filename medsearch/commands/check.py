@@ -1,0 +1,138 @@
+"""``medsearch check``: a manuscript's references against retractions, expressions of
+concern and corrections."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from medsearch.commands.common import emit_json, paths_of
+from medsearch.errors import UsageError
+from medsearch.records import pmid_from
+
+if TYPE_CHECKING:
+    from medsearch.references import Reference
+    from medsearch.retrieval.check import Checked
+
+FLAGGED = 4
+"""Exit status: a reference is retracted or under an expression of concern."""
+UNRESOLVED = 5
+"""Exit status: nothing flagged, but some references were not found in the corpus."""
+
+
+@click.command()
+@click.argument("sources", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def check(ctx: click.Context, sources: tuple[str, ...], as_json: bool) -> None:
+    """Check a reference list (FILE.bib, .ris, .nbib, a file of PMIDs, - for standard
+    input, or PMIDs) for retracted, corrected and concerning articles.
+
+    Each reference is found by its PMID, else its DOI, else its title and year.
+
+    \b
+    Exit status: 0 nothing retracted or under an expression of concern and every
+    reference found (corrections and updates are listed, they do not fail the check);
+    4 a reference is retracted or under an expression of concern; 5 some references
+    were not found (and none flagged); 1 and 2 errors, as every command.
+
+    \b
+    Examples:
+      medsearch check manuscript.bib
+      medsearch check refs.ris --json
+      medsearch check 31541003 12345678
+    """
+    from medsearch.retrieval.check import check as run_check
+    from medsearch.retrieval.searcher import open_searcher
+
+    references = _references(sources)
+    if not references:
+        raise UsageError("the reference list is empty")
+    with open_searcher(paths_of(ctx)) as searcher:
+        checked = run_check(references, searcher.store, searcher.lexical)
+    status = exit_status(checked)
+    if as_json:
+        emit_json(
+            {
+                "references": [c.to_dict() for c in checked],
+                "counts": counts(checked),
+                "exit_status": status,
+            }
+        )
+    else:
+        _print(checked)
+    ctx.exit(status)
+
+
+def exit_status(checked: list[Checked]) -> int:
+    if any(c.alarming for c in checked):
+        return FLAGGED
+    if any(c.pmid is None for c in checked):
+        return UNRESOLVED
+    return 0
+
+
+def counts(checked: list[Checked]) -> dict[str, int]:
+    out = {"references": len(checked), "resolved": sum(c.pmid is not None for c in checked)}
+    for how in ("pmid", "doi", "title"):
+        out[f"by_{how}"] = sum(c.resolved_by == how for c in checked)
+    out["unresolved"] = out["references"] - out["resolved"]
+    from medsearch.notices import STATUSES
+
+    for status in STATUSES:
+        out[status.replace(" ", "_")] = sum(c.notice == status for c in checked)
+    return out
+
+
+def _references(sources: tuple[str, ...]) -> list[Reference]:
+    from medsearch.references import Reference, read
+
+    out: list[Reference] = []
+    for source in sources:
+        if source == "-":
+            out += read(sys.stdin.read(), "-")
+            continue
+        path = Path(source)
+        if path.is_file():
+            try:
+                text = path.read_text(encoding="utf-8-sig")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise UsageError(f"cannot read {source}: {exc}") from exc
+            out += read(text, source)
+        elif (pmid := pmid_from(source)) is not None:
+            out.append(Reference(f"PMID {pmid}", pmid=pmid))
+        else:
+            raise UsageError(f"{source!r} is neither a file nor a PMID")
+    return out
+
+
+def _print(checked: list[Checked]) -> None:
+    from rich.text import Text
+
+    from medsearch.commands.render import console, notice_text
+
+    got = counts(checked)
+    console.print(
+        f"{got['references']} references: {got['resolved']} found"
+        f" ({got['by_pmid']} by PMID, {got['by_doi']} by DOI, {got['by_title']} by title),"
+        f" {got['unresolved']} not found"
+    )
+    flagged = [c for c in checked if c.notices]
+    for item in flagged:
+        line = Text(f"{item.reference.label}  PMID {item.pmid}  ")
+        line.append_text(notice_text(item.notices))
+        console.print(line, soft_wrap=True)
+        console.print(Text(f"    {item.title}", style="dim"), soft_wrap=True)
+    if not flagged:
+        console.print("no reference is retracted, corrected or under an expression of concern")
+    for item in checked:
+        if item.pmid is None:
+            ref = item.reference
+            what = ref.title or ref.doi or (f"PMID {ref.pmid}" if ref.pmid else "")
+            console.print(
+                Text("not found: ", style="yellow") + Text(f"{ref.label}  {what}"),
+                soft_wrap=True,
+            )
