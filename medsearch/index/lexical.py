@@ -462,6 +462,36 @@ class LexicalIndex:
         found = searcher.search(both, len(pmids), count=False)
         return {int(p) for p in searcher.fast_field_values(ls.PMID, [a for _, a in found.hits])}
 
+    def scores(
+        self,
+        pmids: Sequence[int],
+        query: ParsedQuery,
+        filters: Filters | None = None,
+        frequencies: Frequencies | None = None,
+    ) -> dict[int, float]:
+        """The BM25 score :meth:`rank` gives each of ``pmids`` that ``query`` (and
+        ``filters``) match, scored only among them: a saved search checks the articles an
+        update brought against the score its 50th hit had, without ranking the corpus."""
+        if not pmids:
+            return {}
+        caller = filters or Filters()
+        searcher = self._index.searcher()
+        builder = QueryBuilder(
+            self._schema, self._analyzers, self.ranking, frequencies or self.frequencies(searcher)
+        )
+        built = builder.build(query.node, caller, query.filters)
+        if built is None:
+            return {}
+        wanted = tantivy.Query.const_score_query(
+            tantivy.Query.term_set_query(self._schema, ls.PMID, [int(p) for p in pmids]), 0.0
+        )
+        both = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, built), (tantivy.Occur.Must, wanted)]
+        )
+        found = searcher.search(both, len(pmids), count=False)
+        ids = searcher.fast_field_values(ls.PMID, [a for _, a in found.hits])
+        return {int(p): float(s) for (s, _), p in zip(found.hits, ids, strict=True)}
+
     def _snippet(self, title: str, abstract: str, terms: Sequence[str]) -> tuple[str, str]:
         analyzer = self._analyzers.text
         return (

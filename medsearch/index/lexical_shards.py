@@ -186,6 +186,22 @@ class ShardedLexicalIndex(LexicalIndex):
             found |= part
         return found
 
+    def scores(
+        self,
+        pmids: Sequence[int],
+        query: ParsedQuery,
+        filters: Filters | None = None,
+        frequencies: Frequencies | None = None,
+    ) -> dict[int, float]:
+        """:meth:`LexicalIndex.scores`, every shard at once, leaving out the same words."""
+        frequencies = frequencies or self.shards[0].frequencies()
+        found: dict[int, float] = {}
+        for part in self._pool.map(
+            lambda s: s.scores(pmids, query, filters, frequencies), self.shards
+        ):
+            found.update(part)
+        return found
+
     def rank(
         self,
         query: str | ParsedQuery,

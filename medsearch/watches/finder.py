@@ -1,0 +1,108 @@
+"""What a watch is, once parsed, and which of an update's articles are new to it.
+
+The candidates are the articles the update files applied since the watch last ran
+added (and, when the watch asks, replaced): the store's ``file_changes`` rows say which,
+so the cost follows the update (~30K articles a day), never the corpus. The lexical
+index then answers one query restricted to those PMIDs (a term set):
+
+- a set query keeps the candidates its set now holds (PubMed's semantics: the set is
+  what matches, whatever the order);
+- a ranked query (plain words) keeps those scoring at least the watch's threshold, a
+  BM25 score fixed when it was made (its :data:`~medsearch.watches.model.THRESHOLD_RANK`
+  th hit's), so "new" means "as relevant as the first pages were".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from medsearch.index.lexical import LexicalIndex
+from medsearch.query import ParsedQuery, parse_query
+from medsearch.records import Filters
+from medsearch.store import Store
+from medsearch.store.changes import ADDED, REPLACED, Changes
+from medsearch.watches.book import now
+from medsearch.watches.model import RANKED, SET, THRESHOLD_RANK, Found, Watch, check_name
+
+CHUNK = 100_000
+"""Candidates per index query: a term set of 100K PMIDs is ~1 MB of query; a watch
+that has not run for months may have millions to check."""
+
+
+def make_watch(
+    name: str,
+    query: str,
+    *,
+    store: Store,
+    lexical: LexicalIndex,
+    mode: str | None = None,
+    filters: Filters | None = None,
+    threshold: float | None = None,
+    replaced: bool = False,
+) -> Watch:
+    """A new watch, starting from the store as it is now: what is already in the corpus
+    is never new to it. A ranked watch's threshold, unless given, is the score of its
+    :data:`THRESHOLD_RANK` th hit now (every match counts when it has fewer)."""
+    check_name(name)
+    parsed = parse_query(query)
+    kind = SET if parsed.set_query else RANKED
+    chosen = filters or Filters()
+    if kind == RANKED and threshold is None:
+        ranked = lexical.rank(parsed, k=THRESHOLD_RANK, filters=chosen, count=False)
+        threshold = ranked.scores[-1] if len(ranked.scores) >= THRESHOLD_RANK else 0.0
+    return Watch(
+        name=name,
+        query=query,
+        kind=kind,
+        mode=mode,
+        filters=chosen,
+        threshold=threshold if kind == RANKED else None,
+        replaced=replaced,
+        created=now(),
+        last_run=None,
+        last_change=store.last_change(),
+    )
+
+
+def candidates(watch: Watch, changes: Changes) -> dict[int, str]:
+    """The articles to check, each with how it came: added, or replaced when the watch
+    counts replacements."""
+    found = dict.fromkeys(changes.added, ADDED)
+    if watch.replaced:
+        found.update(dict.fromkeys(changes.replaced, REPLACED))
+    return found
+
+
+def find_new(watch: Watch, changes: Changes, lexical: LexicalIndex) -> Found:
+    """The candidates ``watch`` matches: a set query's members newest PMID first, a
+    ranked query's at or above its threshold best first."""
+    todo = candidates(watch, changes)
+    parsed = parse_query(watch.query)
+    hits: list[tuple[int, str, float]]
+    if watch.kind == SET:
+        members: set[int] = set()
+        for chunk in _chunks(todo):
+            members |= lexical.members(chunk, parsed, watch.filters)
+        hits = [(p, todo[p], 0.0) for p in sorted(members, reverse=True)]
+    else:
+        scored = _scores(lexical, todo, parsed, watch.filters)
+        floor = watch.threshold or 0.0
+        kept = [(p, s) for p, s in scored.items() if s >= floor]
+        kept.sort(key=lambda ps: (-ps[1], -ps[0]))
+        hits = [(p, todo[p], s) for p, s in kept]
+    return Found(watch=watch, hits=tuple(hits), candidates=len(todo))
+
+
+def _scores(
+    lexical: LexicalIndex, todo: Iterable[int], parsed: ParsedQuery, filters: Filters
+) -> dict[int, float]:
+    scored: dict[int, float] = {}
+    for chunk in _chunks(todo):
+        scored.update(lexical.scores(chunk, parsed, filters))
+    return scored
+
+
+def _chunks(pmids: Iterable[int]) -> Iterable[Sequence[int]]:
+    ordered = sorted(pmids)
+    for start in range(0, len(ordered), CHUNK):
+        yield ordered[start : start + CHUNK]
