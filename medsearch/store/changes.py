@@ -13,6 +13,7 @@ import sys
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import PurePath
 
 ADDED = "added"
 REPLACED = "replaced"
@@ -40,7 +41,10 @@ class Changes:
 
     A PMID added and then replaced is ``added``; one added or replaced and then deleted
     is only ``deleted``; one deleted and then sent again is ``added`` or ``replaced`` as
-    its last record was.
+    its last record was. A baseline file (one applied from a folder named ``baseline``,
+    as NCBI and ``ingest --download`` name it) is a snapshot, not a revision: the
+    records it sends again are not ``replaced`` (moving to a new year's baseline would
+    otherwise list every article as revised).
     """
 
     added: frozenset[int]
@@ -74,14 +78,17 @@ def changes_after(conn: sqlite3.Connection, after: int) -> Changes:
     if not _has_table(conn):
         return Changes(frozenset(), frozenset(), frozenset(), after)
     rows = conn.execute(
-        "SELECT c.id, c.change, c.pmids, c.file_id, f.name FROM file_changes c"
+        "SELECT c.id, c.change, c.pmids, c.file_id, f.name, f.path FROM file_changes c"
         " LEFT JOIN files f ON f.id = c.file_id WHERE c.id > ? ORDER BY c.id",
         (after,),
     )
-    for row_id, change, blob, file_id, name in rows:
+    for row_id, change, blob, file_id, name, path in rows:
         last = row_id
         files.setdefault(file_id, name or f"file {file_id}")
         pmids = unpack(blob)
+        if change == REPLACED and PurePath(path or "").parent.name == "baseline":
+            deleted.difference_update(pmids)
+            continue
         if change == ADDED:
             added.update(pmids)
             deleted.difference_update(pmids)
