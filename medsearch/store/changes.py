@@ -39,10 +39,11 @@ def unpack(blob: bytes) -> list[int]:
 class Changes:
     """The net effect of the files applied after one point, in the order they applied.
 
-    A PMID added and then replaced is ``added``; one added or replaced and then deleted
-    is only ``deleted``; one deleted and then sent again is ``added`` or ``replaced`` as
-    its last record was. A baseline file (one applied from a folder named ``baseline``,
-    as NCBI and ``ingest --download`` name it) is a snapshot, not a revision: the
+    Seen from the point the window starts: a PMID added and then replaced is ``added``;
+    one added and then deleted is no change; one there at the start and then deleted is
+    ``deleted``, and ``replaced`` if it was sent again after. A baseline file (one
+    applied from a folder named ``baseline``, as NCBI and ``ingest --download`` name
+    it) is a snapshot, not a revision: the
     records it sends again are not ``replaced`` (moving to a new year's baseline would
     otherwise list every article as revised).
     """
@@ -90,17 +91,21 @@ def changes_after(conn: sqlite3.Connection, after: int) -> Changes:
             deleted.difference_update(pmids)
             continue
         if change == ADDED:
-            added.update(pmids)
-            deleted.difference_update(pmids)
-            replaced.difference_update(pmids)
+            for p in pmids:
+                if p in deleted:  # there at the start, gone, and back: a new record of it
+                    deleted.discard(p)
+                    replaced.add(p)
+                else:
+                    added.add(p)
         elif change == REPLACED:
-            fresh = [p for p in pmids if p not in added]
-            replaced.update(fresh)
-            deleted.difference_update(pmids)
+            replaced.update(p for p in pmids if p not in added)
         else:
-            added.difference_update(pmids)
-            replaced.difference_update(pmids)
-            deleted.update(pmids)
+            for p in pmids:
+                if p in added:  # came and went within the window: no change at all
+                    added.discard(p)
+                else:
+                    replaced.discard(p)
+                    deleted.add(p)
     return Changes(
         frozenset(added), frozenset(replaced), frozenset(deleted), last, tuple(files.values())
     )
