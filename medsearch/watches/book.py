@@ -73,6 +73,8 @@ class WatchBook:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(path, isolation_level=None, timeout=10)
             self.conn.execute("PRAGMA journal_mode=WAL")
+            # a commit lost to a power cut only means the next run reads its changes again
+            self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.executescript(SCHEMA)
         except (OSError, sqlite3.DatabaseError) as exc:

@@ -15,9 +15,11 @@ index then answers one query restricted to those PMIDs (a term set):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from medsearch.index.lexical import LexicalIndex
-from medsearch.query import ParsedQuery, parse_query
+from medsearch.query import parse_query
 from medsearch.records import Filters
 from medsearch.store import Store
 from medsearch.store.changes import ADDED, REPLACED, Changes
@@ -73,33 +75,44 @@ def candidates(watch: Watch, changes: Changes) -> dict[int, str]:
     return found
 
 
-def find_new(watch: Watch, changes: Changes, lexical: LexicalIndex) -> Found:
+@dataclass(frozen=True)
+class Candidates:
+    """The articles to check and the index's restriction to them, built once for every
+    watch that reads the same changes (a term set of 24K PMIDs costs ~15 ms to build)."""
+
+    how: dict[int, str]
+    chunks: tuple[tuple[Sequence[int], Any], ...]
+
+
+def prepare(watch: Watch, changes: Changes, lexical: LexicalIndex) -> Candidates:
+    how = candidates(watch, changes)
+    chunks = tuple((chunk, lexical.within(chunk)) for chunk in _chunks(how))
+    return Candidates(how, chunks)
+
+
+def find_new(
+    watch: Watch, changes: Changes, lexical: LexicalIndex, prepared: Candidates | None = None
+) -> Found:
     """The candidates ``watch`` matches: a set query's members newest PMID first, a
-    ranked query's at or above its threshold best first."""
-    todo = candidates(watch, changes)
+    ranked query's at or above its threshold best first. ``prepared``: the candidates of
+    ``changes`` for this watch, from :func:`prepare`."""
+    todo = prepared or prepare(watch, changes, lexical)
     parsed = parse_query(watch.query)
     hits: list[tuple[int, str, float]]
     if watch.kind == SET:
         members: set[int] = set()
-        for chunk in _chunks(todo):
-            members |= lexical.members(chunk, parsed, watch.filters)
-        hits = [(p, todo[p], 0.0) for p in sorted(members, reverse=True)]
+        for chunk, within in todo.chunks:
+            members |= lexical.members(chunk, parsed, watch.filters, within)
+        hits = [(p, todo.how[p], 0.0) for p in sorted(members, reverse=True)]
     else:
-        scored = _scores(lexical, todo, parsed, watch.filters)
+        scored: dict[int, float] = {}
+        for chunk, within in todo.chunks:
+            scored.update(lexical.scores(chunk, parsed, watch.filters, within=within))
         floor = watch.threshold or 0.0
         kept = [(p, s) for p, s in scored.items() if s >= floor]
         kept.sort(key=lambda ps: (-ps[1], -ps[0]))
-        hits = [(p, todo[p], s) for p, s in kept]
-    return Found(watch=watch, hits=tuple(hits), candidates=len(todo))
-
-
-def _scores(
-    lexical: LexicalIndex, todo: Iterable[int], parsed: ParsedQuery, filters: Filters
-) -> dict[int, float]:
-    scored: dict[int, float] = {}
-    for chunk in _chunks(todo):
-        scored.update(lexical.scores(chunk, parsed, filters))
-    return scored
+        hits = [(p, todo.how[p], s) for p, s in kept]
+    return Found(watch=watch, hits=tuple(hits), candidates=len(todo.how))
 
 
 def _chunks(pmids: Iterable[int]) -> Iterable[Sequence[int]]:

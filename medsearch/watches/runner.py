@@ -19,7 +19,7 @@ from medsearch.records import Article
 from medsearch.store.changes import Changes
 from medsearch.watches.book import WatchBook, now
 from medsearch.watches.feed import FEED_ENTRIES, write_feed
-from medsearch.watches.finder import find_new
+from medsearch.watches.finder import Candidates, find_new, prepare
 from medsearch.watches.model import Watch
 
 DIGEST_LINES = 10
@@ -110,6 +110,7 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
                 )
             with open_lexical(paths.lexical_index, create=False) as lexical:
                 by_point: dict[int, Changes] = {}
+                prepared: dict[tuple[int, bool], Candidates] = {}
                 news: list[WatchNews] = []
                 files: dict[str, None] = {}
                 when = now()
@@ -118,7 +119,10 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
                         by_point[watch.last_change] = store.changes_after(watch.last_change)
                     changes = by_point[watch.last_change]
                     files.update(dict.fromkeys(changes.files))
-                    found = find_new(watch, changes, lexical)
+                    key = (watch.last_change, watch.replaced)
+                    if key not in prepared:
+                        prepared[key] = prepare(watch, changes, lexical)
+                    found = find_new(watch, changes, lexical, prepared[key])
                     fresh = book.record_run(watch.name, found.hits, changes.last, when)
                     kept = set(fresh)
                     chosen = [h for h in found.hits if h[0] in kept]
