@@ -48,3 +48,5 @@ def test_a_baseline_file_sending_records_again_revises_nothing(tmp_path: Path) -
             store.upsert([Article(pmid=p) for p in (1, 2, 3)], file_id=file_id)
         changes = store.changes_after(start)
         assert (changes.added, changes.replaced) == ({3}, frozenset())
+        news = store.changes_after(start, baseline=False)  # what watches read
+        assert news.empty and news.files == () and news.last == changes.last

@@ -69,22 +69,31 @@ def last_change(conn: sqlite3.Connection) -> int:
     return int(row[0] or 0)
 
 
-def changes_after(conn: sqlite3.Connection, after: int) -> Changes:
-    """The net :class:`Changes` of the rows after ``after``; an index range read."""
+def changes_after(conn: sqlite3.Connection, after: int, *, baseline: bool = True) -> Changes:
+    """The net :class:`Changes` of the rows after ``after``; an index range read.
+
+    ``baseline=False`` leaves out what baseline files brought (a snapshot of the
+    literature, not news): a saved search made on a home of one baseline file, which
+    then ingests the other 1,333, is not handed 40M "new" articles (nor are they held
+    in memory to find that out).
+    """
     added: set[int] = set()
     replaced: set[int] = set()
     deleted: set[int] = set()
-    last = after
     files: dict[int, str] = {}
     if not _has_table(conn):
         return Changes(frozenset(), frozenset(), frozenset(), after)
+    newest = conn.execute("SELECT MAX(id) FROM file_changes").fetchone()[0]
+    last = max(after, int(newest or 0))
     rows = conn.execute(
         "SELECT c.id, c.change, c.pmids, c.file_id, f.name, f.path FROM file_changes c"
-        " LEFT JOIN files f ON f.id = c.file_id WHERE c.id > ? ORDER BY c.id",
-        (after,),
+        " LEFT JOIN files f ON f.id = c.file_id WHERE c.id > ?"
+        " AND (? OR (instr(COALESCE(f.path, ''), '/baseline/') = 0"
+        " AND instr(COALESCE(f.path, ''), '\\baseline\\') = 0))"
+        " ORDER BY c.id",
+        (after, baseline),
     )
-    for row_id, change, blob, file_id, name, path in rows:
-        last = row_id
+    for _, change, blob, file_id, name, path in rows:
         files.setdefault(file_id, name or f"file {file_id}")
         pmids = unpack(blob)
         if change == REPLACED and PurePath(path or "").parent.name == "baseline":

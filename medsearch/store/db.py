@@ -371,10 +371,11 @@ class Store:
         with reading(self.path):
             return changes.last_change(self.conn)
 
-    def changes_after(self, after: int) -> changes.Changes:
-        """What the files applied after change row ``after`` added, replaced, deleted."""
+    def changes_after(self, after: int, *, baseline: bool = True) -> changes.Changes:
+        """What the files applied after change row ``after`` added, replaced, deleted
+        (``baseline=False``: leaving out what baseline files brought)."""
         with reading(self.path):
-            return changes.changes_after(self.conn, after)
+            return changes.changes_after(self.conn, after, baseline=baseline)
 
     def record_file(
         self,

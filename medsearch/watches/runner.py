@@ -116,7 +116,9 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
                 when = now()
                 for watch in watches:
                     if watch.last_change not in by_point:
-                        by_point[watch.last_change] = store.changes_after(watch.last_change)
+                        by_point[watch.last_change] = store.changes_after(
+                            watch.last_change, baseline=False
+                        )
                     changes = by_point[watch.last_change]
                     files.update(dict.fromkeys(changes.files))
                     key = (watch.last_change, watch.replaced)
