@@ -135,6 +135,9 @@ def update(
     except MedsearchError as exc:
         log_line(paths, f"failed: {exc}")
         raise
+    except BaseException as exc:  # Ctrl-C, a kill by the timer, a bug: the log says so
+        log_line(paths, f"stopped: {type(exc).__name__} {exc}".rstrip())
+        raise
     clock.stop()
     summary = clock.summary
     failed = stopped or _first_failure(summary)

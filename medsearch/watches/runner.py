@@ -13,14 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from medsearch.errors import StoreError
+from medsearch.errors import MedsearchError, StoreError
 from medsearch.paths import Paths
 from medsearch.records import Article
+from medsearch.store import Store
 from medsearch.store.changes import Changes
 from medsearch.watches.book import WatchBook, now
 from medsearch.watches.feed import FEED_ENTRIES, write_feed
 from medsearch.watches.finder import Candidates, find_new, prepare
-from medsearch.watches.model import Watch
+from medsearch.watches.model import Found, Watch
 
 DIGEST_LINES = 10
 """Hits a digest lists per watch; the rest are counted (the feed and ``watch show``
@@ -92,7 +93,6 @@ class RunReport:
 def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
     """Run the watches called ``names`` (every watch when empty)."""
     from medsearch.index.lexical_shards import open_lexical
-    from medsearch.store import Store
 
     with WatchBook(paths.watches_file) as book:
         watches = [book.get(n) for n in names] if names else book.all()
@@ -112,6 +112,7 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
                 by_point: dict[int, Changes] = {}
                 prepared: dict[tuple[int, bool], Candidates] = {}
                 news: list[WatchNews] = []
+                notes: list[str] = []
                 files: dict[str, None] = {}
                 when = now()
                 for watch in watches:
@@ -122,24 +123,40 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
                     changes = by_point[watch.last_change]
                     files.update(dict.fromkeys(changes.files))
                     key = (watch.last_change, watch.replaced)
-                    if key not in prepared:
-                        prepared[key] = prepare(watch, changes, lexical)
-                    found = find_new(watch, changes, lexical, prepared[key])
-                    fresh = book.record_run(watch.name, found.hits, changes.last, when)
-                    kept = set(fresh)
-                    chosen = [h for h in found.hits if h[0] in kept]
-                    articles = store.get_many([p for p, _, _ in chosen])
-                    news.append(
-                        WatchNews(
-                            book.get(watch.name),
-                            tuple(_new_hit(h, articles.get(h[0])) for h in chosen),
-                            found.candidates,
-                        )
-                    )
-                    latest = book.hits(watch.name)[:FEED_ENTRIES]
-                    shown = store.get_many([h.pmid for h in latest])
-                    write_feed(paths.feeds, book.get(watch.name), latest, shown, when)
-    return RunReport(news=tuple(news), files=tuple(files))
+                    try:
+                        if key not in prepared:
+                            prepared[key] = prepare(watch, changes, lexical)
+                        found = find_new(watch, changes, lexical, prepared[key])
+                    except MedsearchError as exc:  # one broken watch does not stop the rest
+                        notes.append(f"watch {watch.name} did not run: {exc}")
+                        continue
+                    news.append(_record(paths, book, store, found, changes.last, when, notes))
+    return RunReport(news=tuple(news), files=tuple(files), notes=tuple(notes))
+
+
+def _record(
+    paths: Paths,
+    book: WatchBook,
+    store: Store,
+    found: Found,
+    last: int,
+    when: str,
+    notes: list[str],
+) -> WatchNews:
+    """Keep one watch's run (its hits, how far it read) and rewrite its feed."""
+    name = found.watch.name
+    fresh = set(book.record_run(name, found.hits, last, when))
+    chosen = [h for h in found.hits if h[0] in fresh]
+    articles = store.get_many([p for p, _, _ in chosen])
+    latest = book.hits(name)[:FEED_ENTRIES]
+    watch = book.get(name)
+    try:
+        write_feed(paths.feeds, watch, latest, store.get_many([h.pmid for h in latest]), when)
+    except OSError as exc:
+        notes.append(f"watch {name}: cannot write its feed: {exc.strerror or exc}")
+    return WatchNews(
+        watch, tuple(_new_hit(h, articles.get(h[0])) for h in chosen), found.candidates
+    )
 
 
 def _new_hit(hit: tuple[int, str, float], article: Article | None) -> NewHit:
