@@ -123,6 +123,16 @@ def test_a_ranked_watch_keeps_new_articles_scoring_at_least_its_50th_hit(
     assert registry["checked"] == 2  # only what day one added was scored
 
 
+def test_a_ranked_watch_threshold_can_be_set_and_a_set_query_has_none(
+    scenario: dict[str, Any],
+) -> None:
+    home = scenario["home"]
+    made = json.loads(cli(home, "watch", "threshold", "registry", "2.5", "--json")["out"])
+    assert made["threshold"] == 2.5
+    refused = cli(home, "watch", "threshold", "hf", "1")
+    assert refused["code"] == 2 and "is a set query" in refused["err"]
+
+
 def test_day_two_reports_only_what_came_that_day_and_pipes_each_digest(
     scenario: dict[str, Any],
 ) -> None:

@@ -193,13 +193,18 @@ def rm(ctx: click.Context, name: str) -> None:
 @watch.command("threshold")
 @click.argument("name")
 @click.argument("score", type=float)
+@click.option("--json", "as_json", is_flag=True, help="Print the watch as JSON.")
 @click.pass_context
-def threshold(ctx: click.Context, name: str, score: float) -> None:
-    """Set the BM25 score new articles must reach for the plain-word watch NAME."""
+def threshold(ctx: click.Context, name: str, score: float, as_json: bool) -> None:
+    """Set the BM25 score new articles must reach for the plain-word watch NAME (`watch
+    list` shows it; new articles scoring less are not reported)."""
     from medsearch.watches.book import WatchBook
 
     with WatchBook(paths_of(ctx).ensure().watches_file) as book:
         saved = book.set_threshold(name, score)
+    if as_json:
+        emit_json(saved.to_dict())
+        return
     click.echo(f"watch {saved.name}: {_describe(saved.kind, saved.threshold)}")
 
 
