@@ -123,6 +123,21 @@ def test_a_ranked_watch_keeps_new_articles_scoring_at_least_its_50th_hit(
     assert registry["checked"] == 2  # only what day one added was scored
 
 
+def test_a_ranked_watch_scores_a_candidate_exactly_as_a_search_ranks_it(
+    scenario: dict[str, Any],
+) -> None:
+    from medsearch.index.lexical_shards import open_lexical
+    from medsearch.query import parse_query
+
+    query = parse_query("kidney registry")
+    with open_lexical(Paths(scenario["home"]).lexical_index, create=False) as lexical:
+        ranked = lexical.rank(query, k=100)
+        by_search = dict(zip(ranked.pmids, ranked.scores, strict=True))
+        scored = lexical.scores([10, 12, 100, 101], query)
+    assert set(scored) == {100, 101}  # 10 (revised on day two) and 12 hold neither word
+    assert scored == pytest.approx({p: by_search[p] for p in scored}, rel=1e-6)
+
+
 def test_a_ranked_watch_threshold_can_be_set_and_a_set_query_has_none(
     scenario: dict[str, Any],
 ) -> None:
