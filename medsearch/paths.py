@@ -105,6 +105,22 @@ class Paths:
         return self.home / "signals.jsonl"
 
     @property
+    def watches_file(self) -> Path:
+        """Saved searches and their hits: the user's state, apart from the corpus store,
+        so reading and marking hits never needs the writer lock."""
+        return self.home / "watches.sqlite"
+
+    @property
+    def feeds(self) -> Path:
+        """One Atom feed per saved search, for a feed reader to subscribe to locally."""
+        return self.home / "feeds"
+
+    @property
+    def update_log(self) -> Path:
+        """What each ``medsearch update`` did, appended, for runs from a timer."""
+        return self.home / "update.log"
+
+    @property
     def eval_cache(self) -> Path:
         return self.home / "eval"
 

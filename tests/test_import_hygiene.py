@@ -73,13 +73,14 @@ def test_delta_reranking_at_search_time_needs_neither_torch_nor_gensim(module: s
     assert not loaded & {"torch", "gensim", "transformers", "textual"}
 
 
-# The ingest command and `eval` (which builds its own corpus) run the offline pipeline;
-# nothing else in the core may reach into it.
+# The ingest and update commands and `eval` (which builds its own corpus) run the offline
+# pipeline; nothing else in the core may reach into it.
 INGEST_CALLERS = {
     "commands/ingest.py",
     "commands/ingest_clock.py",
     "commands/quickstart.py",
     "commands/render.py",
+    "commands/update.py",
     "evaluate.py",
 }
 

@@ -15,10 +15,14 @@ from medsearch.commands.rerank import mark, rerank
 from medsearch.commands.retrieve import cite, sentences, similar
 from medsearch.commands.search import search
 from medsearch.commands.sql import sql
+from medsearch.commands.update import update
+from medsearch.commands.watch import watch
 
 COMMANDS: list[click.Command] = [
     quickstart,
     ingest,
+    update,
+    watch,
     search,
     similar,
     sentences,

@@ -459,12 +459,25 @@ class LexicalIndex:
         found = searcher.search(both, len(pmids), count=False)
         return {int(p) for p in searcher.fast_field_values(ls.PMID, [a for _, a in found.hits])}
 
+    def within(self, pmids: Sequence[int]) -> Any:
+        """A query matching exactly ``pmids``, scoring 0: built once (~15 ms for 24K
+        PMIDs) for the many :meth:`members` and :meth:`scores` checks of one candidate
+        set (a hundred saved searches over a day's articles)."""
+        return tantivy.Query.const_score_query(
+            tantivy.Query.term_set_query(self._schema, ls.PMID, [int(p) for p in pmids]), 0.0
+        )
+
     def members(
-        self, pmids: Sequence[int], query: ParsedQuery, filters: Filters | None = None
+        self,
+        pmids: Sequence[int],
+        query: ParsedQuery,
+        filters: Filters | None = None,
+        within: Any | None = None,
     ) -> set[int]:
         """Those of ``pmids`` that ``query`` (and ``filters``) match: the set check a
         dense search inside a large set makes on its candidates, asked of the index as one
-        query restricted to their PMIDs (a term set), never by reading the whole set."""
+        query restricted to their PMIDs (a term set, or ``within`` built by
+        :meth:`within` for them), never by reading the whole set."""
         if not pmids:
             return set()
         caller = filters or Filters()
@@ -472,13 +485,43 @@ class LexicalIndex:
         built = builder.build(query.node, caller, query.filters)
         if built is None:
             return set()
-        wanted = tantivy.Query.term_set_query(self._schema, ls.PMID, [int(p) for p in pmids])
+        wanted = within if within is not None else self.within(pmids)
         both = tantivy.Query.boolean_query(
             [(tantivy.Occur.Must, built), (tantivy.Occur.Must, wanted)]
         )
         searcher = self._index.searcher()
         found = searcher.search(both, len(pmids), count=False)
         return {int(p) for p in searcher.fast_field_values(ls.PMID, [a for _, a in found.hits])}
+
+    def scores(
+        self,
+        pmids: Sequence[int],
+        query: ParsedQuery,
+        filters: Filters | None = None,
+        frequencies: Frequencies | None = None,
+        within: Any | None = None,
+    ) -> dict[int, float]:
+        """The BM25 score :meth:`rank` gives each of ``pmids`` that ``query`` (and
+        ``filters``) match, scored only among them (``within``: :meth:`within` of them,
+        built before): a saved search checks the articles an update brought against the
+        score its 50th hit had, without ranking the corpus."""
+        if not pmids:
+            return {}
+        caller = filters or Filters()
+        searcher = self._index.searcher()
+        builder = QueryBuilder(
+            self._schema, self._analyzers, self.ranking, frequencies or self.frequencies(searcher)
+        )
+        built = builder.build(query.node, caller, query.filters)
+        if built is None:
+            return {}
+        wanted = within if within is not None else self.within(pmids)
+        both = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, built), (tantivy.Occur.Must, wanted)]
+        )
+        found = searcher.search(both, len(pmids), count=False)
+        ids = searcher.fast_field_values(ls.PMID, [a for _, a in found.hits])
+        return {int(p): float(s) for (s, _), p in zip(found.hits, ids, strict=True)}
 
     def _snippet(self, title: str, abstract: str, terms: Sequence[str]) -> tuple[str, str]:
         analyzer = self._analyzers.text

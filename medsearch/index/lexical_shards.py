@@ -22,6 +22,7 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -185,13 +186,44 @@ class ShardedLexicalIndex(LexicalIndex):
         parts = list(self._pool.map(lambda s: s.set_pmids(query, size, filters), self.shards))
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
+    def within(self, pmids: Sequence[int]) -> Any:
+        """:meth:`LexicalIndex.within`, one per shard."""
+        return [shard.within(pmids) for shard in self.shards]
+
     def members(
-        self, pmids: Sequence[int], query: ParsedQuery, filters: Filters | None = None
+        self,
+        pmids: Sequence[int],
+        query: ParsedQuery,
+        filters: Filters | None = None,
+        within: Any | None = None,
     ) -> set[int]:
         """:meth:`LexicalIndex.members`, every shard at once."""
+        restrictions = within or [None] * len(self.shards)
         found: set[int] = set()
-        for part in self._pool.map(lambda s: s.members(pmids, query, filters), self.shards):
+        for part in self._pool.map(
+            lambda sw: sw[0].members(pmids, query, filters, sw[1]),
+            zip(self.shards, restrictions, strict=True),
+        ):
             found |= part
+        return found
+
+    def scores(
+        self,
+        pmids: Sequence[int],
+        query: ParsedQuery,
+        filters: Filters | None = None,
+        frequencies: Frequencies | None = None,
+        within: Any | None = None,
+    ) -> dict[int, float]:
+        """:meth:`LexicalIndex.scores`, every shard at once, leaving out the same words."""
+        frequencies = frequencies or self.shards[0].frequencies()
+        restrictions = within or [None] * len(self.shards)
+        found: dict[int, float] = {}
+        for part in self._pool.map(
+            lambda sw: sw[0].scores(pmids, query, filters, frequencies, sw[1]),
+            zip(self.shards, restrictions, strict=True),
+        ):
+            found.update(part)
         return found
 
     def rank(

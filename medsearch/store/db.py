@@ -39,7 +39,7 @@ from typing import Any
 from medsearch.errors import DiskFullError, NotFoundError, StoreError
 from medsearch.notices import with_notices
 from medsearch.records import Article
-from medsearch.store import codec
+from medsearch.store import changes, codec
 from medsearch.store.columns import (
     ARTICLES_UPSERT,
     MESH_INSERT,
@@ -325,8 +325,12 @@ class Store:
         self.write_articles([row[5] for row in prepared])
         self._write("DELETE FROM deleted WHERE pmid = ?", [(p,) for p in pmids])
         self._queue(pmids)
+        fresh = [p for p in dict.fromkeys(pmids) if p not in existing]
+        if file_id is not None:
+            self._record_changes(file_id, changes.ADDED, fresh)
+            self._record_changes(file_id, changes.REPLACED, sorted(existing))
         replaced = len(existing)
-        added = len(set(pmids)) - replaced
+        added = len(fresh)
         self._add_to_count(added)
         noticed = self.add_late_notices([row[5] for row in prepared])
         return ApplyCounts(added=added, replaced=replaced, noticed=noticed)
@@ -376,7 +380,29 @@ class Store:
             [(p, file_id) for p in pmids],
         )
         self._queue(pmids)
+        if file_id is not None:
+            self._record_changes(file_id, changes.DELETED, sorted(present))
         return len(present)
+
+    def _record_changes(self, file_id: int, change: str, pmids: Sequence[int]) -> None:
+        """One ``file_changes`` row (see :mod:`medsearch.store.changes`), in the
+        transaction that makes the change."""
+        if pmids:
+            self._execute(
+                "INSERT INTO file_changes(file_id, change, pmids) VALUES (?, ?, ?)",
+                (file_id, change, changes.pack(pmids)),
+            )
+
+    def last_change(self) -> int:
+        """The newest ``file_changes`` row id: where a new saved search starts reading."""
+        with reading(self.path):
+            return changes.last_change(self.conn)
+
+    def changes_after(self, after: int, *, baseline: bool = True) -> changes.Changes:
+        """What the files applied after change row ``after`` added, replaced, deleted
+        (``baseline=False``: leaving out what baseline files brought)."""
+        with reading(self.path):
+            return changes.changes_after(self.conn, after, baseline=baseline)
 
     def record_file(
         self,

@@ -180,6 +180,13 @@ class MedsearchApp(App[None]):
             return
         self.push_screen(HelpScreen(self.session.keymap, str(self.session.paths.config_file)))
 
+    def action_watches(self) -> None:
+        from medsearch.tui.screens.watches import WatchesScreen, WatchHitsScreen
+
+        if isinstance(self.screen, WatchesScreen | WatchHitsScreen):
+            return
+        self.push_screen(WatchesScreen(self.session.paths))
+
     def on_unmount(self) -> None:
         self.session.backend.close()
 

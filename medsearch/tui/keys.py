@@ -43,6 +43,7 @@ class KeySpec:
 SPECS: tuple[KeySpec, ...] = (
     KeySpec("app.help", "f1", "help", "Help", "everywhere", priority=True),
     KeySpec("app.quit", "ctrl+q", "quit", "Quit", "everywhere", priority=True),
+    KeySpec("app.watches", "f6", "watches", "Watches: saved searches", "everywhere", False, True),
     KeySpec("main.mode_search", "f2", "mode('search')", "Search mode", "main", False, True),
     KeySpec(
         "main.mode_similar", "f3", "mode('similar')", "Similar articles mode", "main", False, True

@@ -1,0 +1,49 @@
+"""`watch run` on its own: a run while the lexical index lags the store waits instead of
+skipping articles; a broken watch is reported and the others still run; rm removes the
+watch and its feed."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from click.testing import CliRunner
+from pubmed_builders import article_xml, pubmed_file
+
+from ingest.pipeline import Ingestor
+from medsearch.cli import main
+from medsearch.paths import Paths
+from medsearch.store import Store
+
+
+def cli(home: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["--home", str(home), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_watch_run_waits_for_the_index_survives_a_broken_watch_and_rm_removes_all(
+    tmp_path: Path,
+) -> None:
+    paths = Paths(tmp_path / "home")
+    with Ingestor(paths, jobs=0) as ingestor:
+        ingestor.run([pubmed_file(tmp_path / "a.xml", [article_xml(1, "Gout flares", "")])])
+        assert cli(paths.home, "watch", "add", "gout", "gout[ti]")[0] == 0
+        assert cli(paths.home, "watch", "add", "broken", "flares[ti]")[0] == 0
+        ingestor.run([pubmed_file(tmp_path / "b.xml", [article_xml(2, "Gout in winter", "")])])
+    with sqlite3.connect(paths.watches_file) as conn:  # saved by a medsearch that read it
+        conn.execute("UPDATE watches SET query = 'gout AND (' WHERE name = 'broken'")
+    with Store(paths.store) as store, store.transaction():  # what a kill mid-unit leaves
+        store.mark_unindexed([2])
+    code, out, _ = cli(paths.home, "watch", "run")
+    assert code == 0 and "the lexical index is catching up" in out
+    with Store(paths.store) as store:
+        store.clear_unindexed()
+    code, out, _ = cli(paths.home, "watch", "run")
+    assert code == 0
+    assert out.splitlines()[0].startswith("note: watch broken did not run: ")
+    assert "gout (gout[ti]): 1 new article" in out and "PMID 2  Gout in winter" in out
+    assert paths.feeds.joinpath("gout.atom").exists()
+    assert cli(paths.home, "watch", "rm", "gout")[0] == 0
+    assert not paths.feeds.joinpath("gout.atom").exists()
+    code, _, err = cli(paths.home, "watch", "show", "gout")
+    assert code == 1 and "no watch called 'gout'" in err
