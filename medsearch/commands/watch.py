@@ -60,6 +60,7 @@ def add(
     year: str | None,
     journals: tuple[str, ...],
     types: tuple[str, ...],
+    exclude_retracted: bool,
     threshold: float | None,
     replaced: bool,
     as_json: bool,
@@ -71,7 +72,7 @@ def add(
     from medsearch.watches.finder import make_watch
 
     paths = _corpus(ctx)
-    filters = make_filters(year, journals, types)
+    filters = make_filters(year, journals, types, exclude_retracted)
     with (
         Store(paths.store, readonly=True) as store,
         open_lexical(paths.lexical_index, create=False) as lexical,
