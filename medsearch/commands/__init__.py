@@ -6,6 +6,7 @@ import click
 
 from medsearch.commands.evaluate import evaluate
 from medsearch.commands.export import export
+from medsearch.commands.history import history
 from medsearch.commands.info import show, stats
 from medsearch.commands.ingest import ingest
 from medsearch.commands.models import models
@@ -19,6 +20,7 @@ COMMANDS: list[click.Command] = [
     quickstart,
     ingest,
     search,
+    history,
     similar,
     sentences,
     cite,

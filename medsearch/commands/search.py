@@ -16,7 +16,7 @@ from medsearch.commands.common import (
     rerank_choice,
     rerank_options,
 )
-from medsearch.errors import NotFoundError, QuerySyntaxError, UsageError
+from medsearch.errors import HomeError, NotFoundError, QuerySyntaxError, UsageError
 from medsearch.records import Filters
 
 if TYPE_CHECKING:
@@ -110,6 +110,7 @@ def search(
       medsearch search 'cataract[ti]' --count
       medsearch search 'cataract surgery' --sort date --export ris -o cataract.ris
     """
+    from medsearch.history.recording import record_search, resolver
     from medsearch.index.spelling import did_you_mean
     from medsearch.retrieval.searcher import open_searcher
     from medsearch.retrieval.sorting import depth_for, sort_result
@@ -129,7 +130,8 @@ def search(
         depth = EXPORT_LIMIT
     else:
         depth = depth_for(sort, k)
-    with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
+    paths = paths_of(ctx)
+    with open_searcher(paths, profile=profile, device=device) as searcher:
         result = searcher.search(
             query,
             mode=mode,
@@ -137,7 +139,12 @@ def search(
             filters=filters,
             rerank="none" if first_stage_only else choice,
             snippets=not first_stage_only,
+            history=resolver(paths),
         )
+        try:
+            record_search(paths, searcher, query, result, filters=filters)
+        except HomeError as exc:  # the search stands; the note says what was not kept
+            click.echo(f"note: not recorded in the history: {exc}", err=True)
         if count_only:
             if as_json:
                 emit_json({"count": result.total})

@@ -55,9 +55,9 @@ class MedsearchApp(App[None]):
     def __init__(self, paths: Paths, *, show_timings: bool = True) -> None:
         super().__init__()
         try:
-            history = History.load(paths.history_file)
+            history = History.load(paths)
         except MedsearchError:
-            history = History([], paths.history_file)
+            history = History([])
         self.session = Session(
             paths=paths, backend=Backend(), history=history, show_timings=show_timings
         )

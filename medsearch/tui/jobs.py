@@ -8,7 +8,7 @@ basket never go back to the store while the user scrolls.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from medsearch.errors import MedsearchError, UsageError
@@ -106,8 +106,9 @@ def pmid_of(text: str) -> int:
     return pmid
 
 
-def answer(searcher: Searcher, request: Request) -> Answer:
-    """First-stage results for ``request`` plus their records."""
+def answer(searcher: Searcher, request: Request, paths: Paths | None = None) -> Answer:
+    """First-stage results for ``request`` plus their records; a search is recorded in
+    ``paths``'s history (and may name earlier ones as ``#N``)."""
     if request.mode == "similar":
         from medsearch.retrieval.sorting import sort_result
 
@@ -116,19 +117,20 @@ def answer(searcher: Searcher, request: Request) -> Answer:
     elif request.mode == "sentences":
         result = searcher.sentences(request.text, k=request.k)
     elif request.mode == "search":
-        return _search(searcher, request)
+        return _search(searcher, request, paths)
     else:
         raise UsageError(f"unknown mode {request.mode!r}")
     articles = searcher.articles([h.pmid for h in result.hits])
     return Answer(result=result, articles=articles, can_rerank=False)
 
 
-def _search(searcher: Searcher, request: Request) -> Answer:
+def _search(searcher: Searcher, request: Request, paths: Paths | None) -> Answer:
     """A search in the request's sort order, with its "did you mean" (as the CLI's).
 
     A sort other than relevance orders the deeper list :func:`depth_for` asks for, in
     the first stage's order (no reranker: the order shown is the sort's).
     """
+    from medsearch.history.recording import record_search, resolver
     from medsearch.index.spelling import did_you_mean
     from medsearch.retrieval.sorting import depth_for, sort_result
 
@@ -140,7 +142,15 @@ def _search(searcher: Searcher, request: Request) -> Answer:
         filters=request.filters,
         rerank="none" if sorted_ else None,
         snippets=not sorted_,
+        history=resolver(paths) if paths is not None else None,
     )
+    if paths is not None:
+        try:
+            record_search(
+                paths, searcher, request.text, result, filters=request.filters, source="tui"
+            )
+        except MedsearchError as exc:  # the search stands; the line says what was not kept
+            result = replace(result, notes=(*result.notes, f"not recorded in the history: {exc}"))
     result = sort_result(result, request.sort, request.k, searcher.store, searcher.lexical)
     suggestion = did_you_mean(searcher.lexical, request.text)
     articles = searcher.articles([h.pmid for h in result.hits])

@@ -133,7 +133,7 @@ class MainScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="search", description="search")
     def first_stage(self, ticket: int, request: jobs.Request) -> None:
         try:
-            answer = self.session.backend.run(lambda s: jobs.answer(s, request))
+            answer = self.session.backend.run(lambda s: jobs.answer(s, request, self.session.paths))
         except MedsearchError as exc:
             self.post_message(WorkFailed(ticket, str(exc), "search"))
             return

@@ -1,0 +1,122 @@
+"""One line of the search history, and the compact form of its result set."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from medsearch.query.printer import filter_clauses
+from medsearch.records import Filters
+from medsearch.store.snapshot import Snapshot
+
+SET_LIMIT = 10_000
+"""The largest result set whose PMIDs a history line keeps (a larger one keeps its
+count only, and ``history rerun`` says that no article-level diff is available).
+
+Why 10,000: it is the deepest list the searcher returns (``MAX_K``) and what ``search
+--export`` writes, and a systematic review screens sets of that order. Listing a set
+costs ~0.7 ms per thousand PMIDs (``benchmarks/history.py``), paid only by set
+queries whose set is larger than the hits already listed; packed, a 10K set is ~20 KB
+(sorted PMIDs, delta-coded, zlib: ``benchmarks/history.py`` prints the bytes per PMID).
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A search as it was run: ``number`` is its ``#N``."""
+
+    number: int
+    at: str
+    """When it ran: ISO 8601, UTC, to the second."""
+    command: str
+    """``search`` (the query language), ``similar`` or ``cite``."""
+    typed: str
+    """The query as typed (``#3 AND #5`` stays as typed here)."""
+    query: str | None
+    """The query as run: the parsed query printed back (:mod:`medsearch.query.printer`),
+    ``#N`` expanded; None for a line imported from the old recall file, never run here."""
+    mode: str | None
+    filters: Filters = field(default_factory=Filters)
+    """Restrictions given beside the query (CLI flags, the TUI's filter dialog)."""
+    total: int | None = None
+    counted: str | None = None
+    """What ``total`` counts: ``set`` or ``all_words`` (plain words, ranked)."""
+    snapshot: Snapshot | None = None
+    pmids: np.ndarray | None = None
+    """The result set's PMIDs, sorted, when it was a set of at most :data:`SET_LIMIT`."""
+    source: str = "cli"
+    """``cli``, ``tui``, or ``imported`` (a line of the old recall file)."""
+    set_kept: bool = False
+    """Whether the history holds the set (``pmids`` is read only when asked for)."""
+
+    @property
+    def line(self) -> str | None:
+        """The query as run with the restrictions beside it, as one query (what ``#N``
+        expands to)."""
+        if self.query is None:
+            return None
+        clauses = filter_clauses(self.filters)
+        if not clauses:
+            return self.query
+        return " AND ".join([f"({self.query})", *clauses])
+
+    @property
+    def has_set(self) -> bool:
+        return self.set_kept or self.pmids is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``history --json`` prints for this line."""
+        snap = self.snapshot
+        return {
+            "number": self.number,
+            "time": self.at,
+            "command": self.command,
+            "query_typed": self.typed,
+            "query_as_run": self.line,
+            "mode": self.mode,
+            "filters": filters_dict(self.filters),
+            "count": self.total,
+            "counted": self.counted,
+            "snapshot": None if snap is None else asdict(snap),
+            "set_kept": self.has_set,
+            "source": self.source,
+        }
+
+
+def filters_dict(filters: Filters) -> dict[str, Any]:
+    """The restrictions that are set, by field name (JSON-ready)."""
+    out: dict[str, Any] = {}
+    for f in fields(Filters):
+        value = getattr(filters, f.name)
+        if value not in (None, ()):
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def filters_from(data: dict[str, Any]) -> Filters:
+    known = {f.name for f in fields(Filters)}
+    values: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known
+    }
+    return Filters(**values)
+
+
+def pack_pmids(pmids: np.ndarray) -> bytes:
+    """Sorted PMIDs as the gaps between them, little-endian uint32 (uint64 only if a gap
+    needs it: NCBI's PMIDs have eight digits), zlib-compressed; the first byte is the
+    width. Related articles cluster in PMID ranges, so the gaps' high bytes are zeros
+    that zlib takes away."""
+    ordered = np.unique(np.asarray(pmids, dtype=np.int64))
+    gaps = np.diff(ordered, prepend=0)
+    width = 4 if not len(gaps) or int(gaps.max()) < 2**32 else 8
+    packed = gaps.astype(f"<u{width}").tobytes()
+    return bytes([width]) + zlib.compress(packed, 6)
+
+
+def unpack_pmids(blob: bytes) -> np.ndarray:
+    width = blob[0]
+    gaps = np.frombuffer(zlib.decompress(blob[1:]), dtype=f"<u{width}")
+    return np.cumsum(gaps, dtype=np.int64)
