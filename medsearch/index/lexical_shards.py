@@ -186,6 +186,15 @@ class ShardedLexicalIndex(LexicalIndex):
             found |= part
         return found
 
+    def set_pmids(
+        self, query: ParsedQuery, filters: Filters | None = None, *, limit: int
+    ) -> np.ndarray:
+        """:meth:`LexicalIndex.set_pmids`, every shard at once."""
+        parts = list(
+            self._pool.map(lambda s: s.set_pmids(query, filters, limit=limit), self.shards)
+        )
+        return np.sort(np.concatenate(parts))[:limit]
+
     def rank(
         self,
         query: str | ParsedQuery,

@@ -10,8 +10,13 @@ No textual here: the search bar drives it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from medsearch.errors import HomeError
 from medsearch.paths import Paths
+
+if TYPE_CHECKING:
+    from medsearch.history.store import HistoryStore
 
 LIMIT = 1000
 
@@ -26,15 +31,18 @@ class History:
         self._draft = ""
 
     @classmethod
-    def load(cls, paths: Paths, limit: int = LIMIT) -> History:
-        """The recall of ``paths``'s history (empty when there is none yet). A read-only
-        home with only the former flat file recalls that file's lines."""
-        from medsearch.history.store import open_history, writable
+    def load(cls, paths: Paths, store: HistoryStore | None = None, limit: int = LIMIT) -> History:
+        """The recall of ``paths``'s history (empty when there is none yet), read from
+        ``store`` when the caller has it open. A read-only home with only the former flat
+        file recalls that file's lines."""
+        from medsearch.history.store import open_history
 
-        store = open_history(paths, write=writable(paths))
         if store is not None:
-            with store:
-                return cls(store.recall(limit), limit)
+            return cls(store.recall(limit), limit)
+        reader = open_history(paths, write=False)
+        if reader is not None:
+            with reader:
+                return cls(reader.recall(limit), limit)
         try:
             lines = paths.history_file.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:

@@ -8,7 +8,7 @@ basket never go back to the store while the user scrolls.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from medsearch.errors import MedsearchError, UsageError
@@ -17,6 +17,7 @@ from medsearch.records import Article, Filters, pmid_from
 from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
+    from medsearch.history.store import HistoryStore
     from medsearch.retrieval.cite import CiteResult
     from medsearch.retrieval.searcher import Searcher
 
@@ -107,8 +108,8 @@ def pmid_of(text: str) -> int:
 
 
 def answer(searcher: Searcher, request: Request, paths: Paths | None = None) -> Answer:
-    """First-stage results for ``request`` plus their records; a search is recorded in
-    ``paths``'s history (and may name earlier ones as ``#N``)."""
+    """First-stage results for ``request`` plus their records; a search may name earlier
+    ones of ``paths``'s history as ``#N``."""
     if request.mode == "similar":
         from medsearch.retrieval.sorting import sort_result
 
@@ -130,7 +131,7 @@ def _search(searcher: Searcher, request: Request, paths: Paths | None) -> Answer
     A sort other than relevance orders the deeper list :func:`depth_for` asks for, in
     the first stage's order (no reranker: the order shown is the sort's).
     """
-    from medsearch.history.recording import record_search, resolver
+    from medsearch.history.recording import resolver
     from medsearch.index.spelling import did_you_mean
     from medsearch.retrieval.sorting import depth_for, sort_result
 
@@ -144,13 +145,6 @@ def _search(searcher: Searcher, request: Request, paths: Paths | None) -> Answer
         snippets=not sorted_,
         history=resolver(paths) if paths is not None else None,
     )
-    if paths is not None:
-        try:
-            record_search(
-                paths, searcher, request.text, result, filters=request.filters, source="tui"
-            )
-        except MedsearchError as exc:  # the search stands; the line says what was not kept
-            result = replace(result, notes=(*result.notes, f"not recorded in the history: {exc}"))
     result = sort_result(result, request.sort, request.k, searcher.store, searcher.lexical)
     suggestion = did_you_mean(searcher.lexical, request.text)
     articles = searcher.articles([h.pmid for h in result.hits])
@@ -159,6 +153,28 @@ def _search(searcher: Searcher, request: Request, paths: Paths | None) -> Answer
         articles=articles,
         can_rerank=not sorted_ and searcher.wants_cross(result),
         did_you_mean=suggestion.query if suggestion is not None else None,
+    )
+
+
+def record(
+    searcher: Searcher,
+    request: Request,
+    result: SearchResult,
+    paths: Paths,
+    recorder: HistoryStore,
+) -> int | None:
+    """Record a search whose results are already on screen: a set of thousands is
+    listed for the history after the user sees its first page, not before."""
+    from medsearch.history.recording import record_search
+
+    return record_search(
+        paths,
+        searcher,
+        request.text,
+        result,
+        filters=request.filters,
+        source="tui",
+        history=recorder,
     )
 
 

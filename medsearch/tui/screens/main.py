@@ -138,6 +138,17 @@ class MainScreen(Screen[None]):
             self.post_message(WorkFailed(ticket, str(exc), "search"))
             return
         self.post_message(ResultsReady(ticket, answer))
+        recorder = self.session.recorder
+        if request.mode != "search" or recorder is None:
+            return
+        try:
+            self.session.backend.run(
+                lambda s: jobs.record(s, request, answer.result, self.session.paths, recorder)
+            )
+        except MedsearchError as exc:  # the search stands; the note says what was not kept
+            self.app.call_from_thread(
+                self.notify, f"not recorded in the history: {exc}", severity="warning"
+            )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rerank", description="rerank")
     def rerank(self, ticket: int, answer: jobs.Answer) -> None:
