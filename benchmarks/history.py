@@ -27,6 +27,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,33 @@ def fill_history(paths: Paths, lines: int) -> None:
             rows,
         )
         store.conn.execute("COMMIT") if store.conn.in_transaction else None
+
+
+def packing(repeat: int) -> dict[str, dict[str, float]]:
+    """A 10K set spread over PubMed's 41M PMIDs, packed three ways: bytes a PMID, ms."""
+    import zlib
+
+    import zstandard
+
+    pmids = np.sort(np.random.default_rng(0).choice(41_000_000, 10_000, replace=False))
+    gaps = np.diff(pmids, prepend=0).astype("<u4")
+    ways: dict[str, Callable[[], bytes]] = {
+        "planes_zstd3 (kept)": lambda: pack_pmids(pmids),
+        "gaps_zstd3": lambda: zstandard.ZstdCompressor(level=3).compress(gaps.tobytes()),
+        "gaps_zlib6": lambda: zlib.compress(gaps.tobytes(), 6),
+    }
+    out = {}
+    for name, pack in ways.items():
+        times = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            size = len(pack())
+            times.append(time.perf_counter() - t)
+        out[name] = {
+            "bytes_per_pmid": round(size / len(pmids), 3),
+            "ms": round(median_ms(times), 3),
+        }
+    return out
 
 
 def run(n: int, lines: int, repeat: int, targets: list[int]) -> dict[str, object]:
@@ -149,6 +177,7 @@ def run(n: int, lines: int, repeat: int, targets: list[int]) -> dict[str, object
         if biggest
         else None,
         "packed_bytes_per_pmid_random_10k_of_41m": round(len(pack_pmids(spread)) / 10_000, 3),
+        "packing_10k_of_41m": packing(repeat),
         "history_file_mb": round(history_bytes / 1e6, 1),
         "cli_open_record_close_ms": round(median_ms(closing), 3),
     }

@@ -110,8 +110,8 @@ def pack_pmids(pmids: np.ndarray) -> bytes:
     then the next...), zstd level 3; the first byte is the width.
 
     A set spread over PubMed (10K of 41M PMIDs: gaps of ~4,000) packs to 1.84 bytes a
-    PMID in 0.07 ms; without the planes zstd keeps 2.28 bytes, and zlib (level 6) 2.40
-    in 11 ms (``benchmarks/history.py``, this project's 2-core VM).
+    PMID in 0.3 ms; without the planes zstd keeps 2.24 bytes (0.5 ms), and zlib (level
+    6) 2.40 in 22 ms (``benchmarks/history.py``, this project's 2-core VM under load).
     """
     ordered = np.sort(np.asarray(pmids, dtype=np.int64))
     gaps = np.diff(ordered, prepend=0)
