@@ -18,9 +18,11 @@ count only, and ``history rerun`` says that no article-level diff is available).
 
 Why 10,000: it is the deepest list the searcher returns (``MAX_K``) and what ``search
 --export`` writes, and a systematic review screens sets of that order. Listing a set
-costs ~0.3 ms per thousand PMIDs, unscored in PMID order (``benchmarks/history.py``),
-paid only by set queries whose set is larger than the hits already listed; packed, a
-10K set spread over PubMed is ~18 KB (:func:`pack_pmids`).
+costs ~1 us a PMID (unscored, in PMID order; ``benchmarks-history.md``), about 10 ms at
+the limit on this project's loaded 2-core VM, paid only by set queries whose set is
+larger than the hits already listed; packed, a 10K set spread over PubMed is ~18 KB
+(:func:`pack_pmids`). A larger limit would make every broad search pay for a list no
+reviewer diffs by hand; a smaller one would lose the diff of ordinary review searches.
 """
 
 
