@@ -68,7 +68,7 @@ def result_set(
         return None
     if result.total <= len(result.hits):
         return np.array(sorted(h.pmid for h in result.hits), dtype=np.int64)
-    return searcher.lexical.set_pmids(parsed, filters, limit=result.total)
+    return np.sort(searcher.lexical.set_pmids(parsed, result.total, filters))
 
 
 def record_search(

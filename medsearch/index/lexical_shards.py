@@ -177,6 +177,14 @@ class ShardedLexicalIndex(LexicalIndex):
             found |= part
         return found
 
+    def set_pmids(
+        self, query: ParsedQuery, size: int, filters: Filters | None = None
+    ) -> np.ndarray:
+        """:meth:`LexicalIndex.set_pmids`, every shard at once (each lists its part; the
+        caller's ``size`` bounds every part)."""
+        parts = list(self._pool.map(lambda s: s.set_pmids(query, size, filters), self.shards))
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
     def members(
         self, pmids: Sequence[int], query: ParsedQuery, filters: Filters | None = None
     ) -> set[int]:
@@ -185,15 +193,6 @@ class ShardedLexicalIndex(LexicalIndex):
         for part in self._pool.map(lambda s: s.members(pmids, query, filters), self.shards):
             found |= part
         return found
-
-    def set_pmids(
-        self, query: ParsedQuery, filters: Filters | None = None, *, limit: int
-    ) -> np.ndarray:
-        """:meth:`LexicalIndex.set_pmids`, every shard at once."""
-        parts = list(
-            self._pool.map(lambda s: s.set_pmids(query, filters, limit=limit), self.shards)
-        )
-        return np.sort(np.concatenate(parts))[:limit]
 
     def rank(
         self,
