@@ -138,10 +138,12 @@ class MainScreen(Screen[None]):
             self.post_message(WorkFailed(ticket, str(exc), "search"))
             return
         self.post_message(ResultsReady(ticket, answer))
-        recorder = self.session.recorder
-        if request.mode != "search" or recorder is None:
+        if request.mode != "search":
             return
         try:
+            recorder = self.session.history_recorder()
+            if recorder is None:  # a read-only home: nothing is recorded there
+                return
             self.session.backend.run(
                 lambda s: jobs.record(s, request, answer.result, self.session.paths, recorder)
             )
