@@ -141,7 +141,9 @@ def clear_command(ctx: click.Context) -> None:
 
 
 def _count(total: int | None) -> str:
-    return "no count" if total is None else f"{total:,} articles"
+    if total is None:
+        return "no count"
+    return f"{total:,} article" + ("" if total == 1 else "s")
 
 
 def _snapshot(entry: Entry) -> str:

@@ -208,10 +208,13 @@ def open_history(paths: Paths, *, write: bool = True) -> HistoryStore | None:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
         else:
-            mode = "ro" if os.access(path.parent, os.W_OK) else "ro&immutable=1"
             conn = sqlite3.connect(
-                f"file:{path}?mode={mode}", uri=True, isolation_level=None, check_same_thread=False
+                f"file:{path}?mode={_read_mode(path)}",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
             )
+            conn.execute("PRAGMA query_only=ON")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=5000")
         store = HistoryStore(conn, path)
@@ -224,6 +227,17 @@ def open_history(paths: Paths, *, write: bool = True) -> HistoryStore | None:
     except sqlite3.Error as exc:
         raise HomeError(f"cannot open the search history {path}: {exc}") from exc
     return store
+
+
+def _read_mode(path: Path) -> str:
+    """How to open the history only to read it: as a writer would where the reader may
+    write (closing it then tidies the log files away, as a writer's close does), read-only
+    where only the folder is writable (SQLite still needs its ``-shm`` there), and
+    ``immutable`` where nothing is: lines still in the owner's write-ahead log are then not
+    seen (no writer can be at work in a folder nobody may create that file in)."""
+    if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK):
+        return "rw"
+    return "ro" if os.access(path.parent, os.W_OK) else "ro&immutable=1"
 
 
 def _migrate(store: HistoryStore) -> None:
