@@ -56,7 +56,7 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
         from medsearch import __version__
         from medsearch.history.prisma import write_prisma
 
-        if not any(e.query is not None for e in entries):
+        if not any(e.ran for e in entries):
             raise NotFoundError("the search history is empty: nothing to export")
         md, table = write_prisma(entries, output or paths.exports, version=__version__)
         if as_json:

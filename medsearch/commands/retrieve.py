@@ -17,7 +17,7 @@ from medsearch.commands.common import (
     rerank_choice,
     rerank_options,
 )
-from medsearch.errors import UsageError
+from medsearch.errors import HomeError, UsageError
 
 
 @click.command()
@@ -47,14 +47,19 @@ def similar(
 
     if (pmid is None) == (text is None):
         raise UsageError("give either a PMID or --text 'title and abstract'")
-    with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
+    paths = paths_of(ctx)
+    with open_searcher(paths, profile=profile, device=device) as searcher:
         if pmid is not None:
+            from medsearch.history.recording import record_similar
+
+            number, filters = parse_pmid(pmid), make_filters(year, journals, types)
             result = searcher.similar(
-                parse_pmid(pmid),
-                k=k,
-                filters=make_filters(year, journals, types),
-                skip_duplicates=not keep_duplicates,
+                number, k=k, filters=filters, skip_duplicates=not keep_duplicates
             )
+            try:
+                record_similar(paths, searcher, number, result, filters=filters)
+            except HomeError as exc:  # the list stands; the note says what was not kept
+                click.echo(f"note: not recorded in the history: {exc}", err=True)
         else:
             assert text is not None
             title, _, abstract = text.partition("\n")

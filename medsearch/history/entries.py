@@ -34,7 +34,7 @@ class Entry:
     at: str
     """When it ran: ISO 8601, UTC, to the second."""
     command: str
-    """``search`` (the query language), ``similar`` or ``cite``."""
+    """``search`` (the query language) or ``similar`` (similar articles to a PMID)."""
     typed: str
     """The query as typed (``#3 AND #5`` stays as typed here)."""
     query: str | None
@@ -57,13 +57,20 @@ class Entry:
     @property
     def line(self) -> str | None:
         """The query as run with the restrictions beside it, as one query (what ``#N``
-        expands to)."""
+        expands to); for similar articles, what was asked and the restrictions."""
         if self.query is None:
             return None
         clauses = filter_clauses(self.filters)
         if not clauses:
             return self.query
+        if self.command != "search":
+            return f"{self.query}; restricted to {' AND '.join(clauses)}"
         return " AND ".join([f"({self.query})", *clauses])
+
+    @property
+    def ran(self) -> bool:
+        """Whether it ran here (a line imported from the old recall file never did)."""
+        return self.source != "imported"
 
     @property
     def has_set(self) -> bool:

@@ -81,6 +81,8 @@ def markdown_text(entries: Sequence[Entry], *, version: str) -> str:
         count = "" if e.total is None else f"{e.total:,}"
         if e.counted == "all_words":
             count += " (ranked words; records holding every word)"
+        elif e.command == "similar":
+            count += " (listed)"
         query = (e.line or "").replace("|", "\\|")
         lines.append(f"| {e.number} | {e.at} | `{query}` | {count} | {corpus} |")
     return "\n".join(lines) + "\n"
@@ -98,4 +100,4 @@ def write_prisma(entries: Sequence[Entry], folder: Path, *, version: str) -> tup
 
 def _run(entries: Sequence[Entry]) -> list[Entry]:
     """The lines that ran here (imported recall lines were never run)."""
-    return [e for e in entries if e.query is not None]
+    return [e for e in entries if e.ran]

@@ -39,10 +39,14 @@ def resolver(paths: Paths) -> Callable[[int], str]:
                 entry = history.get(number)
         if entry is None:
             raise QuerySyntaxError(f"no search #{number} in the history (see: medsearch history)")
-        if entry.line is None:
+        if not entry.ran or entry.line is None:
             raise QuerySyntaxError(
                 f"search #{number} was imported from the old recall file and never run here;"
                 " search it again and use its new number"
+            )
+        if entry.command != "search":
+            raise QuerySyntaxError(
+                f"#{number} is a list of similar articles, not a query: it cannot be combined"
             )
         return entry.line
 
@@ -115,6 +119,41 @@ def record_search(
     return history.record(entry)
 
 
+def record_similar(
+    paths: Paths,
+    searcher: Searcher,
+    pmid: int,
+    result: SearchResult,
+    *,
+    filters: Filters,
+    source: str = "cli",
+    history: HistoryStore | None = None,
+) -> int | None:
+    """Append a similar-articles list to the history (its count: the articles listed);
+    its ``#N``, or None in a read-only home. Not a set: ``#N`` cannot combine it."""
+    if history is None:
+        own = open_history(paths)
+        if own is None:
+            return None
+        with own:
+            return record_similar(
+                paths, searcher, pmid, result, filters=filters, source=source, history=own
+            )
+    entry = Entry(
+        number=0,
+        at=now(),
+        command="similar",
+        typed=f"similar {pmid}",
+        query=f"similar articles to PMID {pmid}, top {len(result.hits)}",
+        mode=result.mode,
+        filters=filters,
+        total=len(result.hits),
+        snapshot=corpus_snapshot(searcher.store),
+        source=source,
+    )
+    return history.record(entry)
+
+
 @dataclass(frozen=True, slots=True)
 class Change:
     """One article that entered, left or changed within a line's set since it ran."""
@@ -165,11 +204,13 @@ def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli")
             then = history.get(number)
     if then is None:
         raise NotFoundError(f"#{number} is not in the search history (medsearch history)")
-    if then.query is None:
+    if not then.ran or then.query is None:
         raise UsageError(
             f"#{number} was imported from the old recall file and never run here: nothing"
             " to compare with"
         )
+    if then.command != "search":
+        raise UsageError(f"#{number} is a list of similar articles: only searches re-run")
     result = searcher.search(
         then.query, mode="lexical", k=1, filters=then.filters, rerank="none", snippets=False
     )

@@ -124,9 +124,11 @@ class HistoryStore:
         return int(self.conn.execute("SELECT COUNT(*) FROM searches").fetchone()[0])
 
     def recall(self, limit: int) -> list[str]:
-        """The distinct queries typed, oldest first by their latest use (up/down recall)."""
+        """The distinct queries typed, oldest first by their latest use (up/down recall;
+        similar-articles lines are PMIDs picked from a list, not queries typed)."""
         rows = self.conn.execute(
-            "SELECT typed FROM searches GROUP BY typed ORDER BY MAX(number) DESC LIMIT ?",
+            "SELECT typed FROM searches WHERE command = 'search'"
+            " GROUP BY typed ORDER BY MAX(number) DESC LIMIT ?",
             (limit,),
         ).fetchall()
         return [str(r[0]) for r in reversed(rows)]

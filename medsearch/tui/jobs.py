@@ -163,10 +163,21 @@ def record(
     paths: Paths,
     recorder: HistoryStore,
 ) -> int | None:
-    """Record a search whose results are already on screen: a set of thousands is
-    listed for the history after the user sees its first page, not before."""
-    from medsearch.history.recording import record_search
+    """Record a search (or a similar-articles list) whose results are already on
+    screen: a set of thousands is listed for the history after the user sees its first
+    page, not before."""
+    from medsearch.history.recording import record_search, record_similar
 
+    if request.mode == "similar":
+        return record_similar(
+            paths,
+            searcher,
+            pmid_of(request.text),
+            result,
+            filters=request.filters,
+            source="tui",
+            history=recorder,
+        )
     return record_search(
         paths,
         searcher,

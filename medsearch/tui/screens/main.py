@@ -138,7 +138,7 @@ class MainScreen(Screen[None]):
             self.post_message(WorkFailed(ticket, str(exc), "search"))
             return
         self.post_message(ResultsReady(ticket, answer))
-        if request.mode != "search":
+        if request.mode not in ("search", "similar"):
             return
         try:
             recorder = self.session.history_recorder()
