@@ -203,7 +203,7 @@ def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli")
         with history:
             then = history.get(number)
     if then is None:
-        raise NotFoundError(f"#{number} is not in the search history (medsearch history)")
+        raise NotFoundError(f"no search #{number} in the history (see: medsearch history)")
     if not then.ran or then.query is None:
         raise UsageError(
             f"#{number} was imported from the old recall file and never run here: nothing"
@@ -268,7 +268,9 @@ def _diff(searcher: Searcher, then: Entry, now_: Entry, number: int | None, mark
         return where.names.get(file_id, f"file #{file_id}")
 
     added = tuple(
-        Change(p, later(p, where.written), "new or revised article now in the set")
+        Change(p, file, "new or revised article now in the set")
+        if (file := later(p, where.written)) is not None
+        else Change(p, None, "now matches (no file changed it)")
         for p in sorted(after - before)
     )
     removed = []
