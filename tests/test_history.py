@@ -103,6 +103,7 @@ def test_each_search_is_a_numbered_line_with_its_query_as_run_count_and_snapshot
     assert (lines[1]["counted"], lines[1]["set_kept"]) == ("all_words", False)
     assert lines[1]["filters"] == {"year_from": 2018, "year_to": 2020}
     assert lines[6]["snapshot"]["last_file"] == "pubmed26n0002.xml"
+    assert home.paths.history_db.stat().st_mode & 0o777 == 0o600  # private to its owner
 
 
 def test_hash_n_combines_the_sets_of_earlier_searches(home: Home) -> None:

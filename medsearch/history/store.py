@@ -207,6 +207,8 @@ def open_history(paths: Paths, *, write: bool = True) -> HistoryStore | None:
         return None
     try:
         if write:
+            if not path.exists():  # private: other users of the machine may read the home
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
         else:
@@ -226,7 +228,7 @@ def open_history(paths: Paths, *, write: bool = True) -> HistoryStore | None:
         elif int(conn.execute("PRAGMA user_version").fetchone()[0]) < len(MIGRATIONS):
             conn.close()
             return None
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OSError) as exc:
         raise HomeError(f"cannot open the search history {path}: {exc}") from exc
     return store
 
