@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +19,11 @@ from medsearch.commands.common import (
     rerank_options,
 )
 from medsearch.errors import HomeError, UsageError
+
+if TYPE_CHECKING:
+    from medsearch.paths import Paths
+    from medsearch.retrieval.results import SearchResult
+    from medsearch.retrieval.searcher import Searcher
 
 
 @click.command()
@@ -47,24 +53,30 @@ def similar(
 
     if (pmid is None) == (text is None):
         raise UsageError("give either a PMID or --text 'title and abstract'")
-    paths = paths_of(ctx)
-    with open_searcher(paths, profile=profile, device=device) as searcher:
+    with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
         if pmid is not None:
-            from medsearch.history.recording import record_similar
-
-            number, filters = parse_pmid(pmid), make_filters(year, journals, types)
             result = searcher.similar(
-                number, k=k, filters=filters, skip_duplicates=not keep_duplicates
+                parse_pmid(pmid),
+                k=k,
+                filters=make_filters(year, journals, types),
+                skip_duplicates=not keep_duplicates,
             )
-            try:
-                record_similar(paths, searcher, number, result, filters=filters)
-            except HomeError as exc:  # the list stands; the note says what was not kept
-                click.echo(f"note: not recorded in the history: {exc}", err=True)
+            _record_similar(paths_of(ctx), searcher, parse_pmid(pmid), result)
         else:
             assert text is not None
             title, _, abstract = text.partition("\n")
             result = searcher.similar_text(title, abstract, k=k)
     _print(result, as_json)
+
+
+def _record_similar(paths: Paths, searcher: Searcher, pmid: int, result: SearchResult) -> None:
+    """Keep the list in the search history (nothing in a read-only home)."""
+    from medsearch.history.recording import record_similar
+
+    try:
+        record_similar(paths, searcher, pmid, result, filters=result.filters)
+    except HomeError as exc:  # the list stands; the note says what was not kept
+        click.echo(f"note: not recorded in the history: {exc}", err=True)
 
 
 @click.command()
