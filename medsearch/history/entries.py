@@ -96,11 +96,11 @@ class Entry:
 
 
 def filters_dict(filters: Filters) -> dict[str, Any]:
-    """The restrictions that are set, by field name (JSON-ready)."""
+    """The restrictions that are set (not at their default), by field name (JSON-ready)."""
     out: dict[str, Any] = {}
     for f in fields(Filters):
         value = getattr(filters, f.name)
-        if value not in (None, ()):
+        if value != f.default:
             out[f.name] = list(value) if isinstance(value, tuple) else value
     return out
 
