@@ -92,7 +92,14 @@ class Paths:
 
     @property
     def history_file(self) -> Path:
+        """The TUI's former recall file (one query a line): imported into
+        :attr:`history_db` once, then removed."""
         return self.home / "history.txt"
+
+    @property
+    def history_db(self) -> Path:
+        """The search history: every search, its query as run, count and corpus snapshot."""
+        return self.home / "history.sqlite"
 
     @property
     def rerank_dir(self) -> Path:

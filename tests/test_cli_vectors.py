@@ -246,6 +246,16 @@ def test_similar_articles_need_only_the_imported_vectors_not_a_model(
     assert [h["pmid"] for h in result["hits"]] == expected
     assert result["hits"][0]["score"] == pytest.approx(float(scores.max()), rel=1e-3)
     assert result["mode"] == "dense" and result["pmid"] == PMIDS[0]
+    code, out, _ = cli(home, "history", "--json")  # the list is in the search history
+    (line,) = json.loads(out)["lines"]
+    assert (line["command"], line["query_typed"], line["count"]) == (
+        "similar",
+        f"similar {PMIDS[0]}",
+        len(expected),
+    )
+    assert line["query_as_run"] == f"similar articles to PMID {PMIDS[0]}, top {len(expected)}"
+    code, _, err = cli(home, "search", "#1")  # a list, not a set: #1 cannot combine it
+    assert code == 2 and "#1 is a list of similar articles" in err
 
     for args in (("similar", "--text", "Sepsis\nLactate rose."), ("sentences", "Lactate rose.")):
         code, _, err = cli(home, *args)

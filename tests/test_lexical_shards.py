@@ -86,6 +86,22 @@ def test_shards_check_a_set_querys_members_as_the_whole_index(
         assert sharded.members([], query) == set()
 
 
+def test_shards_list_a_set_query_unscored_in_pmid_order_as_the_whole_index(
+    pair: tuple[LexicalIndex, LexicalIndex],
+) -> None:
+    """The listing a search history line keeps of its set."""
+    whole, sharded = pair
+    for text in ('aspirin NOT "cohort 3"', "statin[ti] AND 2005:2012[dp]", "2019[dp]"):
+        query = parse_query(text)
+        want = sorted(h.pmid for h in whole.search(query, k=200).hits)
+        assert want
+        assert sorted(whole.set_pmids(query, len(want)).tolist()) == want
+        assert sorted(sharded.set_pmids(query, len(want)).tolist()) == want
+        assert sorted(sharded.set_pmids(query, len(want), Filters(year_from=2010)).tolist()) == [
+            p for p in want if 2000 + p % 20 >= 2010
+        ]
+
+
 def test_shards_list_and_check_filtered_articles_as_the_whole_index(
     pair: tuple[LexicalIndex, LexicalIndex],
 ) -> None:

@@ -305,29 +305,53 @@ async def test_a_pasted_paragraph_is_searched_whole(paths: Paths) -> None:
         assert app.screen.query_one(ResultsList).hits[0].pmid == 105
 
 
-async def test_history_is_saved_and_recalled_with_up(paths: Paths) -> None:
+async def test_searches_are_recorded_in_the_history_and_recalled_with_up(paths: Paths) -> None:
+    from medsearch.history.store import open_history
+
+    paths.history_file.write_text("an old query\n", encoding="utf-8")  # the former recall file
     app = MedsearchApp(paths)
     async with app.run_test(size=SIZE) as pilot:
         await search(app, pilot, "metformin")
-        await search(app, pilot, "statins")
-    assert paths.history_file.read_text().splitlines() == ["metformin", "statins"]
+        await search(app, pilot, "statins[ti]")
+    store = open_history(paths, write=False)
+    assert store is not None
+    with store:
+        lines = store.entries(sets=True)
+    assert not paths.history_file.exists()  # imported once, then gone
+    assert [(e.number, e.typed, e.source) for e in lines] == [
+        (1, "an old query", "imported"),
+        (2, "metformin", "tui"),
+        (3, "statins[ti]", "tui"),
+    ]
+    assert (lines[2].query, lines[2].total, lines[2].counted) == ("statins[ti]", 1, "set")
+    assert lines[2].pmids is not None and lines[2].pmids.tolist() == [104]
+    assert lines[2].snapshot is not None and lines[2].snapshot.articles == 6
 
     again = MedsearchApp(paths)
     async with again.run_test(size=SIZE) as pilot:
         bar = again.screen.query_one(SearchBar)
         await pilot.press("up")
-        assert bar.value == "statins"
+        assert bar.value == "statins[ti]"
         await pilot.press("up")
         assert bar.value == "metformin"
-        await pilot.press("down", "down")
+        await pilot.press("up")
+        assert bar.value == "an old query"
+        await pilot.press("down", "down", "down")
         assert bar.value == ""
+        results = await search(again, pilot, "#2 OR #3")  # earlier searches, combined
+        assert {h.pmid for h in results.hits} == {102, 104}
+    store = open_history(paths, write=False)
+    assert store is not None
+    with store:
+        combined = store.entries()[-1]
+    assert (combined.typed, combined.query) == ("#2 OR #3", "metformin OR statins[ti]")
 
 
-def test_history_moves_repeats_to_the_end_and_keeps_the_draft(tmp_path: Path) -> None:
-    history = History.load(tmp_path / "h.txt")
+def test_history_moves_repeats_to_the_end_and_keeps_the_draft() -> None:
+    history = History([])
     for query in ("a", "b", "a"):
         history.add(query)
-    assert (tmp_path / "h.txt").read_text() == "b\na\n"
+    assert history.entries == ["b", "a"]
     assert history.older("draft") == "a"
     assert history.older("") == "b"
     assert history.older("") is None

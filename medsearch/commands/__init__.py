@@ -7,6 +7,7 @@ import click
 from medsearch.commands.check import check
 from medsearch.commands.evaluate import evaluate
 from medsearch.commands.export import export
+from medsearch.commands.history import history
 from medsearch.commands.info import show, stats
 from medsearch.commands.ingest import ingest
 from medsearch.commands.models import models
@@ -24,6 +25,7 @@ COMMANDS: list[click.Command] = [
     update,
     watch,
     search,
+    history,
     similar,
     sentences,
     cite,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,7 +18,12 @@ from medsearch.commands.common import (
     rerank_choice,
     rerank_options,
 )
-from medsearch.errors import UsageError
+from medsearch.errors import HomeError, UsageError
+
+if TYPE_CHECKING:
+    from medsearch.paths import Paths
+    from medsearch.retrieval.results import SearchResult
+    from medsearch.retrieval.searcher import Searcher
 
 
 @click.command()
@@ -56,11 +62,22 @@ def similar(
                 filters=make_filters(year, journals, types, exclude_retracted),
                 skip_duplicates=not keep_duplicates,
             )
+            _record_similar(paths_of(ctx), searcher, parse_pmid(pmid), result)
         else:
             assert text is not None
             title, _, abstract = text.partition("\n")
             result = searcher.similar_text(title, abstract, k=k)
     _print(result, as_json)
+
+
+def _record_similar(paths: Paths, searcher: Searcher, pmid: int, result: SearchResult) -> None:
+    """Keep the list in the search history (nothing in a read-only home)."""
+    from medsearch.history.recording import record_similar
+
+    try:
+        record_similar(paths, searcher, pmid, result, filters=result.filters)
+    except HomeError as exc:  # the list stands; the note says what was not kept
+        click.echo(f"note: not recorded in the history: {exc}", err=True)
 
 
 @click.command()

@@ -16,10 +16,12 @@ from medsearch.commands.common import (
     rerank_choice,
     rerank_options,
 )
-from medsearch.errors import NotFoundError, QuerySyntaxError, UsageError
+from medsearch.errors import HomeError, NotFoundError, QuerySyntaxError, UsageError
 from medsearch.records import Filters
 
 if TYPE_CHECKING:
+    from medsearch.history.store import HistoryStore
+    from medsearch.paths import Paths
     from medsearch.retrieval.results import SearchResult
 
 
@@ -111,6 +113,7 @@ def search(
       medsearch search 'cataract[ti]' --count
       medsearch search 'cataract surgery' --sort date --export ris -o cataract.ris
     """
+    from medsearch.history.recording import record_search, resolver
     from medsearch.index.spelling import did_you_mean
     from medsearch.retrieval.searcher import open_searcher
     from medsearch.retrieval.sorting import depth_for, sort_result
@@ -130,7 +133,8 @@ def search(
         depth = EXPORT_LIMIT
     else:
         depth = depth_for(sort, k)
-    with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
+    paths = paths_of(ctx)
+    with open_searcher(paths, profile=profile, device=device) as searcher:
         result = searcher.search(
             query,
             mode=mode,
@@ -138,7 +142,12 @@ def search(
             filters=filters,
             rerank="none" if first_stage_only else choice,
             snippets=not first_stage_only,
+            history=resolver(paths),
         )
+        try:
+            record_search(paths, searcher, query, result, filters=filters)
+        except HomeError as exc:  # the search stands; the note says what was not kept
+            click.echo(f"note: not recorded in the history: {exc}", err=True)
         if count_only:
             if as_json:
                 emit_json({"count": result.total})
@@ -176,6 +185,22 @@ def search(
         click.echo(f"note: {note}", err=True)
     if suggestion is not None:
         click.echo(f"note: {suggestion.note}", err=True)
+
+
+def _recorder(ctx: click.Context, paths: Paths) -> HistoryStore | None:
+    """The history this search is recorded in, closed when the command is done: after
+    the output, as its close is what syncs the file. None in a read-only home, or with a
+    note when it cannot be opened (the search runs all the same)."""
+    from medsearch.history.store import open_history
+
+    try:
+        recorder = open_history(paths)
+    except HomeError as exc:
+        click.echo(f"note: not recorded in the history: {exc}", err=True)
+        return None
+    if recorder is not None:
+        ctx.call_on_close(recorder.close)
+    return recorder
 
 
 EXPORT_LIMIT = 10_000

@@ -26,6 +26,7 @@ linear in its length (a pasted paper is a query too), and parentheses nest at mo
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from medsearch.errors import QuerySyntaxError
@@ -74,13 +75,45 @@ LANGUAGE_CODES = {
 }
 
 
-def parse_query(text: str) -> ParsedQuery:
-    """Parse ``text``; raise :class:`QuerySyntaxError` naming the problem and its position."""
+def parse_query(text: str, *, history: Resolver | None = None) -> ParsedQuery:
+    """Parse ``text``; raise :class:`QuerySyntaxError` naming the problem and its position.
+
+    With ``history``, ``#N`` refers to search N of the search history: it is replaced by
+    that search's query as run, in parentheses (:func:`expand_refs`), before parsing, so
+    ``#3 AND #5`` is the intersection of the two sets, as on PubMed's Advanced page.
+    """
     text = repair_undecodable(text)
+    if history is not None:
+        text = expand_refs(text, history)
     parser = _Parser(tokenize(text))
     node = parser.parse()
     node, filters = lift_filters(node)
     return ParsedQuery(text=text, node=node, filters=filters, set_query=parser.set_query)
+
+
+Resolver = Callable[[int], str]
+"""Search N of the history -> its query as run; raises QuerySyntaxError when there is none."""
+_REF = re.compile(r"#([0-9]{1,9})")
+
+
+def expand_refs(text: str, history: Resolver) -> str:
+    """``text`` with each ``#N`` word replaced by ``(query as run of search N)``.
+
+    Only a whole word ``#N`` is a reference (``#1`` in ``#1 AND #2``, ``(#3)``); the
+    expansions are texts that were parsed once already and hold no references.
+    """
+    pieces: list[str] = []
+    done = 0
+    for token in tokenize(text):
+        if token.kind != "word" or (ref := _REF.fullmatch(token.text)) is None:
+            continue
+        try:
+            expansion = history(int(ref.group(1)))
+        except QuerySyntaxError as exc:
+            raise QuerySyntaxError(f"{exc}, at {token.pos}", token.pos) from None
+        pieces += [text[done : token.pos], f"({expansion})"]
+        done = token.pos + len(token.text)
+    return "".join(pieces) + text[done:] if pieces else text
 
 
 def is_set_query(tokens: list[Token]) -> bool:

@@ -248,6 +248,7 @@ class Searcher:
         syntax: bool = True,
         rerank: str | None = None,
         snippets: bool = True,
+        history: Callable[[int], str] | None = None,
     ) -> SearchResult:
         """The first stage: lexical and/or dense, fused, joined with their records; then
         the Delta reranker over the top ``delta_depth`` when ``rerank`` (default: the
@@ -256,6 +257,7 @@ class Searcher:
         Without an explicit ``mode`` a corpus with vectors searches hybrid; when its
         models cannot be loaded here (e.g. NCBI's embeddings were imported but the MedCPT
         query encoder was never downloaded) it falls back to lexical and says why.
+        ``history``: what ``#N`` refers to (:func:`medsearch.history.recording.resolver`).
         """
         self._records = {}  # records read for snippets are reused for the hits
         try:
@@ -267,6 +269,7 @@ class Searcher:
                 syntax=syntax,
                 rerank=rerank,
                 snippets=snippets,
+                history=history,
             )
         finally:
             self._records = None
@@ -281,12 +284,13 @@ class Searcher:
         syntax: bool,
         rerank: str | None,
         snippets: bool,
+        history: Callable[[int], str] | None = None,
     ) -> SearchResult:
         notes: list[str] = []
         parsed, error = None, None
         if syntax:  # parsed once here; every side reads this plan
             try:
-                parsed = parse_query(query)
+                parsed = parse_query(query, history=history)
             except QuerySyntaxError as exc:
                 error = exc
         if error is not None and len(query.split()) >= PROSE_WORDS:

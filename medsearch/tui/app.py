@@ -54,12 +54,20 @@ class MedsearchApp(App[None]):
 
     def __init__(self, paths: Paths, *, show_timings: bool = True) -> None:
         super().__init__()
+        from medsearch.history.store import open_history
+
+        recorder = None
         try:
-            history = History.load(paths.history_file)
+            recorder = open_history(paths)  # imports the former recall file once
+            history = History.load(paths, recorder)
         except MedsearchError:
-            history = History([], paths.history_file)
+            history = History([])
         self.session = Session(
-            paths=paths, backend=Backend(), history=history, show_timings=show_timings
+            paths=paths,
+            backend=Backend(),
+            history=history,
+            show_timings=show_timings,
+            recorder=recorder,
         )
         self.main = MainScreen(self.session)
         self.info: CorpusInfo | None = None
@@ -189,6 +197,8 @@ class MedsearchApp(App[None]):
 
     def on_unmount(self) -> None:
         self.session.backend.close()
+        if self.session.recorder is not None:
+            self.session.recorder.close()
 
 
 def run_app(paths: Paths) -> None:

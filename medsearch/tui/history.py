@@ -1,15 +1,22 @@
-"""Search history: the queries a researcher typed, recalled with up/down, kept on disk.
+"""Up/down recall of the queries typed, read from the one search history.
 
-One query per line in ``paths.history_file`` (newest last), like a shell's history, so
-the file is readable and editable by hand. A repeated query moves to the end instead of
-appearing twice. No textual here: the search bar drives it.
+The search history (:mod:`medsearch.history`) records every search the TUI and the CLI
+run; this is its recall: the distinct queries typed, newest last, a repeated query
+moved to the end instead of appearing twice. Recording is the search's job (in its
+worker), so this only remembers what was typed in this session on top. The TUI's former
+flat file (``history.txt``) is imported into the history the first time it is opened.
+No textual here: the search bar drives it.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from medsearch.errors import HomeError
+from medsearch.paths import Paths
+
+if TYPE_CHECKING:
+    from medsearch.history.store import HistoryStore
 
 LIMIT = 1000
 
@@ -17,26 +24,35 @@ LIMIT = 1000
 class History:
     """The entries plus a cursor for up/down browsing (``older`` / ``newer``)."""
 
-    def __init__(self, entries: list[str], path: Path | None = None, limit: int = LIMIT) -> None:
+    def __init__(self, entries: list[str], limit: int = LIMIT) -> None:
         self.entries = entries[-limit:]
-        self.path = path
         self.limit = limit
         self._cursor = len(self.entries)
         self._draft = ""
 
     @classmethod
-    def load(cls, path: Path, limit: int = LIMIT) -> History:
-        """The history stored at ``path`` (empty when the file does not exist yet)."""
+    def load(cls, paths: Paths, store: HistoryStore | None = None, limit: int = LIMIT) -> History:
+        """The recall of ``paths``'s history (empty when there is none yet), read from
+        ``store`` when the caller has it open. A read-only home with only the former flat
+        file recalls that file's lines."""
+        from medsearch.history.store import open_history
+
+        if store is not None:
+            return cls(store.recall(limit), limit)
+        reader = open_history(paths, write=False)
+        if reader is not None:
+            with reader:
+                return cls(reader.recall(limit), limit)
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            lines = paths.history_file.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
             lines = []
         except OSError as exc:
-            raise HomeError(f"cannot read the search history {path}: {exc}") from exc
-        return cls([line for line in lines if line.strip()], path, limit)
+            raise HomeError(f"cannot read the search history {paths.history_file}: {exc}") from exc
+        return cls([" ".join(line.split()) for line in lines if line.strip()], limit)
 
     def add(self, query: str) -> None:
-        """Remember ``query`` (moved to the end if already there) and save the file."""
+        """Remember ``query`` for recall (moved to the end if already there)."""
         entry = " ".join(query.split())
         self.reset()
         if not entry:
@@ -46,16 +62,6 @@ class History:
         self.entries.append(entry)
         del self.entries[: -self.limit]
         self._cursor = len(self.entries)
-        self.save()
-
-    def save(self) -> None:
-        if self.path is None:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text("".join(e + "\n" for e in self.entries), encoding="utf-8")
-        except OSError as exc:
-            raise HomeError(f"cannot save the search history {self.path}: {exc}") from exc
 
     def older(self, current: str) -> str | None:
         """The entry before the cursor; ``current`` is kept as the draft to come back to."""

@@ -17,6 +17,7 @@ from medsearch.records import Article, Filters, pmid_from
 from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
+    from medsearch.history.store import HistoryStore
     from medsearch.retrieval.cite import CiteResult
     from medsearch.retrieval.searcher import Searcher
 
@@ -106,8 +107,9 @@ def pmid_of(text: str) -> int:
     return pmid
 
 
-def answer(searcher: Searcher, request: Request) -> Answer:
-    """First-stage results for ``request`` plus their records."""
+def answer(searcher: Searcher, request: Request, paths: Paths | None = None) -> Answer:
+    """First-stage results for ``request`` plus their records; a search may name earlier
+    ones of ``paths``'s history as ``#N``."""
     if request.mode == "similar":
         from medsearch.retrieval.sorting import sort_result
 
@@ -116,19 +118,20 @@ def answer(searcher: Searcher, request: Request) -> Answer:
     elif request.mode == "sentences":
         result = searcher.sentences(request.text, k=request.k)
     elif request.mode == "search":
-        return _search(searcher, request)
+        return _search(searcher, request, paths)
     else:
         raise UsageError(f"unknown mode {request.mode!r}")
     articles = searcher.articles([h.pmid for h in result.hits])
     return Answer(result=result, articles=articles, can_rerank=False)
 
 
-def _search(searcher: Searcher, request: Request) -> Answer:
+def _search(searcher: Searcher, request: Request, paths: Paths | None) -> Answer:
     """A search in the request's sort order, with its "did you mean" (as the CLI's).
 
     A sort other than relevance orders the deeper list :func:`depth_for` asks for, in
     the first stage's order (no reranker: the order shown is the sort's).
     """
+    from medsearch.history.recording import resolver
     from medsearch.index.spelling import did_you_mean
     from medsearch.retrieval.sorting import depth_for, sort_result
 
@@ -140,6 +143,7 @@ def _search(searcher: Searcher, request: Request) -> Answer:
         filters=request.filters,
         rerank="none" if sorted_ else None,
         snippets=not sorted_,
+        history=resolver(paths) if paths is not None else None,
     )
     result = sort_result(result, request.sort, request.k, searcher.store, searcher.lexical)
     suggestion = did_you_mean(searcher.lexical, request.text)
@@ -149,6 +153,39 @@ def _search(searcher: Searcher, request: Request) -> Answer:
         articles=articles,
         can_rerank=not sorted_ and searcher.wants_cross(result),
         did_you_mean=suggestion.query if suggestion is not None else None,
+    )
+
+
+def record(
+    searcher: Searcher,
+    request: Request,
+    result: SearchResult,
+    paths: Paths,
+    recorder: HistoryStore,
+) -> int | None:
+    """Record a search (or a similar-articles list) whose results are already on
+    screen: a set of thousands is listed for the history after the user sees its first
+    page, not before."""
+    from medsearch.history.recording import record_search, record_similar
+
+    if request.mode == "similar":
+        return record_similar(
+            paths,
+            searcher,
+            pmid_of(request.text),
+            result,
+            filters=request.filters,
+            source="tui",
+            history=recorder,
+        )
+    return record_search(
+        paths,
+        searcher,
+        request.text,
+        result,
+        filters=request.filters,
+        source="tui",
+        history=recorder,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from medsearch.history.store import HistoryStore
 from medsearch.paths import Paths
 from medsearch.records import Article
 from medsearch.tui.backend import Backend
@@ -55,6 +56,19 @@ class Session:
     basket_queries: dict[int, str] = field(default_factory=dict)
     """The query each basket article was marked from (its export is a signal for it)."""
     corpus: CorpusGate = field(default_factory=CorpusGate)
+    recorder: HistoryStore | None = None
+    """The search history, open for the app's run (None in a read-only home, or before
+    the home exists): a search is then a commit to its log, and the sync waits for the
+    app's exit."""
+
+    def history_recorder(self) -> HistoryStore | None:
+        """:attr:`recorder`, opened on first need when the app started before its home
+        existed (the welcome screen's first ingest creates it)."""
+        if self.recorder is None:
+            from medsearch.history.store import open_history
+
+            self.recorder = open_history(self.paths)
+        return self.recorder
 
     def record_signal(self, query: str | None, pmids: list[int], signal: str) -> None:
         """Log that ``pmids`` answered ``query`` (opened, marked, exported, cited) for

@@ -133,11 +133,24 @@ class MainScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="search", description="search")
     def first_stage(self, ticket: int, request: jobs.Request) -> None:
         try:
-            answer = self.session.backend.run(lambda s: jobs.answer(s, request))
+            answer = self.session.backend.run(lambda s: jobs.answer(s, request, self.session.paths))
         except MedsearchError as exc:
             self.post_message(WorkFailed(ticket, str(exc), "search"))
             return
         self.post_message(ResultsReady(ticket, answer))
+        if request.mode not in ("search", "similar"):
+            return
+        try:
+            recorder = self.session.history_recorder()
+            if recorder is None:  # a read-only home: nothing is recorded there
+                return
+            self.session.backend.run(
+                lambda s: jobs.record(s, request, answer.result, self.session.paths, recorder)
+            )
+        except MedsearchError as exc:  # the search stands; the note says what was not kept
+            self.app.call_from_thread(
+                self.notify, f"not recorded in the history: {exc}", severity="warning"
+            )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rerank", description="rerank")
     def rerank(self, ticket: int, answer: jobs.Answer) -> None:

@@ -1,0 +1,154 @@
+"""``medsearch history``: the numbered search history, its PRISMA-S log, re-runs, clearing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from medsearch.commands.common import emit_json, paths_of
+from medsearch.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from medsearch.history.entries import Entry
+
+
+@click.group(name="history", invoke_without_command=True)
+@click.option(
+    "--export",
+    "export_fmt",
+    type=click.Choice(["prisma"]),
+    default=None,
+    help="Write a PRISMA-S search log (search-log.md and search-log.csv).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="With --export: the folder to write into (default: <home>/exports).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the lines.")
+@click.pass_context
+def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_json: bool) -> None:
+    """Every search run here, numbered: #N in a query combines earlier searches.
+
+    \b
+    Examples:
+      medsearch history
+      medsearch search '#3 AND #5'
+      medsearch history rerun 3
+      medsearch history --export prisma -o review/
+      medsearch history clear
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from medsearch.history.store import open_history
+
+    paths = paths_of(ctx)
+    store = open_history(paths, write=False)
+    entries = []
+    if store is not None:
+        with store:
+            entries = store.entries()
+    if export_fmt is not None:
+        from medsearch import __version__
+        from medsearch.history.prisma import write_prisma
+
+        if not any(e.ran for e in entries):
+            raise NotFoundError("the search history is empty: nothing to export")
+        md, table = write_prisma(entries, output or paths.exports, version=__version__)
+        if as_json:
+            emit_json({"markdown": str(md), "csv": str(table), "lines": len(entries)})
+        else:
+            click.echo(f"wrote {md} and {table}")
+        return
+    if as_json:
+        emit_json({"history": str(paths.history_db), "lines": [e.to_dict() for e in entries]})
+        return
+    if not entries:
+        click.echo("the search history is empty")
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    from medsearch.commands.render import console
+
+    listing = Table(box=None, padding=(0, 1))
+    for column in ("#", "time (UTC)", "query", "count"):
+        listing.add_column(column, justify="right" if column in ("#", "count") else "left")
+    for e in entries:
+        count = "" if e.total is None else f"{e.total:,}"
+        when = e.at.replace("T", " ").removesuffix("+00:00")
+        shown = e.typed if e.line is None or e.line == e.typed else f"{e.typed}  →  {e.line}"
+        listing.add_row(f"#{e.number}", when, escape(shown), count)
+    console.print(listing)
+
+
+@history.command(name="rerun")
+@click.argument("number", type=click.IntRange(1))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the diff.")
+@click.pass_context
+def rerun_command(ctx: click.Context, number: int, as_json: bool) -> None:
+    """Run search NUMBER again and say what changed since: articles added, removed or
+    replaced, each with the update file that brought the change."""
+    from medsearch.history.recording import rerun
+    from medsearch.retrieval.searcher import open_searcher
+
+    paths = paths_of(ctx)
+    with open_searcher(paths) as searcher:
+        report = rerun(paths, searcher, number)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    then, now = report.then, report.now
+    click.echo(f"#{number}: {then.line}")
+    click.echo(f"  then {then.at}: {_count(then.total)} · {_snapshot(then)}")
+    label = f" (recorded as #{report.number})" if report.number is not None else ""
+    click.echo(f"  now  {now.at}: {_count(now.total)} · {_snapshot(now)}{label}")
+    if report.unavailable is not None:
+        click.echo(f"  no article-level diff: {report.unavailable}")
+        return
+    for title, changes in (
+        ("added", report.added),
+        ("removed", report.removed),
+        ("replaced", report.replaced),
+    ):
+        click.echo(f"  {title}: {len(changes)}")
+        for c in changes:
+            by = f" ({c.file})" if c.file else ""
+            click.echo(f"    {c.pmid}  {c.why}{by}")
+
+
+@history.command(name="clear")
+@click.pass_context
+def clear_command(ctx: click.Context) -> None:
+    """Forget every search in the history (the file is rewritten, not only emptied)."""
+    from medsearch.errors import HomeError
+    from medsearch.history.store import open_history
+
+    paths = paths_of(ctx)
+    store = open_history(paths)
+    if store is None:
+        if paths.history_db.exists():
+            raise HomeError(f"cannot clear {paths.history_db}: the data home is read-only")
+        click.echo("the search history is empty")
+        return
+    with store:
+        gone = store.clear()
+    click.echo(f"cleared {gone:,} searches from {paths.history_db}")
+
+
+def _count(total: int | None) -> str:
+    if total is None:
+        return "no count"
+    return f"{total:,} article" + ("" if total == 1 else "s")
+
+
+def _snapshot(entry: Entry) -> str:
+    snap = entry.snapshot
+    if snap is None:
+        return "corpus unknown"
+    baseline = f"baseline {snap.baseline_year}" if snap.baseline_year else "no baseline"
+    return f"{baseline}, last file {snap.last_file or 'none'}, {snap.articles:,} in corpus"

@@ -1,0 +1,136 @@
+"""One line of the search history, and the compact form of its result set."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+import zstandard
+
+from medsearch.query.printer import filter_clauses
+from medsearch.records import Filters
+from medsearch.store.snapshot import Snapshot
+
+SET_LIMIT = 10_000
+"""The largest result set whose PMIDs a history line keeps (a larger one keeps its
+count only, and ``history rerun`` says that no article-level diff is available).
+
+Why 10,000: it is the deepest list the searcher returns (``MAX_K``) and what ``search
+--export`` writes, and a systematic review screens sets of that order. Listing a set
+costs ~1 us a PMID (unscored, in PMID order; ``benchmarks-history.md``), about 10 ms at
+the limit on this project's loaded 2-core VM, paid only by set queries whose set is
+larger than the hits already listed; packed, a 10K set spread over PubMed is ~18 KB
+(:func:`pack_pmids`). A larger limit would make every broad search pay for a list no
+reviewer diffs by hand; a smaller one would lose the diff of ordinary review searches.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A search as it was run: ``number`` is its ``#N``."""
+
+    number: int
+    at: str
+    """When it ran: ISO 8601, UTC, to the second."""
+    command: str
+    """``search`` (the query language) or ``similar`` (similar articles to a PMID)."""
+    typed: str
+    """The query as typed (``#3 AND #5`` stays as typed here)."""
+    query: str | None
+    """The query as run: the parsed query printed back (:mod:`medsearch.query.printer`),
+    ``#N`` expanded; None for a line imported from the old recall file, never run here."""
+    mode: str | None
+    filters: Filters = field(default_factory=Filters)
+    """Restrictions given beside the query (CLI flags, the TUI's filter dialog)."""
+    total: int | None = None
+    counted: str | None = None
+    """What ``total`` counts: ``set`` or ``all_words`` (plain words, ranked)."""
+    snapshot: Snapshot | None = None
+    pmids: np.ndarray | None = None
+    """The result set's PMIDs, sorted, when it was a set of at most :data:`SET_LIMIT`."""
+    source: str = "cli"
+    """``cli``, ``tui``, or ``imported`` (a line of the old recall file)."""
+    set_kept: bool = False
+    """Whether the history holds the set (``pmids`` is read only when asked for)."""
+
+    @property
+    def line(self) -> str | None:
+        """The query as run with the restrictions beside it, as one query (what ``#N``
+        expands to); for similar articles, what was asked and the restrictions."""
+        if self.query is None:
+            return None
+        clauses = filter_clauses(self.filters)
+        if not clauses:
+            return self.query
+        if self.command != "search":
+            return f"{self.query}; restricted to {' AND '.join(clauses)}"
+        return " AND ".join([f"({self.query})", *clauses])
+
+    @property
+    def ran(self) -> bool:
+        """Whether it ran here (a line imported from the old recall file never did)."""
+        return self.source != "imported"
+
+    @property
+    def has_set(self) -> bool:
+        return self.set_kept or self.pmids is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``history --json`` prints for this line."""
+        snap = self.snapshot
+        return {
+            "number": self.number,
+            "time": self.at,
+            "command": self.command,
+            "query_typed": self.typed,
+            "query_as_run": self.line,
+            "mode": self.mode,
+            "filters": filters_dict(self.filters),
+            "count": self.total,
+            "counted": self.counted,
+            "snapshot": None if snap is None else asdict(snap),
+            "set_kept": self.has_set,
+            "source": self.source,
+        }
+
+
+def filters_dict(filters: Filters) -> dict[str, Any]:
+    """The restrictions that are set (not at their default), by field name (JSON-ready)."""
+    out: dict[str, Any] = {}
+    for f in fields(Filters):
+        value = getattr(filters, f.name)
+        if value != f.default:
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def filters_from(data: dict[str, Any]) -> Filters:
+    known = {f.name for f in fields(Filters)}
+    values: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known
+    }
+    return Filters(**values)
+
+
+def pack_pmids(pmids: np.ndarray) -> bytes:
+    """Sorted PMIDs as the gaps between them, little-endian uint32 (uint64 only if a gap
+    needs it: NCBI's PMIDs have eight digits), byte planes apart (every gap's low bytes,
+    then the next...), zstd level 3; the first byte is the width.
+
+    A set spread over PubMed (10K of 41M PMIDs: gaps of ~4,000) packs to 1.84 bytes a
+    PMID in 0.3 ms; without the planes zstd keeps 2.24 bytes (0.5 ms), and zlib (level
+    6) 2.40 in 22 ms (``benchmarks/history.py``, this project's 2-core VM under load).
+    """
+    ordered = np.sort(np.asarray(pmids, dtype=np.int64))
+    gaps = np.diff(ordered, prepend=0)
+    width = 4 if not len(gaps) or int(gaps.max()) < 2**32 else 8
+    planes = gaps.astype(f"<u{width}").view(np.uint8).reshape(-1, width).T
+    return bytes([width]) + zstandard.ZstdCompressor(level=3).compress(planes.tobytes())
+
+
+def unpack_pmids(blob: bytes) -> np.ndarray:
+    width = blob[0]
+    raw = np.frombuffer(zstandard.ZstdDecompressor().decompress(blob[1:]), dtype=np.uint8)
+    gaps = raw.reshape(width, -1).T.copy().view(f"<u{width}").ravel()
+    return np.cumsum(gaps, dtype=np.int64)

@@ -1,0 +1,289 @@
+"""Recording a search, resolving ``#N``, and re-running a line to see what changed.
+
+Plain functions of a :class:`~medsearch.retrieval.searcher.Searcher` and a data home:
+the CLI and the TUI call the same ones, after the search they ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from medsearch.errors import NotFoundError, QuerySyntaxError, UsageError
+from medsearch.history.entries import SET_LIMIT, Entry
+from medsearch.history.store import HistoryStore, now, open_history
+from medsearch.paths import Paths
+from medsearch.query.nodes import ParsedQuery
+from medsearch.query.parser import parse_plain, parse_query
+from medsearch.query.printer import format_query
+from medsearch.records import Filters
+from medsearch.store.snapshot import corpus_snapshot, provenance
+
+if TYPE_CHECKING:
+    from medsearch.retrieval.results import SearchResult
+    from medsearch.retrieval.searcher import Searcher
+
+
+def resolver(paths: Paths) -> Callable[[int], str]:
+    """``#N`` -> the query as run of line N of this home's history (read when a query
+    holds a reference, never otherwise)."""
+
+    def resolve(number: int) -> str:
+        history = open_history(paths, write=False)
+        entry = None
+        if history is not None:
+            with history:
+                entry = history.get(number)
+        if entry is None:
+            raise QuerySyntaxError(f"no search #{number} in the history (see: medsearch history)")
+        if not entry.ran or entry.line is None:
+            raise QuerySyntaxError(
+                f"search #{number} was imported from the old recall file and never run here;"
+                " search it again and use its new number"
+            )
+        if entry.command != "search":
+            raise QuerySyntaxError(
+                f"#{number} is a list of similar articles, not a query: it cannot be combined"
+            )
+        return entry.line
+
+    return resolve
+
+
+def parsed_as_run(text: str, paths: Paths) -> ParsedQuery:
+    """``text`` as the searcher read it: the query language with ``#N`` expanded, or,
+    for prose that does not parse, its plain words (the searcher's own fallback)."""
+    try:
+        return parse_query(text, history=resolver(paths))
+    except QuerySyntaxError:
+        return parse_plain(text)
+
+
+def result_set(
+    searcher: Searcher, parsed: ParsedQuery, filters: Filters, result: SearchResult
+) -> np.ndarray | None:
+    """The PMIDs of a set query's whole set when it holds at most :data:`SET_LIMIT`;
+    listed from the hits when they are all of it, else from the lexical index (the
+    searcher's own set: same parse, same filters). None for ranked words or a larger set."""
+    if result.counted != "set" or result.total > SET_LIMIT:
+        return None
+    if result.total <= len(result.hits):
+        return np.array(sorted(h.pmid for h in result.hits), dtype=np.int64)
+    return np.sort(searcher.lexical.set_pmids(parsed, result.total, filters))
+
+
+def record_search(
+    paths: Paths,
+    searcher: Searcher,
+    typed: str,
+    result: SearchResult,
+    *,
+    filters: Filters,
+    source: str = "cli",
+    history: HistoryStore | None = None,
+) -> int | None:
+    """Append the search just run to the history; its ``#N``, or None when the home is
+    read-only (nothing is recorded there, and the search is not the worse for it).
+
+    ``history``: a connection the caller keeps open (the TUI's, for its whole run; the
+    CLI's, closed after the results are printed). Its close is what costs: the last
+    connection folds the write-ahead log into the file and syncs it (two fsyncs, ~28 ms
+    on this project's VM disk); the line itself is a commit to the log, not synced.
+    """
+    if history is None:
+        own = open_history(paths)
+        if own is None:
+            return None
+        with own:
+            return record_search(
+                paths, searcher, typed, result, filters=filters, source=source, history=own
+            )
+    parsed = parsed_as_run(typed, paths)
+    entry = Entry(
+        number=0,
+        at=now(),
+        command="search",
+        typed=" ".join(typed.split()),
+        query=format_query(parsed),
+        mode=result.mode,
+        filters=filters,
+        total=result.total,
+        counted=result.counted,
+        snapshot=corpus_snapshot(searcher.store),
+        pmids=result_set(searcher, parsed, filters, result),
+        source=source,
+    )
+    return history.record(entry)
+
+
+def record_similar(
+    paths: Paths,
+    searcher: Searcher,
+    pmid: int,
+    result: SearchResult,
+    *,
+    filters: Filters,
+    source: str = "cli",
+    history: HistoryStore | None = None,
+) -> int | None:
+    """Append a similar-articles list to the history (its count: the articles listed);
+    its ``#N``, or None in a read-only home. Not a set: ``#N`` cannot combine it."""
+    if history is None:
+        own = open_history(paths)
+        if own is None:
+            return None
+        with own:
+            return record_similar(
+                paths, searcher, pmid, result, filters=filters, source=source, history=own
+            )
+    entry = Entry(
+        number=0,
+        at=now(),
+        command="similar",
+        typed=f"similar {pmid}",
+        query=f"similar articles to PMID {pmid}, top {len(result.hits)}",
+        mode=result.mode,
+        filters=filters,
+        total=len(result.hits),
+        snapshot=corpus_snapshot(searcher.store),
+        source=source,
+    )
+    return history.record(entry)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One article that entered, left or changed within a line's set since it ran."""
+
+    pmid: int
+    file: str | None
+    """The ledger file that brought the change (None: no file after the search did)."""
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rerun:
+    """A history line run again on today's corpus, and what changed since."""
+
+    then: Entry
+    now: Entry
+    number: int | None
+    """The new line's ``#N`` (None in a read-only home)."""
+    added: tuple[Change, ...] = ()
+    removed: tuple[Change, ...] = ()
+    replaced: tuple[Change, ...] = ()
+    unavailable: str | None = None
+    """Why no article-level diff could be made (then only the counts compare)."""
+
+    def to_dict(self) -> dict[str, object]:
+        def rows(changes: tuple[Change, ...]) -> list[dict[str, object]]:
+            return [{"pmid": c.pmid, "file": c.file, "why": c.why} for c in changes]
+
+        return {
+            "then": self.then.to_dict(),
+            "now": {**self.now.to_dict(), "number": self.number},
+            "diff_available": self.unavailable is None,
+            "unavailable": self.unavailable,
+            "added": rows(self.added),
+            "removed": rows(self.removed),
+            "replaced": rows(self.replaced),
+        }
+
+
+def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli") -> Rerun:
+    """Line ``number`` run again (lexical: a set is the same in every mode, and no model
+    loads) and recorded as a new line typed ``#number``; with its diff when both runs
+    kept their set."""
+    history = open_history(paths, write=False)
+    then = None
+    if history is not None:
+        with history:
+            then = history.get(number)
+    if then is None:
+        raise NotFoundError(f"no search #{number} in the history (see: medsearch history)")
+    if not then.ran or then.query is None:
+        raise UsageError(
+            f"#{number} was imported from the old recall file and never run here: nothing"
+            " to compare with"
+        )
+    if then.command != "search":
+        raise UsageError(f"#{number} is a list of similar articles: only searches re-run")
+    result = searcher.search(
+        then.query, mode="lexical", k=1, filters=then.filters, rerank="none", snippets=False
+    )
+    parsed = parsed_as_run(then.query, paths)
+    current = Entry(
+        number=0,
+        at=now(),
+        command="search",
+        typed=f"#{number}",
+        query=then.query,
+        mode=result.mode,
+        filters=then.filters,
+        total=result.total,
+        counted=result.counted,
+        snapshot=corpus_snapshot(searcher.store),
+        pmids=result_set(searcher, parsed, then.filters, result),
+        source=source,
+    )
+    writer = open_history(paths)
+    new_number = None
+    if writer is not None:
+        with writer:
+            new_number = writer.record(current)
+    reason = _unavailable(then, current)
+    if reason is not None:
+        return Rerun(then, current, new_number, unavailable=reason)
+    assert then.pmids is not None and current.pmids is not None and then.snapshot is not None
+    return _diff(searcher, then, current, new_number, then.snapshot.file_mark)
+
+
+def _unavailable(then: Entry, now_: Entry) -> str | None:
+    if then.counted != "set":
+        return "plain words are ranked, not a set: only the counts compare"
+    for entry, when in ((then, "then"), (now_, "now")):
+        if entry.pmids is None:
+            return (
+                f"the set had {entry.total:,} articles {when}; the history keeps sets of"
+                f" at most {SET_LIMIT:,}"
+            )
+    if then.snapshot is None:
+        return "the line has no corpus snapshot"
+    return None
+
+
+def _diff(searcher: Searcher, then: Entry, now_: Entry, number: int | None, mark: int) -> Rerun:
+    assert then.pmids is not None and now_.pmids is not None
+    before = set(then.pmids.tolist())
+    after = set(now_.pmids.tolist())
+    where = provenance(searcher.store, sorted(before | after))
+
+    def later(pmid: int, table: dict[int, int | None]) -> str | None:
+        file_id = table.get(pmid)
+        if file_id is None or file_id <= mark:
+            return None
+        return where.names.get(file_id, f"file #{file_id}")
+
+    added = tuple(
+        Change(p, file, "new or revised article now in the set")
+        if (file := later(p, where.written)) is not None
+        else Change(p, None, "now matches (no file changed it)")
+        for p in sorted(after - before)
+    )
+    removed = []
+    for pmid in sorted(before - after):
+        if pmid not in where.written:
+            removed.append(Change(pmid, later(pmid, where.deleted), "deleted"))
+        elif (file := later(pmid, where.written)) is not None:
+            removed.append(Change(pmid, file, "revised; no longer matches"))
+        else:
+            removed.append(Change(pmid, None, "no longer matches (no file changed it)"))
+    replaced = tuple(
+        Change(p, file, "revised by a later file")
+        for p in sorted(before & after)
+        if (file := later(p, where.written)) is not None
+    )
+    return Rerun(then, now_, number, added=added, removed=tuple(removed), replaced=replaced)
