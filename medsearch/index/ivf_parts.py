@@ -33,6 +33,7 @@ from medsearch.errors import VectorsMissingError
 from medsearch.index import coarse as cq
 from medsearch.index import vector_faiss as vf
 from medsearch.index.rows import will_need
+from medsearch.index.sorted_ids import member, unique
 from medsearch.index.vector_layout import VectorManifest, save_npy
 
 _faiss: Any = faiss  # the SWIG wrappers take keyword arguments the stubs do not know
@@ -339,7 +340,7 @@ def search_parts(
     params = _faiss.SearchParametersIVF(sel=selector, nprobe=nprobe)
     with vf.omp_threads(None if long_scan or len(q) > 1 else 1):
         coarse_d, coarse_i = first.quantizer.search(q, nprobe)
-        probed = np.unique(coarse_i[coarse_i >= 0])
+        probed = unique(coarse_i[coarse_i >= 0])
         found = []
         for part in parts:
             ivf = _ivf(part)
@@ -427,9 +428,3 @@ def _add_entries(ivf: Any, lst: int, ids: np.ndarray, codes: np.ndarray) -> None
     ids = np.ascontiguousarray(ids, dtype=np.int64)
     codes = np.ascontiguousarray(codes, dtype=np.uint8)
     ivf.invlists.add_entries(lst, len(ids), faiss.swig_ptr(ids), faiss.swig_ptr(codes))
-
-
-def member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """``np.isin`` for a sorted, non-empty set, without sorting it again per call."""
-    pos = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
-    return np.asarray(sorted_set[pos] == values)

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from medsearch.index.sorted_ids import unique
+
 SPREAD = 8
 """Rows asked for are *scattered* when their span holds more than this many rows per
 row wanted; only then are they prefetched (a denser read is read-ahead's job)."""
@@ -61,7 +63,7 @@ def prefetch(path: Path, slots: np.ndarray, row_bytes: int, *, offset: int = 0) 
     """
     if not PREFETCH or len(slots) == 0:
         return
-    starts = offset + np.unique(slots).astype(np.int64) * row_bytes
+    starts = offset + unique(slots).astype(np.int64) * row_bytes
     ends = starts + row_bytes
     # A new range starts where the gap from the previous row's end is over a page.
     new = np.flatnonzero(starts[1:] - ends[:-1] > mmap.PAGESIZE) + 1

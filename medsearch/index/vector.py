@@ -28,9 +28,10 @@ from medsearch.errors import (
 )
 from medsearch.index import coarse as cq
 from medsearch.index import vector_faiss as vf
-from medsearch.index.ivf_parts import PART_BYTES, IvfParts, member, search_parts
+from medsearch.index.ivf_parts import PART_BYTES, IvfParts, search_parts
 from medsearch.index.pending_slots import PendingSlots
 from medsearch.index.rows import fits_float16, to_float16, to_float32
+from medsearch.index.sorted_ids import member, unique
 from medsearch.index.vector_layout import (
     FLAT_MAX,
     FORMAT_VERSION,
@@ -198,7 +199,7 @@ class VectorCollection(SlotStore):
         allowed: np.ndarray | None = None
         if allowed_ids is not None:
             slots = self._slots_of(np.asarray(allowed_ids, dtype=np.int64).ravel())
-            allowed = np.unique(slots[slots >= 0])
+            allowed = unique(slots[slots >= 0])
             if len(allowed) == 0:
                 return [[] for _ in range(len(q))]
             if len(allowed) <= self.exact_filter_max:
@@ -227,7 +228,7 @@ class VectorCollection(SlotStore):
                 out_scores.append(scores[i][keep][:k])
                 out_slots.append(row[keep][:k])
             else:
-                s, c = self._exact(q[i : i + 1], np.unique(row[keep]), k)
+                s, c = self._exact(q[i : i + 1], unique(row[keep]), k)
                 out_scores.append(s[0])
                 out_slots.append(c[0])
         return self._as_results(out_scores, out_slots)

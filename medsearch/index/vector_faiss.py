@@ -18,6 +18,7 @@ import numpy as np
 
 from medsearch.errors import MedsearchError
 from medsearch.index import coarse as cq
+from medsearch.index.sorted_ids import unique, without
 from medsearch.index.vector_layout import (
     TRAIN_POINTS_MAX,
     TRAIN_POINTS_PER_LIST,
@@ -139,7 +140,7 @@ class Selector:
     def __init__(self, allowed: np.ndarray | None, excluded: np.ndarray | None, rows: int):
         self._keep: list[Any] = []
         if allowed is not None:
-            allowed = np.setdiff1d(allowed, excluded) if excluded is not None else allowed
+            allowed = without(unique(allowed), unique(excluded) if excluded is not None else None)
             bitmap = allowed_bitmap(np.asarray(allowed, dtype=np.int64), rows)
             self._keep.append(bitmap)
             self.sel: Any = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
