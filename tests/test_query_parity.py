@@ -18,6 +18,7 @@ in the corpus shares (checked by ``test_the_words_searched_do_not_depend_on_stem
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -28,11 +29,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import SHARED_DATA
 from pubmed_reference import Ref, fold, read_corpus, words
-from tiny_models import (
-    TinyModels,
-    tiny_models_fixture,  # noqa: F401
-    write_tiny_config,
-)
+from tiny_models import build_tiny_models, write_tiny_config
 
 from medsearch.cli import main
 from medsearch.paths import Paths
@@ -546,15 +543,35 @@ def test_the_cli_prints_the_set_and_counts_it(
 
 
 @pytest.fixture(scope="module")
-def vectors(home: Paths, tiny_models: TinyModels) -> Iterator[Searcher]:
+def vectors(
+    home: Paths, corpus: dict[int, Ref], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Searcher]:
     """``home`` with article vectors from tiny real BERT models (their order means
-    nothing; the set must not change). Abstract sentences are not encoded: no query
-    here reads them."""
+    nothing; the set must not change), whose vocabulary holds the corpus's common
+    words. Abstract sentences are not encoded: no query here reads them."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # 32-wide matrices: a second thread would only wait
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("OMP_NUM_THREADS", "1")  # so that loading the models keeps one
+        yield from _encoded(home, corpus, tmp_path_factory)
+    torch.set_num_threads(threads)
+
+
+def _encoded(
+    home: Paths, corpus: dict[int, Ref], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Searcher]:
     from ingest.encode_stage import run_vectors_stage
     from medsearch.progress import NullProgress
     from medsearch.store import Store
 
-    write_tiny_config(home, tiny_models)
+    common = Counter(w for r in corpus.values() for w in words(f"{r.title} {r.abstract}"))
+    models = build_tiny_models(
+        tmp_path_factory.mktemp("parity-models"),
+        extra_words=[w for w, _ in common.most_common(20_000) if w.isalpha()],
+    )
+    write_tiny_config(home, models)
     with home.config_file.open("a", encoding="utf-8") as config:  # short inputs: ~10x cheaper
         config.write("article_max_length = 32\nquery_max_length = 16\n")
     store = Store(home.store)
