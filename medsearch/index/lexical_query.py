@@ -389,10 +389,10 @@ class QueryBuilder:
         tokens = self.tokens(node.text, stem=stem)
         if not tokens:
             return []
-        if tag == "au" and len(tokens) > 1:
-            # "Wong Julia S"[au], "Wang Li"[au]: PubMed's author search takes full names
-            # too (help page, "Author"). A name and initials find the same authors in
-            # the full names (a fore name starts with its first initial).
+        if tag == "au" and len(tokens) > 1 and len(tokens[-1][1]) > 2:
+            # "Garcia Algar Oscar"[au]: PubMed's author search takes a full name too
+            # (help page, "Author"). A last word of one or two letters is read as
+            # initials alone: "Smith JA" is not "Smith Jane".
             fields = (*fields, (ls.FULL_AUTHOR, 1.0))
         if isinstance(node, Prefix):
             tokens = self.prefix_tokens(node.text, tokens, stem=stem)
