@@ -8,11 +8,19 @@ that set, count it in ``total``, and do so in lexical, dense and hybrid modes (t
 modes only order a set query's set).
 
 Known, deliberate differences from PubMed are left out of the queries (and listed in
-docs/query-parity.md): MeSH explosion and automatic term mapping need NLM's MeSH data;
-untagged words search title, abstract, MeSH and keywords rather than PubMed's every
-field; and text words are stemmed (``cataracts`` finds ``cataract``). So every word
-searched in the title, abstract or untagged here is one whose stem no other word form
-in the corpus shares (checked by ``test_the_words_searched_do_not_depend_on_stemming``).
+docs/query-parity.md):
+
+- MeSH explosion needs NLM's MeSH data: headings with narrower ones are asked with
+  ``:noexp``, which is PubMed's own way to ask for the heading alone;
+- automatic term mapping: untagged words search title, abstract, MeSH terms and
+  keywords here, PubMed's every field;
+- stemming: text words are stemmed (``cataracts`` finds ``cataract``), so every query
+  here is one whose answer no stem changes
+  (``test_the_answers_do_not_depend_on_stemming``);
+- ``[dp]`` reads the print date only, PubMed the electronic one too: :func:`dp` is
+  PubMed's rule, and the dates asked are ones where both readings agree;
+- ``[au]`` reads a last word of one or two letters as initials (``Wang Li`` is Wang
+  LI), so two-letter fore names are asked with the comma form.
 """
 
 from __future__ import annotations
