@@ -36,6 +36,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import SHARED_DATA
+from pubmed_builders import article_xml, pubmed_file
 from pubmed_reference import Ref, fold, read_corpus, words
 from tiny_models import build_tiny_models, write_tiny_config
 
@@ -488,6 +489,37 @@ def test_the_index_holds_the_records_the_xml_leaves_standing(
     assert lexical.store.existing(sorted(corpus)) == set(corpus)
     assert deleted  # medline16n0902 deletes a citation
     assert lexical.store.existing(sorted(deleted)) == set() == set(corpus) & deleted
+
+
+def test_a_later_file_replaces_and_deletes_as_the_reference_applies_it(tmp_path: Path) -> None:
+    """The shared files hold one deletion and no PMID twice, so the update rules are
+    checked here on two small files, given to ingest in the wrong order."""
+    from ingest.pipeline import Ingestor
+
+    first = pubmed_file(
+        tmp_path / "pubmed26n0001.xml",
+        [article_xml(7, "Lens opacity in adults"), article_xml(8, "Lens"), article_xml(9, "Lens")],
+    )
+    later = pubmed_file(
+        tmp_path / "pubmed26n0002.xml", [article_xml(7, "Intraocular lens in adults")], [8]
+    )
+    refs, deleted = read_corpus([later, first])
+    assert (sorted(refs), refs[7].title, deleted) == ([7, 9], "Intraocular lens in adults", {8})
+    paths = Paths(tmp_path / "home")
+    with Ingestor(paths, jobs=0) as ingestor:
+        assert ingestor.run([later, first]).ok
+    searcher = open_searcher(paths)
+    try:
+        for query, predicate in [
+            ("lens[ti]", ti("lens")),
+            ("intraocular[ti]", ti("intraocular")),
+            ("opacity[ti]", ti("opacity")),
+            ("7 8 9[pmid]", pmids(7, 8, 9)),
+        ]:
+            want = expected(refs, predicate)
+            assert_same_set(searcher.search(query, mode="lexical", k=10), want)
+    finally:
+        searcher.close()
 
 
 def test_the_queries_ask_for_sets_of_every_size(
