@@ -148,7 +148,12 @@ def near(field: str, phrase: str, gap: int) -> Pred:
 
     def holds(r: Ref) -> bool:
         wanted = text_words(phrase)
-        for text in [r.title] if field == "ti" else [r.title, r.abstract]:
+        texts = {
+            "ti": [r.title],
+            "tiab": [r.title, r.abstract],
+            "ad": [x for a in r.authors for x in a.affiliations],
+        }[field]
+        for text in texts:
             at = split(text)[1]
             if any(w not in at for w in wanted):
                 continue
@@ -420,6 +425,20 @@ QUERIES: list[tuple[str, Pred]] = [
     ("eng[la]", la("eng")),
     ("pmc[sb]", sb("free full text")),
     ("Singh Shailja[au]", fau("Singh", "Shailja")),
+    ('"in vitro"[tiab]', tiab("in vitro")),
+    ('"in vitro" AND mice[tiab]', AND(untagged("in vitro"), tiab("mice"))),
+    ("non-small-cell[tiab]", tiab("non small cell")),
+    ('"cataract surgery"[ti:~3]', near("ti", "cataract surgery", 3)),
+    ('"medical school harvard"[ad:~2]', near("ad", "medical school harvard", 2)),
+    ("electronic address[ad]", ad("electronic address")),
+    ("Clinical Trial, Phase II[pt]", pt("Clinical Trial, Phase II")),
+    ("Italian[la]", la("ita")),
+    ("Am J Orthod Dentofacial Orthop[ta]", ta("Am J Orthod Dentofacial Orthop")),
+    ("Signal Transduction/physiology[mh:noexp]", mh("Signal Transduction/physiology")),
+    (
+        "Liver[majr:noexp] NOT Liver/enzymology[majr:noexp]",
+        NOT(mh("Liver", major=True), mh("Liver/enzymology", major=True)),
+    ),
 ]
 
 K = 1000
