@@ -45,6 +45,7 @@ from medsearch.records import (
     Article,
     Author,
     Correction,
+    Grant,
     MeshHeading,
     PubDate,
     Qualifier,
@@ -56,6 +57,7 @@ MAX_LINE_BYTES = 4 * MAX_FIELD_CHARS
 _TAG_LINE = re.compile(r"([A-Z][A-Z0-9]{0,3}) *- ?(.*)")
 _ID = re.compile(r"(.*\S)\s*\[([A-Za-z-]+)\]")
 _ISSN = re.compile(r"(.*?)\s*\((?:Print|Electronic|Linking)\)")
+_ACRONYM = re.compile(r"[A-Z]{1,4}_*")
 _DATE = re.compile(r"(\d{4})(?: ([A-Z][a-z]{2})(?: (\d{1,2}))?)?")
 _SEASON = re.compile(r"(\d{4}) (" + "|".join(SEASONS.values()) + ")")
 _DEP = re.compile(r"(\d{4})(\d{2})(\d{2})")
@@ -281,6 +283,10 @@ def _article(fields: Fields) -> Article | None:
         corrections=tuple(
             _correction(MEDLINE_LINKS[tag], value) for tag, value in fields if tag in MEDLINE_LINKS
         ),
+        medline_ta="" if book_title else abbrev or "",
+        issns=_issns(values.get("IS", [])),
+        grants=tuple(g for line in values.get("GR", []) if (g := _grant(line)) is not None),
+        status=one("STAT"),
     )
 
 
@@ -329,6 +335,32 @@ def _issn(lines: list[str]) -> str | None:
     line = sorted(lines, key=lambda text: text.endswith("(Linking)"))[0]  # stable
     match = _ISSN.fullmatch(line)
     return match.group(1) if match else line
+
+
+def _issns(lines: list[str]) -> tuple[str, ...]:
+    """Every ISSN of the journal (print, electronic, linking), each once, in order: what
+    ``[ta]`` and ``--journal`` take, as the XML's ISSN and ISSNLinking."""
+    found = ((m.group(1) if (m := _ISSN.fullmatch(line)) else line).strip() for line in lines)
+    return tuple(dict.fromkeys(issn for issn in found if issn))
+
+
+def _grant(line: str) -> Grant | None:
+    """``R01 AG012345/AG/NIA NIH HHS/United States``: number, acronym, agency, country.
+
+    A part is left out when the grant has none (``089396/Wellcome Trust/United Kingdom``),
+    and UK numbers hold slashes themselves (``MR/N003284/1/Medical Research Council/
+    United Kingdom``), so the parts are read from the end: the country, the agency, then
+    an acronym when the part before the agency looks like one (``AG``, ``WT_``).
+    """
+    parts = [part.strip() for part in line.split("/")]
+    if len(parts) < 3:
+        return Grant(grant_id=line.strip() or None) if line.strip() else None
+    *head, agency, country = parts
+    acronym = head.pop() if len(head) > 1 and _ACRONYM.fullmatch(head[-1]) else None
+    number = "/".join(head).strip()
+    if not number and not agency:
+        return None
+    return Grant(number or None, acronym, agency or None, country or None)
 
 
 def _pub_date(values: dict[str, list[str]]) -> PubDate:

@@ -295,6 +295,9 @@ def test_the_search_command_takes_date_and_journal_filters_and_notes_mesh(
         ("surgery[sh]", {1}),
         ("drug therapy[sh]", {3}),
         ("cataract*[mh]", {1, 2}),  # truncation searches the headings' words
+        ("Cataract[mh:noexp]", {1}),  # PubMed's unexploded heading: what [mh] is here
+        ("Cataract Extraction/methods[MeSH Major Topic:noexp]", {2}),
+        ("surgery[sh:noexp]", {1}),
     ],
 )
 def test_mesh_tags_match_whole_headings(
@@ -310,11 +313,13 @@ def test_mesh_tags_match_whole_headings(
     ("query", "expected"),
     [
         ("Smith J[au]", {1, 2}),  # initials truncate: also "Smith JA"
-        ("Smith JA[au]", {1}),
+        ("Smith JA[au]", {1}),  # initials, not the full name "Smith Jane"
         ("Smith[au]", {1, 2}),
         ("Smith, John A[fau]", {1}),
         ("Smith, Jane[au]", {2}),  # a comma: the full-name form
         ("Smith Jane[fau]", {2}),
+        ("Smith Jane[au]", {2}),  # PubMed's author search takes full names too
+        ("Zetterström Charlotta[au]", {2, 3}),
         ("Zetterström C[1au]", {3}),
         ("Zetterstrom C[lastau]", {2}),
         ("Smithson A[lastau]", {3}),
@@ -323,6 +328,24 @@ def test_mesh_tags_match_whole_headings(
 )
 def test_author_tags(index: LexicalIndex, query: str, expected: set[int]) -> None:
     assert pmids(index, query) == expected
+
+
+def test_initials_reach_past_the_first_fifty_words_of_the_dictionary(tmp_path: Path) -> None:
+    """``Muller G[au]`` finds Muller GC even when over 50 indexed words starting with
+    ``g`` sort before ``gc`` (a phrase prefix would stop at 50 of them)."""
+    crowd = tuple((f"G{a}{b}", "Xavier", "X") for a in "ab" for b in "abcdefghijklmnopqrstuvwxyz")
+    path = tmp_path / "crowd.xml"
+    body = record(5, authors=(*crowd, ("Muller", "Gunter C", "GC")))
+    path.write_text(f'<?xml version="1.0"?>\n<PubmedArticleSet>{body}</PubmedArticleSet>\n')
+    index = LexicalIndex.open(tmp_path / "index")
+    try:
+        index.upsert([a for a in parse_file(path) if isinstance(a, Article)])
+        index.commit()
+        for query in ("Muller G[au]", "Muller GC[au]", "Muller G[lastau]", "Gab X[au]"):
+            assert pmids(index, query) == {5}, query
+        assert pmids(index, "Muller GA[au]") == set()
+    finally:
+        index.close()
 
 
 # -- affiliations, identifiers, grants, subsets -----------------------------------------

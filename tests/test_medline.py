@@ -24,7 +24,15 @@ from medsearch.errors import ParseError
 from medsearch.export import to_nbib
 from medsearch.index.lexical import LexicalIndex
 from medsearch.paths import Paths
-from medsearch.records import AbstractSection, Article, Author, MeshHeading, PubDate, Qualifier
+from medsearch.records import (
+    AbstractSection,
+    Article,
+    Author,
+    Grant,
+    MeshHeading,
+    PubDate,
+    Qualifier,
+)
 from medsearch.store import Store
 
 EXPORT = FIXTURES / "pubmed_export.nbib"
@@ -120,6 +128,36 @@ def test_a_full_record_gives_every_field_the_xml_would(export: dict[int, Article
         "AMP-Activated Protein Kinases (AMPK)",
     )
     assert article.kind == "article" and article.version == 1
+
+
+def test_the_journal_keys_grants_and_status_are_read_as_the_xml_gives_them(
+    export: dict[int, Article],
+) -> None:
+    """TA is the MedlineTA, every IS an ISSN ([ta] and --journal take each), GR a grant
+    ([gr]) and STAT the citation status ([sb] medline / pubmed not medline)."""
+    article = export[35000001]
+    assert (article.medline_ta, article.issns) == ("Metabolism", ("1532-8600", "0026-0495"))
+    assert article.grants == (Grant("R01 AG012345", "AG", "NIA NIH HHS", "United States"),)
+    assert article.status == "MEDLINE"
+    again = export[35000004]  # the same ISSN as electronic and linking: once
+    assert (again.issns, again.status) == (("1471-2458",), "In-Process")
+    assert (export[35000002].status, export[35000002].grants) == ("Publisher", ())
+
+
+def test_a_grant_is_read_from_its_end_as_numbers_may_hold_slashes(tmp_path: Path) -> None:
+    lines = [
+        "089396/Wellcome Trust/United Kingdom",
+        "MR/N003284/1/Medical Research Council/United Kingdom",
+        "G0600338/MRC_/Medical Research Council/United Kingdom",
+        "P30 CA046934/CA/NCI NIH HHS/United States",
+    ]
+    text = "PMID- 1\nTI  - A title.\n" + "".join(f"GR  - {line}\n" for line in lines)
+    assert records(write(tmp_path, text))[1].grants == (
+        Grant("089396", None, "Wellcome Trust", "United Kingdom"),
+        Grant("MR/N003284/1", None, "Medical Research Council", "United Kingdom"),
+        Grant("G0600338", "MRC_", "Medical Research Council", "United Kingdom"),
+        Grant("P30 CA046934", "CA", "NCI NIH HHS", "United States"),
+    )
 
 
 def test_a_record_without_abstract_keeps_its_collective_author_and_non_ascii_title(
@@ -232,6 +270,11 @@ def test_real_pubmed_exports_give_every_pmid() -> None:
         "10.1186/1471-2105-7-10",
         "PMC1373603",
         "1471-2105",
+    )
+    assert (article.medline_ta, article.issns, article.status) == (
+        "BMC Bioinformatics",
+        ("1471-2105",),
+        "MEDLINE",
     )
 
 

@@ -13,6 +13,7 @@ without shifting scores.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -389,6 +390,11 @@ class QueryBuilder:
         tokens = self.tokens(node.text, stem=stem)
         if not tokens:
             return []
+        if tag == "au" and len(tokens) > 1 and len(tokens[-1][1]) > 2:
+            # "Garcia Algar Oscar"[au]: PubMed's author search takes a full name too
+            # (help page, "Author"). A last word of one or two letters is read as
+            # initials alone: "Smith JA" is not "Smith Jane".
+            fields = (*fields, (ls.FULL_AUTHOR, 1.0))
         if isinstance(node, Prefix):
             tokens = self.prefix_tokens(node.text, tokens, stem=stem)
         if not negated and tag not in _UNSTEMMED:
@@ -430,11 +436,30 @@ class QueryBuilder:
                 self.truncated.append(node.text + "*")
             return truncation_query(self.schema, name, tokens, found)
         if tag in ("au", "1au", "lastau") and len(tokens) > 1 and len(tokens[-1][1]) <= 2:
-            # "smith j"[au] finds "Smith JA": PubMed truncates initials the same way
-            return tantivy.Query.phrase_prefix_query(self.schema, name, words)
+            return initials_query(self.schema, name, tokens)
         if len(tokens) == 1:
             return tantivy.Query.term_query(self.schema, name, tokens[0][1])
         return tantivy.Query.phrase_query(self.schema, name, words)
+
+
+INITIALS_LONGEST = 4
+"""Letters of initials a name search reaches: ``Smith J[au]`` finds ``Smith JABC``."""
+
+
+def initials_query(schema: Any, name: str, tokens: list[tuple[int, str]]) -> Any:
+    """``smith j``: the name, then initials that start with what was typed (PubMed's
+    ``Smith J[au]`` finds Smith J, Smith JA and Smith JAB).
+
+    A regex for the initials, not a phrase prefix: tantivy's phrase prefix expands its
+    last word to the first 50 words of the dictionary in alphabetical order, so
+    ``Muller G`` never reached ``gc`` behind ``ga...`` and ``gb...`` names. The regex
+    takes only short words, which keeps its expansions far below tantivy's bound.
+    """
+    *head, (at, last) = tokens
+    more = max(0, INITIALS_LONGEST - len(last))
+    initials = f"{re.escape(last)}[a-z]{{0,{more}}}"
+    words: list[str | tuple[int, str]] = [(pos, re.escape(tok)) for pos, tok in head]
+    return tantivy.Query.regex_phrase_query(schema, name, [*words, (at, initials)])
 
 
 def repeats(words: Words) -> dict[int, int]:

@@ -97,14 +97,22 @@ class Token:
 # searching" (https://pubmed.ncbi.nlm.nih.gov/help/#proximity-searching).
 PROXIMITY_TAGS = ("ti", "tiab", "ad")
 _PROXIMITY = re.compile(r"(.*?)\s*:\s*~\s*([0-9]{1,4})\s*")
+# ``Cataract[mh:noexp]``: PubMed's heading without the ones under it in the MeSH tree
+# (help page, "MeSH Terms"), which is what [mh], [majr] and [sh] search until MeSH is
+# installed; the same tag, so the same search.
+NO_EXPLOSION_TAGS = ("mh", "majr", "sh")
+_NO_EXPLOSION = re.compile(r"(.*?)\s*:\s*noexp\s*", re.IGNORECASE)
 
 
 def canonical_tag(raw: str) -> str | None:
     """The short tag ``raw`` spells, or None; a proximity tag keeps its distance
-    (``Title/Abstract:~2`` -> ``tiab:~2``)."""
+    (``Title/Abstract:~2`` -> ``tiab:~2``), and ``MeSH Terms:noexp`` is ``mh``."""
     if (near := _PROXIMITY.fullmatch(raw)) is not None:
         tag = canonical_tag(near.group(1))
         return None if tag is None else f"{tag}:~{int(near.group(2))}"
+    if (plain := _NO_EXPLOSION.fullmatch(raw)) is not None:
+        tag = canonical_tag(plain.group(1))
+        return tag if tag in NO_EXPLOSION_TAGS else None
     return TAG_ALIASES.get(" ".join(raw.lower().split()))
 
 
