@@ -3,8 +3,9 @@
 A set query's dense side orders its set (``medsearch.retrieval.sets``): a set up to
 ``SET_LIST_MAX`` is listed and restricts the vector search (``allowed_ids``: exact while
 small, the IVF-PQ index with the set as its ID selector beyond); a larger one is
-searched through the whole collection ``DEEPEN`` times deeper, keeping the members. Here the set is a random subset of synthetic clustered 768-d vectors, its
-membership a bitmap standing in for the lexical index's check (so the tantivy cost of
+searched through the whole collection ``DEEPEN`` times deeper, keeping the members.
+Here the set is a random subset of synthetic clustered 768-d vectors, its membership
+a bitmap standing in for the lexical index's check (so the tantivy cost of
 listing or checking a set is NOT included: ``benchmarks/lexical.py`` measures counts
 and top-k at scale). Recall@10 is against exact scoring of the whole set, and the plain
 first stage (no set) is timed in the same run for the ratio.

@@ -583,3 +583,28 @@ def test_real_records_authors_subsets_and_ids(
     assert with_pmc and pmids(index, "pmc[sb]") == with_pmc
     doi, pmid = sorted(dois.items())[0]
     assert pmids(index, f"{doi}[aid]") == {pmid}
+
+
+def test_author_keys_hold_each_prefix_of_the_initials_with_the_first_and_last_roles() -> None:
+    """``Smith J[au]`` is one term: the keys an article's authors are indexed under."""
+    from medsearch.index.lexical_schema import author_keys
+    from medsearch.records import Article, Author
+
+    article = Article(
+        pmid=1,
+        authors=(
+            Author(last_name="Müller", fore_name="Gunter C", initials="GC"),
+            Author(collective_name="The BRCA Consortium"),
+            Author(last_name="Smith", fore_name="John Paul"),  # no initials: from the name
+        ),
+    )
+    assert author_keys(article) == [
+        "$ smith j",
+        "$ smith jp",
+        "1 muller g",
+        "1 muller gc",
+        "muller g",
+        "muller gc",
+        "smith j",
+        "smith jp",
+    ]

@@ -13,7 +13,6 @@ without shifting scores.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,6 +124,8 @@ _EXACT_FIELDS = {
     "aid": ls.ARTICLE_ID,
     "sb": ls.SUBSET,
 }
+_ROLES = {"au": "", "1au": ls.FIRST_ROLE, "lastau": ls.LAST_ROLE}
+"""Author tags whose ``Name AB`` form is one :data:`~ls.AUTHOR_KEY` term, by role prefix."""
 _KEYS: dict[str, Callable[[str], str]] = {
     "ta": fk.journal_key,
     "mh": fk.heading_key,
@@ -435,31 +436,12 @@ class QueryBuilder:
             if cut(found) and node.text + "*" not in self.truncated:
                 self.truncated.append(node.text + "*")
             return truncation_query(self.schema, name, tokens, found)
-        if tag in ("au", "1au", "lastau") and len(tokens) > 1 and len(tokens[-1][1]) <= 2:
-            return initials_query(self.schema, name, tokens)
+        if tag in _ROLES and len(tokens) > 1 and len(tokens[-1][1]) <= 2:
+            key = " ".join(t for _, t in tokens)  # the name, then the initials typed
+            return tantivy.Query.term_query(self.schema, ls.AUTHOR_KEY, _ROLES[tag] + key)
         if len(tokens) == 1:
             return tantivy.Query.term_query(self.schema, name, tokens[0][1])
         return tantivy.Query.phrase_query(self.schema, name, words)
-
-
-INITIALS_LONGEST = 4
-"""Letters of initials a name search reaches: ``Smith J[au]`` finds ``Smith JABC``."""
-
-
-def initials_query(schema: Any, name: str, tokens: list[tuple[int, str]]) -> Any:
-    """``smith j``: the name, then initials that start with what was typed (PubMed's
-    ``Smith J[au]`` finds Smith J, Smith JA and Smith JAB).
-
-    A regex for the initials, not a phrase prefix: tantivy's phrase prefix expands its
-    last word to the first 50 words of the dictionary in alphabetical order, so
-    ``Muller G`` never reached ``gc`` behind ``ga...`` and ``gb...`` names. The regex
-    takes only short words, which keeps its expansions far below tantivy's bound.
-    """
-    *head, (at, last) = tokens
-    more = max(0, INITIALS_LONGEST - len(last))
-    initials = f"{re.escape(last)}[a-z]{{0,{more}}}"
-    words: list[str | tuple[int, str]] = [(pos, re.escape(tok)) for pos, tok in head]
-    return tantivy.Query.regex_phrase_query(schema, name, [*words, (at, initials)])
 
 
 def repeats(words: Words) -> dict[int, int]:

@@ -28,6 +28,7 @@ indexes built before need no rebuild.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,8 +41,9 @@ from medsearch.notices import RETRACTED_TYPE, is_retracted
 from medsearch.query.normalize import normalize_text
 from medsearch.records import Article
 
-SCHEMA_VERSION = 4  # 2: no stored title/abstract; 3: TITLE_ALONE; 4: the field-tag fields
-READABLE_VERSIONS = (4,)
+SCHEMA_VERSION = 5  # 2: no stored title/abstract; 3: TITLE_ALONE; 4: the field-tag fields;
+# 5: AUTHOR_KEY
+READABLE_VERSIONS = (5,)
 """Formats a search can read. An older index lacks the fields PubMed's tags need
 (``[mh]`` headings, journal keys, dates) and would answer them wrongly, so it is refused
 with the fix; ``medsearch ingest`` rebuilds it from the store (``ingest.lexical_sync``)."""
@@ -77,6 +79,10 @@ MESH_SUBHEADING = "mesh_subheading"  # qualifier names: [sh]
 ARTICLE_ID = "article_id"  # casefolded DOIs, PMCIDs, PIIs: [aid]
 SUBSET = "subset"  # field_keys.SUBSETS: [sb]
 FULL_AUTHOR = "full_author"  # "Lastname Forename": [fau]
+# "smith j", "smith ja" (the last name and each prefix of the initials), "1 smith j" for
+# the first author, "$ smith j" for the last: [au], [1au] and [lastau] with initials, one
+# term each (format 5; see author_keys)
+AUTHOR_KEY = "author_key"
 LAST_AUTHOR = "last_author"  # "Lastname AB": [lastau]
 AFFILIATION = "affiliation"  # [ad], words not stemmed (place and institution names)
 GRANT = "grant"  # grant number, acronym and agency: [gr]
@@ -92,6 +98,7 @@ META_COMMIT = "commit"
 STEMMED_FIELDS = (TITLE, ABSTRACT, TITLE_ALONE, MESH, MESH_MAJOR, KEYWORDS)
 NAME_FIELDS = (AUTHORS, FIRST_AUTHOR, FULL_AUTHOR, LAST_AUTHOR, AFFILIATION, GRANT)
 EXACT_FIELDS = (
+    AUTHOR_KEY,
     JOURNAL_KEY,
     PUB_TYPE,
     LANGUAGE,
@@ -291,6 +298,9 @@ def article_fields(article: Article) -> Fields:
         ]
         if full:
             fields[FULL_AUTHOR] = full
+        keys = author_keys(article)
+        if keys:
+            fields[AUTHOR_KEY] = keys
         places = sorted({p for a in article.authors for p in a.affiliations})
         if places:
             fields[AFFILIATION] = [_split(p) for p in places]
@@ -355,6 +365,57 @@ def other_tag_fields(article: Article) -> Fields:
     if subsets:
         out[SUBSET] = subsets
     return out
+
+
+INITIALS_LONGEST = 4
+"""Letters of initials a name search reaches: ``Smith J[au]`` finds ``Smith JABC``."""
+FIRST_ROLE = "1 "
+LAST_ROLE = "$ "
+
+
+def author_keys(article: Article) -> list[str]:
+    """The :data:`AUTHOR_KEY` terms of ``article``'s authors.
+
+    PubMed's ``Smith J[au]`` finds Smith J, Smith JA and Smith JAB. Searched as a phrase
+    of the name and any initials starting with ``j``, that walked the postings of every
+    short word starting with ``j`` in the author field: linear in the corpus, ~7.5 s p95
+    extrapolated to 40.9M articles (docs/benchmarks-history.md, "Author initials"). As
+    one term per prefix of the initials, it reads the postings of that author alone.
+    Initials a record lacks come from the fore name (``John Paul`` -> ``JP``).
+    """
+    out: set[str] = set()
+    last = len(article.authors) - 1
+    for i, author in enumerate(article.authors):
+        if author.collective_name or not author.last_name:
+            continue
+        initials = author.initials or "".join(w[0] for w in (author.fore_name or "").split())
+        name = " ".join(name_tokens(author.last_name))
+        letters = "".join(name_tokens(initials))
+        if not name or not letters:
+            continue
+        for n in range(1, min(len(letters), INITIALS_LONGEST) + 1):
+            key = f"{name} {letters[:n]}"
+            out.add(key)
+            if i == 0:
+                out.add(FIRST_ROLE + key)
+            if i == last:
+                out.add(LAST_ROLE + key)
+    return sorted(out)
+
+
+def name_tokens(text: str) -> list[str]:
+    """``text`` as the name analyzer indexes it (lower-cased, ASCII-folded words), so a
+    key built here is the key a query builds from its tokens. ASCII text (most names)
+    is folded in Python: the analyzer would change nothing but the case."""
+    split = _split(text)
+    if split.isascii():
+        return split.lower().split()
+    return list(_name_analyzer().analyze(split))
+
+
+@functools.cache
+def _name_analyzer() -> Any:
+    return _analyzer(stem=False, presplit=True)
 
 
 def _split(text: str) -> str:
