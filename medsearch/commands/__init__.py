@@ -8,6 +8,7 @@ from medsearch.commands.evaluate import evaluate
 from medsearch.commands.export import export
 from medsearch.commands.info import show, stats
 from medsearch.commands.ingest import ingest
+from medsearch.commands.mesh import mesh
 from medsearch.commands.models import models
 from medsearch.commands.quickstart import quickstart
 from medsearch.commands.rerank import mark, rerank
@@ -26,6 +27,7 @@ COMMANDS: list[click.Command] = [
     stats,
     export,
     sql,
+    mesh,
     evaluate,
     models,
     rerank,
