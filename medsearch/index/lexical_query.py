@@ -264,6 +264,8 @@ class QueryBuilder:
 
     def node(self, node: Node, tag: str | None, *, negated: bool) -> Any | None:
         if isinstance(node, Tagged):
+            if node.keys and node.tag in _EXACT_FIELDS:
+                return heading_keys(self.schema, _EXACT_FIELDS[node.tag], node.keys)
             return self.node(node.node, tag or node.tag, negated=negated)
         if isinstance(node, Not):
             inner = self.node(node.child, tag, negated=not negated)
@@ -434,6 +436,15 @@ class QueryBuilder:
         if len(tokens) == 1:
             return tantivy.Query.term_query(self.schema, name, tokens[0][1])
         return tantivy.Query.phrase_query(self.schema, name, words)
+
+
+def heading_keys(schema: Any, field_name: str, keys: tuple[str, ...]) -> Any:
+    """A MeSH heading as MeSH resolved it: one key scores as the typed heading does; an
+    exploded heading (up to thousands of keys) is one term-set query, a single walk of
+    the term dictionary rather than a union of thousands of scorers."""
+    if len(keys) == 1:
+        return tantivy.Query.term_query(schema, field_name, keys[0])
+    return tantivy.Query.term_set_query(schema, field_name, sorted(keys))
 
 
 def repeats(words: Words) -> dict[int, int]:

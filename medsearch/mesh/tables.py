@@ -195,6 +195,20 @@ def under(conn: sqlite3.Connection, ui: str) -> list[str]:
     return sorted(found)
 
 
+def exploded_names(conn: sqlite3.Connection, ui: str) -> list[str]:
+    """The names of ``ui`` and of every descriptor under any of its tree numbers: one
+    range of the tree-number key per tree number, joined to the names."""
+    found = list(names(conn, [ui]).values())
+    for tree in tree_numbers(conn, ui):
+        rows = conn.execute(
+            "SELECT d.name FROM mesh_tree_numbers t JOIN mesh_descriptors d ON d.ui = t.ui"
+            " WHERE t.tree_number > ? AND t.tree_number < ?",
+            (tree + ".", tree + "/"),
+        )
+        found.extend(r[0] for r in rows)
+    return found
+
+
 def names(conn: sqlite3.Connection, uis: Iterable[str]) -> dict[str, str]:
     """UI -> heading name, for those of ``uis`` that are descriptors."""
     wanted = list(uis)

@@ -77,11 +77,19 @@ class YearRange:
 
 @dataclass(frozen=True, slots=True)
 class Tagged:
-    """``node[tag]``: search ``node`` only in the field(s) the tag names."""
+    """``node[tag]``: search ``node`` only in the field(s) the tag names.
+
+    ``noexp``: ``[mh:noexp]``/``[majr:noexp]``, the heading without the narrower ones.
+    ``keys``: for a MeSH heading once MeSH is installed, the heading keys it searches
+    (every heading under it in the tree, unless ``noexp``; an entry term's heading);
+    empty: the typed value's own key (:mod:`medsearch.mesh.expand` fills it).
+    """
 
     tag: str
     node: Node
     pos: int = 0
+    noexp: bool = False
+    keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
