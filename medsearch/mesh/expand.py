@@ -66,11 +66,8 @@ class MeshLookup:
         under it."""
         key = (ui, noexp)
         if key not in self._explosions:
-            if noexp:
-                names = list(tables.names(self.conn, [ui]).values())
-            else:
-                names = tables.exploded_names(self.conn, ui)
-            self._explosions[key] = tuple(sorted({fk.name_key(n) for n in names}))
+            keys = tables.exploded_keys(self.conn, ui, noexp=noexp)
+            self._explosions[key] = tuple(sorted(set(keys)))
         return self._explosions[key]
 
     def qualifier(self, value: str, ui: str | None = None) -> str | None:
@@ -241,10 +238,10 @@ class _Walk:
             return None
         typed: Node = words[0] if len(words) == 1 else And(tuple(words))
         alternatives: list[Node] = []
-        for name in (*found.headings, *found.supplemental_headings):
-            ui = tables.descriptor_ui(self.mesh.conn, name)
-            keys = self.mesh.heading_keys(ui, False) if ui is not None else ()
-            alternatives.append(Tagged("mh", Phrase(name, words[0].pos), words[0].pos, keys=keys))
+        pos = words[0].pos
+        for ui, name in found.headings:
+            keys = self.mesh.heading_keys(ui, False)
+            alternatives.append(Tagged("mh", Phrase(name, pos), pos, keys=keys))
         if not alternatives:
             return None
         self.mapped = True

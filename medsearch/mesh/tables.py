@@ -183,25 +183,16 @@ def tree_numbers(conn: sqlite3.Connection, ui: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-def under(conn: sqlite3.Connection, ui: str) -> list[str]:
-    """The UIs of ``ui`` and of every descriptor under any of its tree numbers."""
-    found = {ui}
+def exploded_keys(conn: sqlite3.Connection, ui: str, *, noexp: bool = False) -> list[str]:
+    """The name keys of ``ui`` and, unless ``noexp``, of every descriptor under any of its
+    tree numbers: one range of the tree-number key per tree number, joined to the keys."""
+    row = conn.execute("SELECT name_key FROM mesh_descriptors WHERE ui = ?", (ui,)).fetchone()
+    found = [row[0]] if row else []
+    if noexp:
+        return found
     for tree in tree_numbers(conn, ui):
         rows = conn.execute(
-            "SELECT ui FROM mesh_tree_numbers WHERE tree_number > ? AND tree_number < ?",
-            (tree + ".", tree + "/"),
-        )
-        found.update(r[0] for r in rows)
-    return sorted(found)
-
-
-def exploded_names(conn: sqlite3.Connection, ui: str) -> list[str]:
-    """The names of ``ui`` and of every descriptor under any of its tree numbers: one
-    range of the tree-number key per tree number, joined to the names."""
-    found = list(names(conn, [ui]).values())
-    for tree in tree_numbers(conn, ui):
-        rows = conn.execute(
-            "SELECT d.name FROM mesh_tree_numbers t JOIN mesh_descriptors d ON d.ui = t.ui"
+            "SELECT d.name_key FROM mesh_tree_numbers t JOIN mesh_descriptors d ON d.ui = t.ui"
             " WHERE t.tree_number > ? AND t.tree_number < ?",
             (tree + ".", tree + "/"),
         )
@@ -288,12 +279,12 @@ def matching_names(conn: sqlite3.Connection, prefix: str, limit: int = 20) -> li
 
 @dataclass(frozen=True, slots=True)
 class Mapped:
-    """What an untagged phrase maps to in the MeSH translation table: the descriptors it
-    is an entry term of and the supplementary concepts it names, with their headings."""
+    """What an untagged phrase maps to in the MeSH translation table: (UI, name) of the
+    descriptors it is an entry term of, then of the headings of the supplementary
+    concepts it names (``supplementals``: their names)."""
 
-    headings: tuple[str, ...] = ()
+    headings: tuple[tuple[str, str], ...] = ()
     supplementals: tuple[str, ...] = ()
-    supplemental_headings: tuple[str, ...] = ()
 
 
 def translate(conn: sqlite3.Connection, phrase: str) -> Mapped | None:
@@ -302,11 +293,9 @@ def translate(conn: sqlite3.Connection, phrase: str) -> Mapped | None:
     uis = [r[0] for r in rows]
     if not uis:
         return None
-    descriptors = [u for u in uis if not u.startswith("C")]
+    headings = [u for u in uis if not u.startswith("C")]
     concepts = [u for u in uis if u.startswith("C")]
-    heading_names = names(conn, descriptors)
     concept_names: list[str] = []
-    mapped: list[str] = []
     for ui in concepts:
         row = conn.execute("SELECT name FROM mesh_supplementals WHERE ui = ?", (ui,)).fetchone()
         if row is not None:
@@ -314,9 +303,9 @@ def translate(conn: sqlite3.Connection, phrase: str) -> Mapped | None:
         targets = conn.execute(
             "SELECT descriptor_ui FROM mesh_supplemental_headings WHERE ui = ?", (ui,)
         )
-        mapped.extend(names(conn, [t[0] for t in targets]).values())
+        headings.extend(t[0] for t in targets)
+    named = names(conn, dict.fromkeys(headings))
     return Mapped(
-        headings=tuple(heading_names[u] for u in descriptors if u in heading_names),
+        headings=tuple((u, named[u]) for u in dict.fromkeys(headings) if u in named),
         supplementals=tuple(concept_names),
-        supplemental_headings=tuple(dict.fromkeys(mapped)),
     )
