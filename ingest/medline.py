@@ -275,6 +275,7 @@ def _article(fields: Fields) -> Article | None:
         article_ids=_article_ids(pmid, values),
         chemicals=tuple(c for line in values.get("RN", []) if (c := _chemical(line))),
         kind="book" if book_title else "article",
+        supplementary=tuple(values.get("NM", [])),
     )
 
 

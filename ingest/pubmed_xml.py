@@ -209,6 +209,7 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
         issns=issns,
         grants=_grants(parts.get("GrantList")),
         status=_clean(mc.get("Status")),
+        supplementary=_texts(_children([fields.get("SupplMeshList")], "SupplMeshName")),
     )
 
 

@@ -129,6 +129,9 @@ class Article:
     issns: tuple[str, ...] = ()  # every ISSN the record names: print or electronic, linking
     grants: tuple[Grant, ...] = ()
     status: str | None = None  # MedlineCitation/@Status: "MEDLINE", "PubMed-not-MEDLINE", ...
+    # SupplMeshList: the supplementary concepts (protocols, diseases, organisms) it is
+    # indexed with; chemical ones are in ``chemicals`` too. [nm] searches both.
+    supplementary: tuple[str, ...] = ()
 
     @property
     def year(self) -> int | None:
@@ -248,6 +251,7 @@ class Article:
                 for g in self.grants
             ],
             "status": self.status,
+            "supplementary": list(self.supplementary),
         }
 
     def to_json(self) -> str:
@@ -290,6 +294,7 @@ class Article:
             issns=tuple(data.get("issns", ())),
             grants=tuple(Grant(**g) for g in data.get("grants", ())),
             status=data.get("status"),
+            supplementary=tuple(data.get("supplementary", ())),
         )
 
     @classmethod

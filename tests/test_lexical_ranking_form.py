@@ -152,7 +152,7 @@ def test_a_format_2_index_is_refused_with_the_fix(
 
 
 def test_a_current_index_ranks_by_the_sum(index: LexicalIndex) -> None:
-    assert index.version == ls.SCHEMA_VERSION == 4
+    assert index.version == ls.SCHEMA_VERSION == 5
     assert index.ranking == Ranking()
     assert Ranking().tie_breaker is None
 

@@ -95,7 +95,7 @@ def test_import_fills_the_tables_that_sql_reads_and_stats_shows_the_year(tmp_pat
     code, out, err = cli(home, "mesh", "import", str(DESC), str(SUPP), "--json")
     assert code == 0, err
     counts = json.loads(out)
-    assert (counts["year"], counts["descriptors"], counts["supplementals"]) == (2025, 59, 3)
+    assert (counts["year"], counts["descriptors"], counts["supplementals"]) == (2025, 59, 5)
     code, out, _ = cli(
         home, "sql", "--json", "SELECT ui FROM mesh_tree_numbers WHERE tree_number = 'D08.811.277'"
     )
@@ -120,7 +120,7 @@ def test_a_new_year_replaces_the_old_in_one_transaction(tmp_path: Path) -> None:
     assert cli(home, "mesh", "import", str(smaller))[0] == 0
     assert _table(home, "SELECT COUNT(*) FROM mesh_descriptors") == [(30,)]
     assert _table(home, "SELECT value FROM meta WHERE key = 'mesh_year'") == [("2026",)]
-    assert _table(home, "SELECT COUNT(*) FROM mesh_supplementals") == [(3,)]  # not replaced
+    assert _table(home, "SELECT COUNT(*) FROM mesh_supplementals") == [(5,)]  # not replaced
     assert _table(home, "SELECT COUNT(*) FROM mesh_terms WHERE ui = 'D006867'") == [(0,)]
 
 

@@ -18,24 +18,32 @@ import pytest
 from click.testing import CliRunner
 
 from ingest.mesh_xml import parse_mesh
+from ingest.pubmed_xml import parse_file
 from medsearch.cli import main
 from medsearch.mesh.records import Descriptor
 from medsearch.paths import Paths
 from medsearch.query.parser import MESH_NOTE
 from medsearch.records import Article
 from medsearch.retrieval.searcher import Searcher, open_searcher
-from tests.conftest import FIXTURES, SHARED_DATA, ingested_home
+from tests.conftest import FIXTURES, SHARED_DATA
 
 MESH = FIXTURES / "mesh"
-REAL = SHARED_DATA / "pubmed" / "net-synergy-pubmedparser" / "pubmed21n0001.xml.gz"
+BASELINE = SHARED_DATA / "pubmed" / "net-synergy-pubmedparser"
+REAL = [BASELINE / "pubmed21n0001.xml.gz", BASELINE / "pubmed21n1005.xml.gz"]
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[Article]]:
-    """Two homes of the same records: one without MeSH, one with the fixture's."""
-    if not REAL.exists():
-        pytest.skip(f"shared data not available: {REAL}")
-    plain, articles = ingested_home(tmp_path_factory)
+    """Two homes of the same records: one without MeSH, one with the fixture's. The
+    1975 file's records carry the organisms and enzymes; the 2019 file's carry
+    supplementary concepts (SupplMeshList, and C-UIs in ChemicalList)."""
+    if not all(path.exists() for path in REAL):
+        pytest.skip(f"shared data not available: {BASELINE}")
+    plain = tmp_path_factory.mktemp("plain") / "home"
+    ingest = ["--home", str(plain), "ingest", *map(str, REAL), "--no-encode"]
+    result = CliRunner().invoke(main, ingest)
+    assert result.exit_code == 0, result.output
+    articles = [a for path in REAL for a in parse_file(path) if isinstance(a, Article)]
     with_mesh = tmp_path_factory.mktemp("mesh") / "home"
     shutil.copytree(plain, with_mesh)
     files = [str(MESH / "desc2025.xml"), str(MESH / "supp2025.xml")]
@@ -144,7 +152,28 @@ def test_untagged_words_map_to_headings_and_supplementary_concepts(
     assert muramidase <= lysozyme
     result = searcher.search("HEWL AND 1975[dp]", mode="lexical", k=100, rerank="none")
     assert {h.pmid for h in result.hits} == muramidase  # a concept's synonym: its heading
-    assert dict(result.context)["translation"] == '"Muramidase"[MeSH Terms] OR HEWL'
+    assert dict(result.context)["translation"] == (
+        '"hen egg-white lysozyme"[Supplementary Concept] OR "Muramidase"[MeSH Terms] OR HEWL'
+    )
+
+
+def test_nm_matches_supplementary_concepts_and_chemicals_by_any_of_their_names(
+    searcher: Searcher, articles: list[Article]
+) -> None:
+    def indexed_with(name: str) -> set[int]:
+        return {a.pmid for a in articles if name in (*a.supplementary, *a.chemicals)}
+
+    assert found(searcher, '"Dickeya zeae"[nm]') == indexed_with("Dickeya zeae") != set()
+    assert found(searcher, "alkylsulfatase[nm]") == indexed_with("alkylsulfatase") != set()
+    assert found(searcher, "alkyl sulfatase[nm]") == indexed_with("alkylsulfatase")
+    mapped = searcher.search("alkyl sulfatase", mode="lexical", k=10, rerank="none")
+    assert dict(mapped.context)["translation"] == (
+        '"alkylsulfatase"[Supplementary Concept] OR "Sulfatases"[MeSH Terms]'
+        " OR (alkyl AND sulfatase)"
+    )
+    assert mapped.total == len(
+        indexed_with("alkylsulfatase") | with_heading(articles, under("Sulfatases"))
+    )
 
 
 def test_journals_then_authors_when_mesh_does_not_know_the_words(searcher: Searcher) -> None:

@@ -122,6 +122,7 @@ _EXACT_FIELDS = {
     "sh": ls.MESH_SUBHEADING,
     "aid": ls.ARTICLE_ID,
     "sb": ls.SUBSET,
+    "nm": ls.SUPPLEMENTARY,
 }
 _KEYS: dict[str, Callable[[str], str]] = {
     "ta": fk.journal_key,
@@ -129,6 +130,7 @@ _KEYS: dict[str, Callable[[str], str]] = {
     "majr": fk.heading_key,
     "sh": fk.heading_key,
     "sb": fk.subset_key,
+    "nm": fk.name_key,
 }
 
 

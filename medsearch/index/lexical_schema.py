@@ -39,8 +39,9 @@ from medsearch import field_keys as fk
 from medsearch.query.normalize import normalize_text
 from medsearch.records import Article
 
-SCHEMA_VERSION = 4  # 2: no stored title/abstract; 3: TITLE_ALONE; 4: the field-tag fields
-READABLE_VERSIONS = (4,)
+SCHEMA_VERSION = 5  # 2: no stored title/abstract; 3: TITLE_ALONE; 4: the field-tag fields;
+# 5: SUPPLEMENTARY ([nm])
+READABLE_VERSIONS = (5,)
 """Formats a search can read. An older index lacks the fields PubMed's tags need
 (``[mh]`` headings, journal keys, dates) and would answer them wrongly, so it is refused
 with the fix; ``medsearch ingest`` rebuilds it from the store (``ingest.lexical_sync``)."""
@@ -75,6 +76,8 @@ MESH_MAJOR_HEADING = "mesh_major_heading"
 MESH_SUBHEADING = "mesh_subheading"  # qualifier names: [sh]
 ARTICLE_ID = "article_id"  # casefolded DOIs, PMCIDs, PIIs: [aid]
 SUBSET = "subset"  # field_keys.SUBSETS: [sb]
+# Supplementary concepts and chemicals, field_keys.name_key of each name: [nm] (format 5)
+SUPPLEMENTARY = "supplementary"
 FULL_AUTHOR = "full_author"  # "Lastname Forename": [fau]
 LAST_AUTHOR = "last_author"  # "Lastname AB": [lastau]
 AFFILIATION = "affiliation"  # [ad], words not stemmed (place and institution names)
@@ -99,6 +102,7 @@ EXACT_FIELDS = (
     MESH_SUBHEADING,
     ARTICLE_ID,
     SUBSET,
+    SUPPLEMENTARY,
 )
 
 
@@ -293,6 +297,9 @@ def article_fields(article: Article) -> Fields:
         places = sorted({p for a in article.authors for p in a.affiliations})
         if places:
             fields[AFFILIATION] = [_split(p) for p in places]
+    if article.chemicals or article.supplementary:
+        concepts = (*article.chemicals, *article.supplementary)
+        fields[SUPPLEMENTARY] = sorted({fk.name_key(c) for c in concepts})
     journals = fk.journal_keys(article)
     if journals:
         fields[JOURNAL_KEY] = sorted(journals)

@@ -9,9 +9,12 @@ https://pubmed.ncbi.nlm.nih.gov/help/) is the specification:
   major topics. An entry term names its heading (``mouse[mh]`` is Mice).
   ``heading/subheading[mh]`` takes the subheading's name or its two-letter abbreviation,
   and explodes the heading with the subheading kept. ``[sh]`` takes either too.
+- ``[nm]`` matches the records' supplementary concepts and chemicals; a concept's
+  synonym names the concept.
 - An untagged run of words is looked up, longest stretch first, in the MeSH
   translation table (entry terms and supplementary concept names); a stretch found
-  there searches its headings (exploded) OR the words as typed. A run MeSH does not
+  there searches its concepts ``[nm]``, its headings (exploded, a concept's mapped
+  headings too) OR the words as typed. A run MeSH does not
   know is tried as a journal, then as an author's name. Quoted phrases, truncated
   words and tagged words are searched as typed, as in PubMed.
 
@@ -136,6 +139,12 @@ class _Walk:
             if _explicit_or(node):
                 return replace(node, children=tuple(self.node(c) for c in node.children))
             children = self.runs(node.children)  # its words are mapped here, once
+            if len(children) == 1:
+                return (
+                    children[0]
+                    if isinstance(children[0], Term | _Mapped)
+                    else self.node(children[0])
+                )
             return replace(
                 node,
                 children=tuple(
@@ -156,6 +165,11 @@ class _Walk:
                 self.notes.append(f"{node.node.text!r} is not a MeSH subheading")
                 return node
             return replace(node, node=_as_typed(node.node, name), keys=(fk.name_key(name),))
+        if node.tag == "nm" and isinstance(node.node, Term | Phrase):
+            concepts = tables.translate(self.mesh.conn, node.node.text)
+            names = concepts.supplementals if concepts is not None else ()
+            concept_keys = {fk.name_key(node.node.text), *(fk.name_key(n) for n in names)}
+            return replace(node, keys=tuple(sorted(concept_keys)))
         if node.tag not in HEADING_TAGS or not isinstance(node.node, Term | Phrase):
             return node
         value = node.node.text
@@ -237,8 +251,11 @@ class _Walk:
         if found is None:
             return None
         typed: Node = words[0] if len(words) == 1 else And(tuple(words))
-        alternatives: list[Node] = []
         pos = words[0].pos
+        alternatives: list[Node] = [
+            Tagged("nm", Phrase(name, pos), pos, keys=(fk.name_key(name),))
+            for name in found.supplementals
+        ]
         for ui, name in found.headings:
             keys = self.mesh.heading_keys(ui, False)
             alternatives.append(Tagged("mh", Phrase(name, pos), pos, keys=keys))
@@ -287,6 +304,7 @@ _TAG_NAMES = {
     "mh": "MeSH Terms",
     "majr": "MeSH Major Topic",
     "sh": "Subheading",
+    "nm": "Supplementary Concept",
     "ta": "Journal",
     "au": "Author",
 }

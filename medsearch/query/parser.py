@@ -330,7 +330,7 @@ def apply_tag(tag: str, node: Node, pos: int) -> Node:
         return Not(apply_tag(tag, node.child, pos))
     if tag == "dp":
         return _year_range(node, pos)
-    if isinstance(node, Prefix) and tag in (*EXACT_TAGS, "pmid", "sh", "aid", "sb"):
+    if isinstance(node, Prefix) and tag in (*EXACT_TAGS, "pmid", "sh", "aid", "sb", "nm"):
         raise QuerySyntaxError(f"truncation (*) does not work with [{tag}] at {pos}", pos)
     if tag == "pmid":
         return _pmids(node, pos)
