@@ -10,10 +10,12 @@ from __future__ import annotations
 import gzip
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from httpserver import LocalServer, serve
 
 from ingest.mesh_xml import mesh_year, parse_mesh
 from medsearch.cli import main
@@ -142,3 +144,43 @@ def test_without_mesh_show_says_how_to_install_it(tmp_path: Path) -> None:
     cli(home, "mesh", "import", str(SUPP))
     code, _, err = cli(home, "mesh", "show", "Mice")
     assert code != 0 and "medsearch ingest --download mesh" in err
+
+
+@pytest.fixture
+def nlm(tmp_path: Path) -> Iterator[LocalServer]:
+    """NLM's xmlmesh folder on a local server: last year's file and this year's pair,
+    each gzipped and plain."""
+    folder = tmp_path / "xmlmesh"
+    folder.mkdir()
+    for name, source in (("desc2025", DESC), ("supp2025", SUPP), ("desc2024", DESC)):
+        (folder / f"{name}.xml").write_bytes(source.read_bytes())
+        (folder / f"{name}.gz").write_bytes(gzip.compress(source.read_bytes()))
+    with serve(folder) as server:
+        yield server
+
+
+def test_download_mesh_fetches_the_newest_year_gzipped_and_installs_it(
+    tmp_path: Path, nlm: LocalServer
+) -> None:
+    home = tmp_path / "home"
+    code, out, err = cli(home, "ingest", "--download", "mesh", "--mirror", nlm.url, "--json")
+    assert code == 0, err
+    assert (json.loads(out)["year"], json.loads(out)["supplementals"]) == (2025, 5)
+    assert [r.path for r in nlm.requests if r.path.endswith(".gz")] == [
+        "/desc2025.gz",
+        "/supp2025.gz",
+    ]
+    assert sorted(p.name for p in (home / "downloads" / "mesh").iterdir()) == [
+        "desc2025.gz",
+        "supp2025.gz",
+    ]
+
+
+def test_a_cut_download_resumes_where_it_stopped(tmp_path: Path, nlm: LocalServer) -> None:
+    nlm.cut_short("/desc2025.gz", after=1000)
+    home = tmp_path / "home"
+    code, _, err = cli(home, "ingest", "--download", "mesh", "--mirror", nlm.url)
+    assert code == 0, err
+    ranges = [r.range for r in nlm.requests_for("/desc2025.gz")]
+    assert ranges == [None, "bytes=1000-"]
+    assert _table(home, "SELECT COUNT(*) FROM mesh_descriptors") == [(59,)]
