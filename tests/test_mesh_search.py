@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -217,3 +218,19 @@ def test_without_mesh_searches_are_unchanged_and_say_how_to_install_it(
         assert MESH_NOTE in result.notes and "translation" not in dict(result.context)
     code, _, err = run(plain, "search", "lysozyme", "--explain", "--mode", "lexical")
     assert code == 0 and "medsearch ingest --download mesh" in err
+
+
+def test_the_heading_ranks_plain_words_only_when_asked(
+    searcher: Searcher, articles: list[Article]
+) -> None:
+    muramidase = with_heading(articles, {"Muramidase"})
+    plain = searcher.search("lysozyme", mode="lexical", k=100, rerank="none")
+    words = {h.pmid for h in plain.hits}
+    saved = searcher.settings
+    try:
+        searcher.settings = replace(saved, mesh_ranking=True)
+        ranked = searcher.search("lysozyme", mode="lexical", k=100, rerank="none")
+    finally:
+        searcher.settings = saved
+    assert {h.pmid for h in ranked.hits} == words | muramidase
+    assert ranked.total == plain.total  # the count is the translation's either way

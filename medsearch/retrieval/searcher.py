@@ -436,7 +436,11 @@ class Searcher:
         if words is None:
             return PlanTranslation(query_plan, "", ())
         done = translate(words, mesh, **probes)
-        return PlanTranslation(replace(query_plan, all_words=done.parsed), done.text, done.notes)
+        plan = replace(query_plan, all_words=done.parsed)
+        if self.settings.mesh_ranking:
+            ranked = translate(query_plan.parsed, mesh, **probes)
+            plan = replace(plan, parsed=ranked.parsed)
+        return PlanTranslation(plan, done.text, done.notes)
 
     def _is_journal(self, phrase: str) -> bool:
         return self._holds("ta", phrase)
