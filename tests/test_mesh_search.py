@@ -154,7 +154,8 @@ def test_untagged_words_map_to_headings_and_supplementary_concepts(
     result = searcher.search("HEWL AND 1975[dp]", mode="lexical", k=100, rerank="none")
     assert {h.pmid for h in result.hits} == muramidase  # a concept's synonym: its heading
     assert dict(result.context)["translation"] == (
-        '"hen egg-white lysozyme"[Supplementary Concept] OR "Muramidase"[MeSH Terms] OR HEWL'
+        '("hen egg-white lysozyme"[Supplementary Concept] OR "Muramidase"[MeSH Terms] OR HEWL)'
+        " AND 1975[dp]"
     )
 
 

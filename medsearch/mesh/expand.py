@@ -42,6 +42,7 @@ from medsearch.query.nodes import (
     Term,
     YearRange,
 )
+from medsearch.records import Filters
 
 MAX_SPAN = 6
 """Longest run of words looked up as one entry term (MeSH's longest entry terms that a
@@ -118,7 +119,10 @@ def translate(
     walk = _Walk(parsed.text, mesh, is_journal, is_author)
     node = walk.node(parsed.node) if parsed.node is not None else None
     out = replace(parsed, node=node)
-    return Translation(out, render(node), tuple(dict.fromkeys(walk.notes)), walk.mapped)
+    limits = filters_text(parsed.filters)
+    shown = (_grouped(node) if limits else render(node)) if node is not None else ""
+    text = " AND ".join(t for t in (shown, limits) if t)
+    return Translation(out, text, tuple(dict.fromkeys(walk.notes)), walk.mapped)
 
 
 @dataclass
@@ -328,6 +332,7 @@ def render(node: Node | None) -> str:
         suffix = ":noexp" if node.noexp else ""
         inner = node.node
         value = inner.text if isinstance(inner, Term | Phrase | Prefix) else render(inner)
+        value += "*" if isinstance(inner, Prefix) else ""
         return f'"{value}"[{name}{suffix}]'
     if isinstance(node, Not):
         return f"NOT {_grouped(node.child)}"
@@ -339,6 +344,38 @@ def render(node: Node | None) -> str:
         return out
     joiner = " " if node.words and not isinstance(node, _Mapped) else " OR "
     return joiner.join(_grouped(c) for c in node.children)
+
+
+def filters_text(filters: Filters) -> str:
+    """The restrictions lifted out of a query, as the tags they were typed as."""
+    parts: list[str] = []
+    if filters.date_from is not None or filters.date_to is not None:
+        first, last = _date(filters.date_from), _date(filters.date_to, end=True)
+        parts.append(f"{first}[dp]" if first == last else f"{first}:{last}[dp]")
+    elif filters.year_from is not None or filters.year_to is not None:
+        parts.append(f"{filters.year_from or ''}:{filters.year_to or ''}[dp]")
+    for values, tag in (
+        (filters.journals, "Journal"),
+        (filters.publication_types, "Publication Type"),
+        (filters.languages, "Language"),
+    ):
+        if values:
+            joined = " OR ".join(f'"{v}"[{tag}]' for v in values)
+            parts.append(f"({joined})" if len(values) > 1 else joined)
+    return " AND ".join(parts)
+
+
+def _date(value: int | None, *, end: bool = False) -> str:
+    """``20190801`` -> ``2019/08/01``; a part left open (``00``, or a year's last day at
+    the ``end`` of a range) is left out: ``20190800`` -> ``2019/08``."""
+    if value is None:
+        return ""
+    text = f"{value:08d}"
+    if text[4:] == "0000" or (end and text[4:] == "1231"):
+        return text[:4]
+    if text[6:] == "00":
+        return f"{text[:4]}/{text[4:6]}"
+    return f"{text[:4]}/{text[4:6]}/{text[6:]}"
 
 
 def _grouped(node: Node) -> str:
