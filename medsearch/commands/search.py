@@ -148,6 +148,9 @@ def search(
         )
         if explain and not as_json:
             click.echo(explanation(result, searcher.mesh() is not None), err=True)
+            if count_only:  # the hits' path prints the notes after them
+                for note in result.notes:
+                    click.echo(f"note: {note}", err=True)
         if count_only:
             if as_json:
                 emit_json({"count": result.total})

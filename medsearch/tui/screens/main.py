@@ -280,7 +280,7 @@ class MainScreen(Screen[None]):
         """The MeSH browser: the heading typed before ``[mh`` (or the whole query) when
         the query has the focus, else one of the highlighted article's headings."""
         bar = self.query_one(SearchBar)
-        if self.focused is bar or not self.results.hits:
+        if (self.focused is bar and bar.value.strip()) or not self.results.hits:
             name = typed_heading(bar.value) or bar.value.strip()
             if not name:
                 self.notify("type a heading name, or highlight an article", severity="warning")
