@@ -287,6 +287,7 @@ def _article(fields: Fields) -> Article | None:
         issns=_issns(values.get("IS", [])),
         grants=tuple(g for line in values.get("GR", []) if (g := _grant(line)) is not None),
         status=one("STAT"),
+        supplementary=tuple(values.get("NM", [])),
     )
 
 

@@ -211,6 +211,7 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
         grants=_grants(parts.get("GrantList")),
         status=_clean(mc.get("Status")),
         corrections=_corrections(fields.get("CommentsCorrectionsList")),
+        supplementary=_texts(_children([fields.get("SupplMeshList")], "SupplMeshName")),
     )
 
 

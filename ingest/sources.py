@@ -210,6 +210,7 @@ def _texts(a: Article) -> Iterator[tuple[str, str]]:
         ("publication type", a.publication_types),
         ("language", a.languages),
         ("chemical", a.chemicals),
+        ("supplementary concept", a.supplementary),
     ):
         for value in values:
             yield group, value

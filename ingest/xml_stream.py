@@ -17,7 +17,7 @@ import io
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import cast
+from typing import TypeVar, cast
 
 from lxml import etree
 
@@ -38,6 +38,7 @@ from medsearch.records import Article, Deletion
 
 Element = etree._Element
 Record = Article | Deletion
+T = TypeVar("T")
 
 READ_BYTES = 64 * 1024
 """Bytes handed to libxml2 at a time; the limits are checked between two of them."""
@@ -54,7 +55,19 @@ def records(
     build: Callable[[Element], Record | None],
     path: Path,
 ) -> Iterator[Record]:
-    """``build`` of each record element of an open stream whose root is ``root_tag``.
+    """``build`` of each PubMed record of an open stream whose root is ``root_tag``."""
+    return stream_records(stream, root_tag, build, path, RECORD_TAGS[root_tag])
+
+
+def stream_records(
+    stream: io.BufferedIOBase,
+    root_tag: str,
+    build: Callable[[Element], T | None],
+    path: Path,
+    record_tags: tuple[str, ...],
+) -> Iterator[T]:
+    """``build`` of each ``record_tags`` element of an open stream whose root is
+    ``root_tag`` (PubMed's records, or NLM's MeSH records within the same limits).
 
     The root's start fires too, so that :class:`_Guard` holds the root and can drop what
     else it holds (nothing in a real file; millions of elements after the last record
@@ -64,7 +77,7 @@ def records(
     read = stream.read
     parser = etree.XMLPullParser(
         events=("start", "end"),
-        tag=(root_tag, *RECORD_TAGS[root_tag]),
+        tag=(root_tag, *record_tags),
         resolve_entities=False,
         no_network=True,
         load_dtd=False,
@@ -146,7 +159,7 @@ class _Guard:
             if sum(1 for _ in current.iter()) > MAX_RECORD_ELEMENTS:
                 raise ParseError(self.name, _TOO_MANY, where)
 
-    def check_whole(self, record: Record | None, elem: Element) -> None:
+    def check_whole(self, record: object, elem: Element) -> None:
         """Check a finished record that may be long enough to pass a limit: its elements
         (which may have ended before the next count) and its fields."""
         if sum(1 for _ in elem.iter()) > MAX_RECORD_ELEMENTS:

@@ -66,6 +66,11 @@ class Settings:
     rerank_int8: bool | None = None
     """Dynamic int8 cross-encoder: None = on a CPU (~1.5-2x faster here), never on a GPU."""
 
+    mesh_ranking: bool = False
+    """With MeSH installed, plain words also rank by the headings automatic term mapping
+    finds for them (an extra clause per heading). Off: not shown to help ranking
+    (docs/mesh.md); the mapping always applies to set queries and to the count."""
+
 
 @dataclass(frozen=True)
 class IngestSettings:

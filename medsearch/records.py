@@ -156,6 +156,9 @@ class Article:
     grants: tuple[Grant, ...] = ()
     status: str | None = None  # MedlineCitation/@Status: "MEDLINE", "PubMed-not-MEDLINE", ...
     corrections: tuple[Correction, ...] = ()
+    # SupplMeshList: the supplementary concepts (protocols, diseases, organisms) it is
+    # indexed with; chemical ones are in ``chemicals`` too. [nm] searches both.
+    supplementary: tuple[str, ...] = ()
 
     @property
     def year(self) -> int | None:
@@ -279,6 +282,7 @@ class Article:
                 {"ref_type": c.ref_type, "source": c.source, "pmid": c.pmid}
                 for c in self.corrections
             ],
+            "supplementary": list(self.supplementary),
         }
 
     def to_json(self) -> str:
@@ -322,6 +326,7 @@ class Article:
             grants=tuple(Grant(**g) for g in data.get("grants", ())),
             status=data.get("status"),
             corrections=tuple(Correction(**c) for c in data.get("corrections", ())),
+            supplementary=tuple(data.get("supplementary", ())),
         )
 
     @classmethod

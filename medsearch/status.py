@@ -64,6 +64,10 @@ def corpus_status(paths: Paths) -> dict[str, Any]:
             info["files"] = sum(1 for e in ledger if e.status == "done")
             info["failed_files"] = sum(1 for e in ledger if e.status == "failed")
             info["store_bytes"] = store.size_bytes()
+            from medsearch.mesh.tables import installed_year
+
+            year = installed_year(store.conn)
+            info["mesh"] = "not installed" if year is None else (f"MeSH {year}" if year else "MeSH")
             share, ratio = abstract_mix(store.sample(SAMPLE))
     info["lexical_index_bytes"] = dir_size(paths.lexical_index)
     from medsearch.index.lexical_schema import SCHEMA_VERSION

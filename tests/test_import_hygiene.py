@@ -78,6 +78,7 @@ def test_delta_reranking_at_search_time_needs_neither_torch_nor_gensim(module: s
 INGEST_CALLERS = {
     "commands/ingest.py",
     "commands/ingest_clock.py",
+    "commands/mesh.py",
     "commands/quickstart.py",
     "commands/render.py",
     "commands/update.py",

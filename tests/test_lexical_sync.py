@@ -254,7 +254,9 @@ def ingest(*files):
 
 def fill(room):
     # A filler file takes all the space there is, then gives ``room`` bytes back.
-    with open(mount / "filler", "wb") as f:
+    # Unbuffered: a buffered file would keep the bytes that did not fit and fail again
+    # when closed, depending on how the free space falls against the writes.
+    with open(mount / "filler", "wb", buffering=0) as f:
         try:
             while True:
                 f.write(bytes(1 << 16))

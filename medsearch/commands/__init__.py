@@ -10,6 +10,7 @@ from medsearch.commands.export import export
 from medsearch.commands.history import history
 from medsearch.commands.info import show, stats
 from medsearch.commands.ingest import ingest
+from medsearch.commands.mesh import mesh
 from medsearch.commands.models import models
 from medsearch.commands.quickstart import quickstart
 from medsearch.commands.rerank import mark, rerank
@@ -34,6 +35,7 @@ COMMANDS: list[click.Command] = [
     export,
     check,
     sql,
+    mesh,
     evaluate,
     models,
     rerank,

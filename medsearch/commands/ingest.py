@@ -203,9 +203,11 @@ def check_space(
 @click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--download",
-    type=click.Choice(["baseline", "updates"]),
+    type=click.Choice(["baseline", "updates", "mesh"]),
     default=None,
-    help="Fetch PubMed files from NCBI (verified by md5, resumable) and ingest them.",
+    help="Fetch PubMed files from NCBI (verified by md5, resumable) and ingest them; mesh:"
+    " the newest MeSH descriptor and supplementary files from NLM, imported as"
+    " `medsearch mesh import` does.",
 )
 @click.option(
     "--limit", type=click.IntRange(min=1), default=None, help="With --download: at most N files."
@@ -283,6 +285,9 @@ def ingest(
     are set aside and listed. Re-running skips files already ingested (known by content, not
     name) and retries failed ones; an interrupted run resumes.
     """
+    if download == "mesh":
+        _download_mesh(ctx, inputs, mirror, as_json=as_json)
+        return
     from ingest.pipeline import IngestSummary
 
     clock = StageClock(IngestSummary())
@@ -324,6 +329,28 @@ def ingest(
         print_summary(summary)
     if stopped is not None:  # after the summary: what did arrive is in the store
         raise stopped
+
+
+def _download_mesh(
+    ctx: click.Context, inputs: tuple[Path, ...], mirror: str | None, *, as_json: bool
+) -> None:
+    """``--download mesh``: fetch NLM's newest MeSH (resumable) and import it."""
+    from ingest.mesh_download import MESH_MIRROR, download_mesh
+    from medsearch.commands.mesh import import_files
+
+    if inputs:
+        raise UsageError("--download mesh takes no input files (`medsearch mesh import` does)")
+    paths = paths_of(ctx).ensure()
+    year, files = download_mesh(paths.downloads / "mesh", mirror or MESH_MIRROR)
+    result = import_files(paths, files)
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(
+        f"MeSH {year}: {result['descriptors']:,} descriptors and"
+        f" {result['supplementals']:,} supplementary concepts installed from"
+        f" {', '.join(p.name for p in files)}"
+    )
 
 
 def run_ingest(

@@ -81,6 +81,12 @@ def date_filter(value: str) -> Filters:
     default=None,
     help="With --export: the file to write (default and -: standard output).",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Print the query as it runs (PubMed's search details: MeSH headings exploded,"
+    " words mapped to headings, journals and authors).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
 @click.pass_context
 def search(
@@ -101,6 +107,7 @@ def search(
     count_only: bool,
     export_fmt: str | None,
     output: Path | None,
+    explain: bool,
     as_json: bool,
 ) -> None:
     """Search with PubMed's query syntax: words, "phrases", AND/OR/NOT, field tags.
@@ -112,6 +119,7 @@ def search(
       medsearch search 'metformin' --journal 'N Engl J Med' --json
       medsearch search 'cataract[ti]' --count
       medsearch search 'cataract surgery' --sort date --export ris -o cataract.ris
+      medsearch search 'heart attack AND aspirin' --explain
     """
     from medsearch.history.recording import record_search, resolver
     from medsearch.index.spelling import did_you_mean
@@ -148,6 +156,11 @@ def search(
             record_search(paths, searcher, query, result, filters=filters)
         except HomeError as exc:  # the search stands; the note says what was not kept
             click.echo(f"note: not recorded in the history: {exc}", err=True)
+        if explain and not as_json:
+            click.echo(explanation(result, searcher.mesh() is not None), err=True)
+            if count_only:  # the hits' path prints the notes after them
+                for note in result.notes:
+                    click.echo(f"note: {note}", err=True)
         if count_only:
             if as_json:
                 emit_json({"count": result.total})
@@ -201,6 +214,16 @@ def _recorder(ctx: click.Context, paths: Paths) -> HistoryStore | None:
     if recorder is not None:
         ctx.call_on_close(recorder.close)
     return recorder
+
+
+def explanation(result: SearchResult, mesh_installed: bool) -> str:
+    """``--explain``: the query as it ran, or why MeSH did not change it."""
+    from medsearch.mesh.tables import INSTALL_HINT
+
+    if not mesh_installed:
+        return f"search details: as typed; {INSTALL_HINT}"
+    translated = dict(result.context).get("translation") or "(plain words, ranked as typed)"
+    return f"search details: {translated}"
 
 
 EXPORT_LIMIT = 10_000

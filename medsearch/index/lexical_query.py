@@ -123,6 +123,7 @@ _EXACT_FIELDS = {
     "sh": ls.MESH_SUBHEADING,
     "aid": ls.ARTICLE_ID,
     "sb": ls.SUBSET,
+    "nm": ls.SUPPLEMENTARY,
 }
 _ROLES = {"au": "", "1au": ls.FIRST_ROLE, "lastau": ls.LAST_ROLE}
 """Author tags whose ``Name AB`` form is one :data:`~ls.AUTHOR_KEY` term, by role prefix."""
@@ -132,6 +133,7 @@ _KEYS: dict[str, Callable[[str], str]] = {
     "majr": fk.heading_key,
     "sh": fk.heading_key,
     "sb": fk.subset_key,
+    "nm": fk.name_key,
 }
 
 
@@ -267,6 +269,8 @@ class QueryBuilder:
 
     def node(self, node: Node, tag: str | None, *, negated: bool) -> Any | None:
         if isinstance(node, Tagged):
+            if node.keys and node.tag in _EXACT_FIELDS:
+                return heading_keys(self.schema, _EXACT_FIELDS[node.tag], node.keys)
             return self.node(node.node, tag or node.tag, negated=negated)
         if isinstance(node, Not):
             inner = self.node(node.child, tag, negated=not negated)
@@ -442,6 +446,15 @@ class QueryBuilder:
         if len(tokens) == 1:
             return tantivy.Query.term_query(self.schema, name, tokens[0][1])
         return tantivy.Query.phrase_query(self.schema, name, words)
+
+
+def heading_keys(schema: Any, field_name: str, keys: tuple[str, ...]) -> Any:
+    """A MeSH heading as MeSH resolved it: one key scores as the typed heading does; an
+    exploded heading (up to thousands of keys) is one term-set query, a single walk of
+    the term dictionary rather than a union of thousands of scorers."""
+    if len(keys) == 1:
+        return tantivy.Query.term_query(schema, field_name, keys[0])
+    return tantivy.Query.term_set_query(schema, field_name, sorted(keys))
 
 
 def repeats(words: Words) -> dict[int, int]:

@@ -42,7 +42,7 @@ from medsearch.query.normalize import normalize_text
 from medsearch.records import Article
 
 SCHEMA_VERSION = 5  # 2: no stored title/abstract; 3: TITLE_ALONE; 4: the field-tag fields;
-# 5: AUTHOR_KEY
+# 5: AUTHOR_KEY and SUPPLEMENTARY ([nm])
 READABLE_VERSIONS = (5,)
 """Formats a search can read. An older index lacks the fields PubMed's tags need
 (``[mh]`` headings, journal keys, dates) and would answer them wrongly, so it is refused
@@ -78,6 +78,8 @@ MESH_MAJOR_HEADING = "mesh_major_heading"
 MESH_SUBHEADING = "mesh_subheading"  # qualifier names: [sh]
 ARTICLE_ID = "article_id"  # casefolded DOIs, PMCIDs, PIIs: [aid]
 SUBSET = "subset"  # field_keys.SUBSETS: [sb]
+# Supplementary concepts and chemicals, field_keys.name_key of each name: [nm] (format 5)
+SUPPLEMENTARY = "supplementary"
 FULL_AUTHOR = "full_author"  # "Lastname Forename": [fau]
 # "smith j", "smith ja" (the last name and each prefix of the initials), "1 smith j" for
 # the first author, "$ smith j" for the last: [au], [1au] and [lastau] with initials, one
@@ -107,6 +109,7 @@ EXACT_FIELDS = (
     MESH_SUBHEADING,
     ARTICLE_ID,
     SUBSET,
+    SUPPLEMENTARY,
 )
 
 
@@ -304,6 +307,9 @@ def article_fields(article: Article) -> Fields:
         places = sorted({p for a in article.authors for p in a.affiliations})
         if places:
             fields[AFFILIATION] = [_split(p) for p in places]
+    if article.chemicals or article.supplementary:
+        concepts = (*article.chemicals, *article.supplementary)
+        fields[SUPPLEMENTARY] = sorted({fk.name_key(c) for c in concepts})
     journals = fk.journal_keys(article)
     if journals:
         fields[JOURNAL_KEY] = sorted(journals)

@@ -61,6 +61,9 @@ TAG_ALIASES: dict[str, str] = {
     "mesh terms": "mh",
     "majr": "majr",
     "mesh major topic": "majr",
+    "nm": "nm",
+    "supplementary concept": "nm",
+    "substance name": "nm",
     "pt": "pt",
     "publication type": "pt",
     "ta": "ta",
@@ -97,29 +100,37 @@ class Token:
 # searching" (https://pubmed.ncbi.nlm.nih.gov/help/#proximity-searching).
 PROXIMITY_TAGS = ("ti", "tiab", "ad")
 _PROXIMITY = re.compile(r"(.*?)\s*:\s*~\s*([0-9]{1,4})\s*")
-# ``Cataract[mh:noexp]``: PubMed's heading without the ones under it in the MeSH tree
-# (help page, "MeSH Terms"), which is what [mh], [majr] and [sh] search until MeSH is
-# installed; the same tag, so the same search.
-NO_EXPLOSION_TAGS = ("mh", "majr", "sh")
-_NO_EXPLOSION = re.compile(r"(.*?)\s*:\s*noexp\s*", re.IGNORECASE)
+# Headings PubMed searches without their narrower ones: [mh:noexp], [majr:noexp],
+# [sh:noexp] (help page, "Searching MeSH terms"). Subheadings are not exploded here (NLM's
+# qualifier tree is not imported), so [sh:noexp] searches what [sh] does.
+NOEXP = ":noexp"
+NOEXP_TAGS = ("mh", "majr", "sh")
+_NOEXP = re.compile(r"(.*?)\s*:\s*noexp\s*", re.IGNORECASE)
 
 
 def canonical_tag(raw: str) -> str | None:
     """The short tag ``raw`` spells, or None; a proximity tag keeps its distance
-    (``Title/Abstract:~2`` -> ``tiab:~2``), and ``MeSH Terms:noexp`` is ``mh``."""
+    (``Title/Abstract:~2`` -> ``tiab:~2``), a MeSH tag its ``:noexp``
+    (``MeSH Terms:NoExp`` -> ``mh:noexp``)."""
     if (near := _PROXIMITY.fullmatch(raw)) is not None:
         tag = canonical_tag(near.group(1))
         return None if tag is None else f"{tag}:~{int(near.group(2))}"
-    if (plain := _NO_EXPLOSION.fullmatch(raw)) is not None:
-        tag = canonical_tag(plain.group(1))
-        return tag if tag in NO_EXPLOSION_TAGS else None
+    if (noexp := _NOEXP.fullmatch(raw)) is not None:
+        tag = TAG_ALIASES.get(" ".join(noexp.group(1).lower().split()))
+        return f"{tag}{NOEXP}" if tag in NOEXP_TAGS else None
     return TAG_ALIASES.get(" ".join(raw.lower().split()))
 
 
 def split_proximity(tag: str) -> tuple[str, int | None]:
-    """``tiab:~2`` -> (``tiab``, 2); a tag without a distance -> (tag, None)."""
+    """``tiab:~2`` -> (``tiab``, 2); a tag without a distance -> (tag, None); ``mh:noexp``
+    -> (``mh``, None) (:func:`is_noexp` tells it apart)."""
     base, sep, near = tag.partition(":~")
-    return base, int(near) if sep else None
+    return base.removesuffix(NOEXP), int(near) if sep else None
+
+
+def is_noexp(tag: str) -> bool:
+    """Whether a canonical tag asks for a heading without its narrower ones."""
+    return tag.endswith(NOEXP)
 
 
 def tokenize(text: str) -> list[Token]:

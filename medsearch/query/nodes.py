@@ -19,11 +19,11 @@ WORD_TAGS = ("ad", "gr")  # searched as words (phrases), not stemmed
 EXACT_TAGS = ("pt", "ta", "la")  # compared as whole casefolded strings
 # Compared as whole keys (medsearch.field_keys) and never lifted into Filters; a
 # truncated [mh]/[majr] value searches the words of the headings instead.
-KEY_TAGS = ("mh", "majr", "sh", "aid", "sb")
+KEY_TAGS = ("mh", "majr", "sh", "aid", "sb", "nm")
 FILTER_TAGS = ("dp", *EXACT_TAGS)  # may be lifted out of the query into Filters
 # Tags whose value is a whole name: a run of words before them is one value, not a list.
 WHOLE_VALUE_TAGS = ("dp", "pmid", *NAME_TAGS, *WORD_TAGS, *EXACT_TAGS, *KEY_TAGS)
-ALL_TAGS = (*TEXT_TAGS, *NAME_TAGS, *WORD_TAGS, *EXACT_TAGS, "sh", "aid", "sb", "dp", "pmid")
+ALL_TAGS = (*TEXT_TAGS, *NAME_TAGS, *WORD_TAGS, *EXACT_TAGS, "sh", "aid", "sb", "nm", "dp", "pmid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +77,19 @@ class YearRange:
 
 @dataclass(frozen=True, slots=True)
 class Tagged:
-    """``node[tag]``: search ``node`` only in the field(s) the tag names."""
+    """``node[tag]``: search ``node`` only in the field(s) the tag names.
+
+    ``noexp``: ``[mh:noexp]``/``[majr:noexp]``, the heading without the narrower ones.
+    ``keys``: for a MeSH heading once MeSH is installed, the heading keys it searches
+    (every heading under it in the tree, unless ``noexp``; an entry term's heading);
+    empty: the typed value's own key (:mod:`medsearch.mesh.expand` fills it).
+    """
 
     tag: str
     node: Node
     pos: int = 0
+    noexp: bool = False
+    keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

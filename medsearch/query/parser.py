@@ -32,7 +32,7 @@ from dataclasses import replace
 from medsearch.errors import QuerySyntaxError
 from medsearch.field_keys import SUBSETS, date_bounds, subset_key
 from medsearch.query.filters import lift_filters
-from medsearch.query.lexer import PROXIMITY_TAGS, Token, split_proximity, tokenize
+from medsearch.query.lexer import PROXIMITY_TAGS, Token, is_noexp, split_proximity, tokenize
 from medsearch.query.nodes import (
     EXACT_TAGS,
     WHOLE_VALUE_TAGS,
@@ -129,7 +129,7 @@ def is_set_query(tokens: list[Token]) -> bool:
 
 MESH_NOTE = (
     "[mh]/[majr] match the heading itself: narrower headings are not included"
-    " until MeSH is installed"
+    " until MeSH is installed (`medsearch ingest --download mesh`)"
 )
 """PubMed explodes a heading to the ones under it in the MeSH tree; that needs NLM's MeSH
 data, which this index does not hold yet."""
@@ -351,7 +351,10 @@ def apply_tag(tag: str, node: Node, pos: int) -> Node:
     """Restrict ``node`` to the tagged field, checking values the field cannot take."""
     if isinstance(node, Tagged | YearRange):
         return node  # the innermost tag wins: ("x"[ti])[ab] searches the title
+    noexp = is_noexp(tag)
     tag, near = split_proximity(tag)
+    if noexp:
+        return _noexp(tag, node, pos)
     if near is not None:
         return _proximity(tag, near, node, pos)
     if isinstance(node, And | Or):
@@ -360,7 +363,7 @@ def apply_tag(tag: str, node: Node, pos: int) -> Node:
         return Not(apply_tag(tag, node.child, pos))
     if tag == "dp":
         return _year_range(node, pos)
-    if isinstance(node, Prefix) and tag in (*EXACT_TAGS, "pmid", "sh", "aid", "sb"):
+    if isinstance(node, Prefix) and tag in (*EXACT_TAGS, "pmid", "sh", "aid", "sb", "nm"):
         raise QuerySyntaxError(f"truncation (*) does not work with [{tag}] at {pos}", pos)
     if tag == "pmid":
         return _pmids(node, pos)
@@ -384,6 +387,16 @@ def _pmids(node: Term | Phrase | Prefix, pos: int) -> Node:
         raise QuerySyntaxError(f"[pmid] needs a number, not '{node.text}' at {pos}", pos)
     tagged = tuple(Tagged("pmid", Term(i, node.pos), pos) for i in ids)
     return tagged[0] if len(tagged) == 1 else Or(tagged)
+
+
+def _noexp(tag: str, node: Node, pos: int) -> Node:
+    """``[mh:noexp]``: the heading alone, each heading of a group alone."""
+    if isinstance(node, And | Or):
+        return replace(node, children=tuple(_noexp(tag, child, pos) for child in node.children))
+    if isinstance(node, Not):
+        return Not(_noexp(tag, node.child, pos))
+    tagged = apply_tag(tag, node, pos)
+    return replace(tagged, noexp=True) if isinstance(tagged, Tagged) else tagged
 
 
 def _proximity(tag: str, near: int, node: Node, pos: int) -> Node:

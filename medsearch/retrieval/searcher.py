@@ -32,6 +32,7 @@ from medsearch.errors import (
 )
 from medsearch.models.batching import Cancelled
 from medsearch.paths import Paths
+from medsearch.query.nodes import ParsedQuery
 from medsearch.query.normalize import repair_undecodable
 from medsearch.query.parser import mesh_note, parse_plain, parse_query
 from medsearch.records import Article, Filters, Hit
@@ -41,6 +42,7 @@ from medsearch.store import Store
 
 if TYPE_CHECKING:
     from medsearch.index.lexical import LexicalIndex
+    from medsearch.mesh.expand import MeshLookup
     from medsearch.models.cross import CrossEncoder
     from medsearch.models.encoders import Encoder
     from medsearch.rerank.loading import DeltaStatus
@@ -52,6 +54,15 @@ if TYPE_CHECKING:
 MODES = ("lexical", "dense", "hybrid")
 MAX_K = 10_000
 _TAGS = re.compile(r"\[[A-Za-z0-9 ]+\]|\b(?:AND|OR|NOT)\b|[()\"*]")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanTranslation:
+    """A plan with MeSH applied and the translation PubMed's "Search details" shows."""
+
+    plan: Plan
+    text: str
+    notes: tuple[str, ...]
 
 
 def dense_text(query: str) -> str:
@@ -114,6 +125,8 @@ class Searcher:
     _delta: DeltaStatus | None = field(default=None, init=False, repr=False)
     _cross_asked: bool = field(default=False, init=False, repr=False)
     _cross_ready: bool | None = field(default=None, init=False, repr=False)
+    _mesh: MeshLookup | None = field(default=None, init=False, repr=False)
+    _mesh_read: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.lexical.texts is None:  # snippets come from the store this searcher reads
@@ -312,6 +325,10 @@ class Searcher:
         if error is not None and syntax:
             raise error
         query_plan = plan_query(parsed or parse_plain(query))
+        translation = self.translate(query_plan) if syntax else None
+        if translation is not None:
+            query_plan = translation.plan
+            notes.extend(translation.notes)
         filters = filters or Filters()
         if mode != "lexical":
             self.encoder(f"{mode} search")  # the plan depends on its device
@@ -339,7 +356,7 @@ class Searcher:
             notes.append(dropped_note(lex.dropped, dense_reads_all=mode != "lexical"))
         if lex.truncated:
             notes.append(truncated_note(lex.truncated))
-        if syntax and (note := mesh_note(query_plan.parsed)) is not None:
+        if syntax and translation is None and (note := mesh_note(query_plan.parsed)) is not None:
             notes.append(note)
         lexical = [
             Candidate(pmid=h.pmid, score=h.score, sources=("lexical",), snippet=h.snippet)
@@ -385,13 +402,61 @@ class Searcher:
             hits=tuple(hits),
             mode=mode,
             total=total,
-            context=(("query", query),),
+            context=(("query", query),)
+            + ((("translation", translation.text),) if translation is not None else ()),
             filters=lex.filters,
             notes=tuple(notes),
             timings=tuple(timings),
             rerankers=rerankers,
             counted="set" if query_plan.is_set else ALL_WORDS,
         )
+
+    # -- MeSH ----------------------------------------------------------------------------
+
+    def mesh(self) -> MeshLookup | None:
+        """The installed MeSH (None: not installed), looked up once per searcher."""
+        if not self._mesh_read:
+            from medsearch.mesh.expand import MeshLookup
+
+            self._mesh = MeshLookup.open(self.store.conn)
+            self._mesh_read = True
+        return self._mesh
+
+    def translate(self, query_plan: Plan) -> PlanTranslation | None:
+        """``query_plan`` with MeSH applied (:mod:`medsearch.mesh.expand`), or None when
+        MeSH is not installed. A set query runs its translation. Plain words keep their
+        ranking (a heading as an extra ranked clause is not shown to help: docs/mesh.md)
+        and count the translation of all their words, as PubMed would."""
+        mesh = self.mesh()
+        if mesh is None:
+            return None
+        from medsearch.mesh.expand import translate
+
+        probes = {"is_journal": self._is_journal, "is_author": self._is_author}
+        if query_plan.is_set:
+            done = translate(query_plan.parsed, mesh, **probes)
+            return PlanTranslation(replace(query_plan, parsed=done.parsed), done.text, done.notes)
+        words = query_plan.all_words
+        if words is None:
+            return PlanTranslation(query_plan, "", ())
+        done = translate(words, mesh, **probes)
+        plan = replace(query_plan, all_words=done.parsed)
+        if self.settings.mesh_ranking:
+            ranked = translate(query_plan.parsed, mesh, **probes)
+            plan = replace(plan, parsed=ranked.parsed)
+        return PlanTranslation(plan, done.text, done.notes)
+
+    def _is_journal(self, phrase: str) -> bool:
+        return self._holds("ta", phrase)
+
+    def _is_author(self, phrase: str) -> bool:
+        return self._holds("au", phrase)
+
+    def _holds(self, tag: str, phrase: str) -> bool:
+        from medsearch.query.nodes import Phrase, Tagged
+
+        probe = ParsedQuery(text=phrase, node=Tagged(tag, Phrase(phrase)), set_query=True)
+        return bool(self.lexical.rank(probe, k=1, count=False).pmids)
 
     def _count(self, query_plan: Plan, lexical_total: int, filters: Filters) -> int:
         """``total``: a set query's set size; for plain words, how many articles hold

@@ -226,6 +226,54 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX file_changes_file ON file_changes(file_id);
     """,
+    # NLM's MeSH (medsearch.mesh.tables): descriptors, their tree numbers, entry terms and
+    # allowed qualifiers, and supplementary concepts with the headings they map to. Keys
+    # are field_keys.name_key of a name, so a query's words meet them casefolded. A tree
+    # number's descendants are a range of the primary key (``C04.557.`` to ``C04.557/``).
+    # IF NOT EXISTS: a test that rebuilds an older store drops only what it knows of.
+    """
+    CREATE TABLE IF NOT EXISTS mesh_descriptors (
+        ui TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL,
+        scope_note TEXT NOT NULL DEFAULT '',
+        descriptor_class TEXT NOT NULL DEFAULT '1'
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS mesh_descriptors_name ON mesh_descriptors(name_key);
+    CREATE TABLE IF NOT EXISTS mesh_tree_numbers (
+        tree_number TEXT PRIMARY KEY,
+        ui TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS mesh_tree_numbers_ui ON mesh_tree_numbers(ui);
+    CREATE TABLE IF NOT EXISTS mesh_terms (
+        term_key TEXT NOT NULL,
+        ui TEXT NOT NULL,
+        term TEXT NOT NULL,
+        PRIMARY KEY (term_key, ui)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS mesh_terms_ui ON mesh_terms(ui);
+    CREATE TABLE IF NOT EXISTS mesh_qualifiers (
+        ui TEXT NOT NULL,
+        qualifier_ui TEXT NOT NULL,
+        name TEXT NOT NULL,
+        abbreviation TEXT NOT NULL,
+        PRIMARY KEY (ui, qualifier_ui)
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS mesh_supplementals (
+        ui TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL,
+        note TEXT NOT NULL DEFAULT ''
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS mesh_supplementals_name ON mesh_supplementals(name_key);
+    CREATE TABLE IF NOT EXISTS mesh_supplemental_headings (
+        ui TEXT NOT NULL,
+        descriptor_ui TEXT NOT NULL,
+        qualifier_ui TEXT,
+        major INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (ui, descriptor_ui)
+    ) WITHOUT ROWID;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -11,7 +11,7 @@ long one (reranking) checks a cancellation callback between chunks.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
 from medsearch.errors import StoreError
@@ -48,6 +48,12 @@ class Backend:
         if searcher is None:
             raise StoreError("the corpus is not open yet")
         return self._lane.submit(call, searcher).result()
+
+    def submit(self, call: Callable[[Searcher], T]) -> Future[T] | None:
+        """``call(searcher)`` queued on the lane thread, for a caller that awaits it
+        (``asyncio.wrap_future``) rather than blocking; None before the corpus is open."""
+        searcher = self._searcher
+        return None if searcher is None else self._lane.submit(call, searcher)
 
     def close(self) -> None:
         searcher, self._searcher = self._searcher, None

@@ -75,6 +75,11 @@ SPECS: tuple[KeySpec, ...] = (
     KeySpec("article.copy", "ctrl+y", "copy_citation", "Copy citation", "results, detail"),
     KeySpec("article.similar", "ctrl+n", "similar", "Similar articles", "results, detail"),
     KeySpec("article.sentences", "ctrl+t", "pick_sentence", "Sentences like…", "results, detail"),
+    KeySpec("main.mesh", "f7", "mesh", "MeSH browser", "main", priority=True),
+    KeySpec("mesh.search", "s", "search", "Search this heading", "MeSH browser"),
+    KeySpec("mesh.add", "a", "add", "Add to the query", "MeSH browser"),
+    KeySpec("mesh.major", "m", "major", "[mh] / [majr]", "MeSH browser"),
+    KeySpec("mesh.noexp", "x", "noexp", "Explode / :noexp", "MeSH browser"),
     KeySpec("search.older", "up", "older", "Older query (history)", "search bar", False),
     KeySpec("search.newer", "down", "newer", "Newer query (history)", "search bar", False),
 )

@@ -22,10 +22,12 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, OptionList, TextArea
+from textual.widgets import ContentSwitcher, Footer, OptionList, Static, TextArea
 from textual.worker import get_current_worker
 
 from medsearch.errors import MedsearchError
+from medsearch.mesh.browse import HeadingView, open_by_start, typed_heading
+from medsearch.mesh.tables import INSTALL_HINT
 from medsearch.records import Article, Filters
 from medsearch.tui import jobs, keys
 from medsearch.tui.basket import default_export_path, write_basket
@@ -41,11 +43,12 @@ from medsearch.tui.messages import (
 )
 from medsearch.tui.render import DOI_URL, PUBMED_URL, citation
 from medsearch.tui.screens.dialogs import ExportRequest, ExportScreen, FiltersScreen, SentencePicker
+from medsearch.tui.screens.mesh import HeadingPicker, MeshChoice, MeshScreen
 from medsearch.tui.session import Session
 from medsearch.tui.widgets.bars import ModeBar, StatusBar
 from medsearch.tui.widgets.detail import DetailPane
 from medsearch.tui.widgets.results import Heading, ResultsList, Row
-from medsearch.tui.widgets.search_bar import SearchBar, TypedAhead
+from medsearch.tui.widgets.search_bar import MeshSuggester, SearchBar, TypedAhead
 
 SORT_CYCLE = ("relevance", "date", "author", "journal")
 """The orders ctrl+b steps through (PubMed's; its "publication date" is "date" here)."""
@@ -74,11 +77,17 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield ModeBar(id="modes")
         with ContentSwitcher(initial="query", id="query-switch"):
-            yield SearchBar(self.session.history, id="query", placeholder=PLACEHOLDERS["search"])
+            yield SearchBar(
+                self.session.history,
+                id="query",
+                placeholder=PLACEHOLDERS["search"],
+                suggester=MeshSuggester(self.session.backend),
+            )
             yield TextArea(
                 id="cite-editor",
                 placeholder="Paste a manuscript paragraph, then ctrl+r for references",
             )
+        yield Static("", id="translation")
         with Horizontal(id="body"):
             yield ResultsList(id="results")
             yield DetailPane(id="detail")
@@ -198,6 +207,7 @@ class MainScreen(Screen[None]):
         terms = snippet_terms(h.snippet for h in result.hits)
         terms |= {w.lower() for w in dense_text(query).split() if len(w) > 2}
         self.show_rows(list(result.hits), terms, message.ticket, reranked=False)
+        self.show_translation(str(dict(result.context).get("translation") or ""))
         self.summarise(result.total, len(result.hits), result.timings, result.notes)
         if answer.did_you_mean:  # offered, never searched instead
             self.query_one(ModeBar).summary += f" · did you mean: {answer.did_you_mean}"
@@ -270,6 +280,73 @@ class MainScreen(Screen[None]):
             return True
         last = self.last
         return self.focused is bar and last is not None and bar.value.strip() == last.text
+
+    def show_translation(self, text: str) -> None:
+        """The query as it ran (MeSH applied), under the query, as PubMed's search details."""
+        line = self.query_one("#translation", Static)
+        line.update(Text("search details: ", style="dim").append(text) if text else "")
+        line.display = bool(text)
+
+    # -- MeSH ------------------------------------------------------------------------
+
+    def action_mesh(self) -> None:
+        """The MeSH browser: the heading typed before ``[mh`` (or the whole query) when
+        the query has the focus, else one of the highlighted article's headings."""
+        bar = self.query_one(SearchBar)
+        if (self.focused is bar and bar.value.strip()) or not self.results.hits:
+            name = typed_heading(bar.value) or bar.value.strip()
+            if not name:
+                self.notify("type a heading name, or highlight an article", severity="warning")
+                return
+            self.open_heading(name, bar.value)
+            return
+        article = self.current_article()
+        if article is None:
+            return
+        headings = list(dict.fromkeys(m.descriptor for m in article.mesh))
+        if not headings:
+            self.notify(f"PMID {article.pmid} has no MeSH headings", severity="warning")
+            return
+
+        def picked(name: str | None) -> None:
+            if name:
+                self.open_heading(name, bar.value)
+
+        self.app.push_screen(HeadingPicker(headings), picked)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="mesh", description="MeSH")
+    def open_heading(self, name: str, query: str) -> None:
+        def load(key: str) -> HeadingView | None:
+            return self.session.backend.run(lambda s: open_by_start(s.store.conn, key))
+
+        try:
+            installed = self.session.backend.run(lambda s: s.mesh() is not None)
+            view = load(name) if installed else None
+        except MedsearchError as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="error")
+            return
+        if not installed:
+            self.app.call_from_thread(self.notify, INSTALL_HINT, severity="warning", timeout=10)
+        elif view is None:
+            self.app.call_from_thread(
+                self.notify, f"no MeSH heading named {name!r}", severity="warning"
+            )
+        else:
+            self.app.call_from_thread(
+                self.app.push_screen, MeshScreen(view, load, query), self.mesh_chosen
+            )
+
+    def mesh_chosen(self, choice: MeshChoice | None) -> None:
+        if choice is None:
+            return
+        self.action_mode("search")
+        bar = self.query_one(SearchBar)
+        bar.value = choice.query
+        bar.cursor_position = len(choice.query)
+        if choice.run:
+            self.run_request(
+                jobs.Request("search", choice.query, self.filters, sort=self.status.sort)
+            )
 
     @on(TypedAhead)
     def typed_ahead(self, message: TypedAhead) -> None:

@@ -3,16 +3,22 @@ and characters typed over the results land here (see :meth:`SearchBar.type_ahead
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
 from textual.binding import BindingType
 from textual.message import Message
+from textual.suggester import Suggester
 from textual.widget import Widget
 from textual.widgets import Input
 
 from medsearch.tui import keys
+from medsearch.tui.backend import Backend
 from medsearch.tui.history import History
+
+if TYPE_CHECKING:
+    from medsearch.retrieval.searcher import Searcher
 
 
 class TypedAhead(Message):
@@ -55,6 +61,28 @@ class TypesIntoQuery(_Mixin):
 
     def on_focus(self) -> None:
         self._typing = False
+
+
+class MeshSuggester(Suggester):
+    """Completes a MeSH heading typed in quotes (``"neopl`` -> ``"Neoplasms"[mh]``), read
+    from the store on the searcher's thread without blocking the UI; nothing when MeSH is
+    not installed or the corpus is not open yet."""
+
+    def __init__(self, backend: Backend) -> None:
+        super().__init__(use_cache=True, case_sensitive=True)
+        self.backend = backend
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if '"' not in value:
+            return None
+
+        def lookup(searcher: Searcher) -> str | None:
+            from medsearch.mesh.browse import complete
+
+            return complete(searcher.store.conn, value) if searcher.mesh() else None
+
+        pending = self.backend.submit(lookup)
+        return None if pending is None else await asyncio.wrap_future(pending)
 
 
 class SearchBar(Input):

@@ -1,0 +1,383 @@
+"""A parsed query as PubMed runs it once MeSH is installed: headings exploded, entry terms
+resolved, untagged words mapped (automatic term mapping).
+
+PubMed's help ("Searching MeSH terms", "How PubMed works: automatic term mapping",
+https://pubmed.ncbi.nlm.nih.gov/help/) is the specification:
+
+- ``heading[mh]`` searches the heading and every heading under any of its tree numbers;
+  ``[mh:noexp]`` the heading alone; ``[majr]`` and ``[majr:noexp]`` the same among
+  major topics. An entry term names its heading (``mouse[mh]`` is Mice).
+  ``heading/subheading[mh]`` takes the subheading's name or its two-letter abbreviation,
+  and explodes the heading with the subheading kept. ``[sh]`` takes either too.
+- ``[nm]`` matches the records' supplementary concepts and chemicals; a concept's
+  synonym names the concept.
+- An untagged run of words is looked up, longest stretch first, in the MeSH
+  translation table (entry terms and supplementary concept names); a stretch found
+  there searches its concepts ``[nm]``, its headings (exploded, a concept's mapped
+  headings too) OR the words as typed. A run MeSH does not
+  know is tried as a journal, then as an author's name. Quoted phrases, truncated
+  words and tagged words are searched as typed, as in PubMed.
+
+The result is an ordinary :class:`ParsedQuery`: a heading's keys ride on its
+:class:`Tagged` node (``keys``) and the lexical side matches them in one term-set query.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from medsearch import field_keys as fk
+from medsearch.mesh import tables
+from medsearch.query.nodes import (
+    And,
+    Node,
+    Not,
+    Or,
+    ParsedQuery,
+    Phrase,
+    Prefix,
+    Tagged,
+    Term,
+    YearRange,
+)
+from medsearch.records import Filters
+
+MAX_SPAN = 6
+"""Longest run of words looked up as one entry term (MeSH's longest entry terms that a
+user types run to about six words)."""
+HEADING_TAGS = ("mh", "majr")
+
+
+@dataclass
+class MeshLookup:
+    """The installed MeSH, read from the store's tables, with each answer kept for the
+    lookups of one searcher."""
+
+    conn: sqlite3.Connection
+    year: int
+    _explosions: dict[tuple[str, bool], tuple[str, ...]] = field(default_factory=dict)
+    _abbreviations: dict[str, str] | None = None
+
+    @classmethod
+    def open(cls, conn: sqlite3.Connection) -> MeshLookup | None:
+        year = tables.installed_year(conn)
+        return None if year is None else cls(conn, year)
+
+    def heading_keys(self, ui: str, noexp: bool) -> tuple[str, ...]:
+        """The heading keys ``ui`` searches: itself, and unless ``noexp`` every heading
+        under it."""
+        key = (ui, noexp)
+        if key not in self._explosions:
+            keys = tables.exploded_keys(self.conn, ui, noexp=noexp)
+            self._explosions[key] = tuple(sorted(set(keys)))
+        return self._explosions[key]
+
+    def qualifier(self, value: str, ui: str | None = None) -> str | None:
+        """The subheading ``value`` names (its name or abbreviation), among ``ui``'s
+        allowed ones when given; None when MeSH has no such subheading."""
+        key = fk.name_key(value)
+        if ui is not None:
+            for q in tables.qualifiers(self.conn, ui):
+                if key in (fk.name_key(q.name), q.abbreviation.casefold()):
+                    return q.name
+            return None
+        if self._abbreviations is None:
+            rows = self.conn.execute("SELECT DISTINCT name, abbreviation FROM mesh_qualifiers")
+            self._abbreviations = {}
+            for name, abbreviation in rows:
+                self._abbreviations[fk.name_key(name)] = name
+                self._abbreviations.setdefault(abbreviation.casefold(), name)
+        return self._abbreviations.get(key)
+
+
+@dataclass(frozen=True, slots=True)
+class Translation:
+    """A query as it runs: ``parsed`` with MeSH applied, what PubMed's "Search details"
+    would print (``text``), and notes on what could not be applied."""
+
+    parsed: ParsedQuery
+    text: str
+    notes: tuple[str, ...] = ()
+    mapped: bool = False
+    """Whether automatic term mapping changed an untagged word."""
+
+
+Probe = Callable[[str], bool]
+"""Whether a run of words is a journal (or an author) of this corpus."""
+
+
+def translate(
+    parsed: ParsedQuery,
+    mesh: MeshLookup,
+    *,
+    is_journal: Probe | None = None,
+    is_author: Probe | None = None,
+) -> Translation:
+    """``parsed`` with its headings resolved and its untagged words mapped."""
+    walk = _Walk(parsed.text, mesh, is_journal, is_author)
+    node = walk.node(parsed.node) if parsed.node is not None else None
+    out = replace(parsed, node=node)
+    limits = filters_text(parsed.filters)
+    shown = (_grouped(node) if limits else render(node)) if node is not None else ""
+    text = " AND ".join(t for t in (shown, limits) if t)
+    return Translation(out, text, tuple(dict.fromkeys(walk.notes)), walk.mapped)
+
+
+@dataclass
+class _Walk:
+    text: str
+    mesh: MeshLookup
+    is_journal: Probe | None
+    is_author: Probe | None
+    notes: list[str] = field(default_factory=list)
+    mapped: bool = False
+
+    def node(self, node: Node) -> Node:
+        if isinstance(node, Tagged):
+            return self.tagged(node)
+        if isinstance(node, Not):
+            return Not(self.node(node.child))
+        if isinstance(node, And | Or):
+            if _explicit_or(node):
+                return replace(node, children=tuple(self.node(c) for c in node.children))
+            children = self.runs(node.children)  # its words are mapped here, once
+            if len(children) == 1:
+                return (
+                    children[0]
+                    if isinstance(children[0], Term | _Mapped)
+                    else self.node(children[0])
+                )
+            return replace(
+                node,
+                children=tuple(
+                    c if isinstance(c, Term | _Mapped) else self.node(c) for c in children
+                ),
+            )
+        if isinstance(node, Term):
+            mapped = self.map_run([node])
+            return mapped if mapped is not None else node
+        return node
+
+    # -- tagged headings ------------------------------------------------------------------
+
+    def tagged(self, node: Tagged) -> Node:
+        if node.tag == "sh" and isinstance(node.node, Term | Phrase):
+            name = self.mesh.qualifier(node.node.text)
+            if name is None:
+                self.notes.append(f"{node.node.text!r} is not a MeSH subheading")
+                return node
+            return replace(node, node=_as_typed(node.node, name), keys=(fk.name_key(name),))
+        if node.tag == "nm" and isinstance(node.node, Term | Phrase):
+            concepts = tables.translate(self.mesh.conn, node.node.text)
+            names = concepts.supplementals if concepts is not None else ()
+            concept_keys = {fk.name_key(node.node.text), *(fk.name_key(n) for n in names)}
+            return replace(node, keys=tuple(sorted(concept_keys)))
+        if node.tag not in HEADING_TAGS or not isinstance(node.node, Term | Phrase):
+            return node
+        value = node.node.text
+        heading, _, sub = value.partition("/")
+        ui = tables.descriptor_ui(self.mesh.conn, heading)
+        if ui is None:
+            self.notes.append(f"{heading.strip()!r} is not a MeSH heading: matched as typed")
+            return node
+        keys = self.mesh.heading_keys(ui, node.noexp)
+        shown = tables.names(self.mesh.conn, [ui])[ui]
+        if sub.strip():
+            name = self.mesh.qualifier(sub, ui)
+            if name is None:
+                self.notes.append(f"{sub.strip()!r} is not a subheading allowed for {heading!r}")
+                name = sub.strip()
+            keys = tuple(f"{k}/{fk.name_key(name)}" for k in keys)
+            shown = f"{shown}/{name}"
+        return replace(node, node=_as_typed(node.node, shown), keys=keys)
+
+    # -- automatic term mapping ------------------------------------------------------------
+
+    def runs(self, children: tuple[Node, ...]) -> tuple[Node, ...]:
+        """``children`` with each stretch of adjacent untagged words that the translation
+        table knows replaced by its mapping, longest stretch first from the left."""
+        out: list[Node] = []
+        i = 0
+        while i < len(children):
+            run_end = i
+            while (
+                run_end < len(children)
+                and isinstance(children[run_end], Term)
+                and (run_end == i or self.adjacent(children[run_end - 1], children[run_end]))
+            ):
+                run_end += 1
+            if run_end == i:
+                out.append(children[i])
+                i += 1
+                continue
+            words = [c for c in children[i:run_end] if isinstance(c, Term)]
+            out.extend(self.map_words(words))
+            i = run_end
+        return tuple(out)
+
+    def adjacent(self, left: Node, right: Node) -> bool:
+        """Typed side by side (only spaces between): ``heart attack``, not ``heart AND attack``."""
+        if not isinstance(left, Term) or not isinstance(right, Term):
+            return False
+        gap = self.text[left.pos + len(left.text) : right.pos]
+        return right.pos > left.pos and not gap.strip()
+
+    def map_words(self, words: list[Term]) -> list[Node]:
+        out: list[Node] = []
+        i = 0
+        while i < len(words):
+            for end in range(min(len(words), i + MAX_SPAN), i, -1):
+                mapped = self.mesh_map(words[i:end])
+                if mapped is not None:
+                    out.append(mapped)
+                    i = end
+                    break
+            else:
+                out.append(words[i])
+                i += 1
+        if not any(isinstance(n, _Mapped) for n in out) and len(words) > 1:
+            other = self.journal_or_author(words)
+            if other is not None:
+                return [other]
+        return out
+
+    def map_run(self, words: list[Term]) -> Node | None:
+        found = self.map_words(words)
+        return found[0] if len(found) == 1 and isinstance(found[0], _Mapped) else None
+
+    def mesh_map(self, words: list[Term]) -> _Mapped | None:
+        phrase = " ".join(w.text for w in words)
+        if len(phrase) < 3:
+            return None
+        found = tables.translate(self.mesh.conn, phrase)
+        if found is None:
+            return None
+        typed: Node = words[0] if len(words) == 1 else And(tuple(words))
+        pos = words[0].pos
+        alternatives: list[Node] = [
+            Tagged("nm", Phrase(name, pos), pos, keys=(fk.name_key(name),))
+            for name in found.supplementals
+        ]
+        for ui, name in found.headings:
+            keys = self.mesh.heading_keys(ui, False)
+            alternatives.append(Tagged("mh", Phrase(name, pos), pos, keys=keys))
+        if not alternatives:
+            return None
+        self.mapped = True
+        return _Mapped((*alternatives, typed))
+
+    def journal_or_author(self, words: list[Term]) -> Node | None:
+        phrase = " ".join(w.text for w in words)
+        typed = And(tuple(words))
+        pos = words[0].pos
+        if self.is_journal is not None and self.is_journal(phrase):
+            self.mapped = True
+            return _Mapped((Tagged("ta", Phrase(phrase, pos), pos), typed))
+        if self.is_author is not None and _looks_like_a_name(words) and self.is_author(phrase):
+            self.mapped = True
+            return _Mapped((Tagged("au", Phrase(phrase, pos), pos), typed))
+        return None
+
+
+class _Mapped(Or):
+    """An ``Or`` that automatic term mapping built (not walked again)."""
+
+    __slots__ = ()
+
+
+def _as_typed(typed: Term | Phrase, name: str) -> Phrase:
+    """The heading MeSH resolved, where the user typed its value (for the dense side's
+    words and the translation shown)."""
+    return Phrase(name, typed.pos)
+
+
+def _explicit_or(node: Node) -> bool:
+    return isinstance(node, Or) and not node.words
+
+
+def _looks_like_a_name(words: list[Term]) -> bool:
+    """``smith ja``, ``Smith JA``: a surname and initials (PubMed's author step)."""
+    return len(words) == 2 and words[1].text.isalpha() and len(words[1].text) <= 3
+
+
+# -- the translation as text -------------------------------------------------------------
+
+_TAG_NAMES = {
+    "mh": "MeSH Terms",
+    "majr": "MeSH Major Topic",
+    "sh": "Subheading",
+    "nm": "Supplementary Concept",
+    "ta": "Journal",
+    "au": "Author",
+}
+
+
+def render(node: Node | None) -> str:
+    """The query as PubMed's "Search details" would print it."""
+    if node is None:
+        return ""
+    if isinstance(node, Term):
+        return node.text
+    if isinstance(node, Phrase):
+        near = f":~{node.near}" if node.near is not None else ""
+        return f'"{node.text}"' + (f"[{near}]" if near else "")
+    if isinstance(node, Prefix):
+        return node.text + "*"
+    if isinstance(node, YearRange):
+        return f"{node.start}:{node.end}[dp]"
+    if isinstance(node, Tagged):
+        name = _TAG_NAMES.get(node.tag, node.tag)
+        suffix = ":noexp" if node.noexp else ""
+        inner = node.node
+        value = inner.text if isinstance(inner, Term | Phrase | Prefix) else render(inner)
+        value += "*" if isinstance(inner, Prefix) else ""
+        return f'"{value}"[{name}{suffix}]'
+    if isinstance(node, Not):
+        return f"NOT {_grouped(node.child)}"
+    if isinstance(node, And):
+        parts = [_grouped(c) for c in node.children]
+        out = parts[0] if parts else ""
+        for child, part in zip(node.children[1:], parts[1:], strict=True):
+            out += f" {part}" if isinstance(child, Not) else f" AND {part}"
+        return out
+    joiner = " " if node.words and not isinstance(node, _Mapped) else " OR "
+    return joiner.join(_grouped(c) for c in node.children)
+
+
+def filters_text(filters: Filters) -> str:
+    """The restrictions lifted out of a query, as the tags they were typed as."""
+    parts: list[str] = []
+    if filters.date_from is not None or filters.date_to is not None:
+        first, last = _date(filters.date_from), _date(filters.date_to, end=True)
+        parts.append(f"{first}[dp]" if first == last else f"{first}:{last}[dp]")
+    elif filters.year_from is not None or filters.year_to is not None:
+        parts.append(f"{filters.year_from or ''}:{filters.year_to or ''}[dp]")
+    for values, tag in (
+        (filters.journals, "Journal"),
+        (filters.publication_types, "Publication Type"),
+        (filters.languages, "Language"),
+    ):
+        if values:
+            joined = " OR ".join(f'"{v}"[{tag}]' for v in values)
+            parts.append(f"({joined})" if len(values) > 1 else joined)
+    return " AND ".join(parts)
+
+
+def _date(value: int | None, *, end: bool = False) -> str:
+    """``20190801`` -> ``2019/08/01``; a part left open (``00``, or a year's last day at
+    the ``end`` of a range) is left out: ``20190800`` -> ``2019/08``."""
+    if value is None:
+        return ""
+    text = f"{value:08d}"
+    if text[4:] == "0000" or (end and text[4:] == "1231"):
+        return text[:4]
+    if text[6:] == "00":
+        return f"{text[:4]}/{text[4:6]}"
+    return f"{text[:4]}/{text[4:6]}/{text[6:]}"
+
+
+def _grouped(node: Node) -> str:
+    text = render(node)
+    return f"({text})" if isinstance(node, And | Or) and len(node.children) > 1 else text
