@@ -288,6 +288,7 @@ def _article(fields: Fields) -> Article | None:
         grants=tuple(g for line in values.get("GR", []) if (g := _grant(line)) is not None),
         status=one("STAT"),
         supplementary=tuple(values.get("NM", [])),
+        electronic_date=_electronic_date(values),
     )
 
 
@@ -385,6 +386,14 @@ def _pub_date(values: dict[str, list[str]]) -> PubDate:
         if (history := _HISTORY.fullmatch(line)) is not None:
             return _numeric_date(*history.groups())
     return PubDate()
+
+
+def _electronic_date(values: dict[str, list[str]]) -> PubDate | None:
+    """DEP, the XML's ArticleDate."""
+    for line in values.get("DEP", []):
+        if (dep := _DEP.fullmatch(line)) is not None:
+            return _numeric_date(*dep.groups())
+    return None
 
 
 def _numeric_date(year: str, month: str, day: str) -> PubDate:

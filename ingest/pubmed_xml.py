@@ -164,8 +164,9 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
     if abstract is None:
         abstract = fields.get("OtherAbstract")
     date = pub_date(issue.get("PubDate"))
+    electronic = pub_date(parts.get("ArticleDate"))
     if date.year is None:
-        date = pub_date(parts.get("ArticleDate"))
+        date = electronic
     if date.year is None:
         date = history_date(pubmed_data)
     id_sources: list[Iterable[Element]] = [locations]
@@ -212,6 +213,7 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
         status=_clean(mc.get("Status")),
         corrections=_corrections(fields.get("CommentsCorrectionsList")),
         supplementary=_texts(_children([fields.get("SupplMeshList")], "SupplMeshName")),
+        electronic_date=electronic if electronic.year is not None else None,
     )
 
 

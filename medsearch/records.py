@@ -159,6 +159,9 @@ class Article:
     # SupplMeshList: the supplementary concepts (protocols, diseases, organisms) it is
     # indexed with; chemical ones are in ``chemicals`` too. [nm] searches both.
     supplementary: tuple[str, ...] = ()
+    # ArticleDate (DateType Electronic; MEDLINE's DEP): PubMed's [dp] matches it as well
+    # as the print date (help page, "Publication Date").
+    electronic_date: PubDate | None = None
 
     @property
     def year(self) -> int | None:
@@ -283,6 +286,9 @@ class Article:
                 for c in self.corrections
             ],
             "supplementary": list(self.supplementary),
+            "electronic_date": None
+            if (e := self.electronic_date) is None
+            else {"year": e.year, "month": e.month, "day": e.day, "season": e.season, "raw": e.raw},
         }
 
     def to_json(self) -> str:
@@ -327,6 +333,7 @@ class Article:
             status=data.get("status"),
             corrections=tuple(Correction(**c) for c in data.get("corrections", ())),
             supplementary=tuple(data.get("supplementary", ())),
+            electronic_date=PubDate(**e) if (e := data.get("electronic_date")) else None,
         )
 
     @classmethod

@@ -509,8 +509,16 @@ def test_real_records_publication_months(real: tuple[LexicalIndex, list[ET.Eleme
     }
 
     def in_month(e: ET.Element, year: str, month: int) -> bool:
-        """PubMed's rule: a date without a month is any month of its year; a MedlineDate
-        (``2015 Oct-Dec``, ``1998 Dec-1999 Jan``) spans from its first month to its last."""
+        """PubMed's rule: the print date or the electronic one (ArticleDate) is in the
+        month; a date without a month is any month of its year; a MedlineDate (``2015
+        Oct-Dec``, ``1998 Dec-1999 Jan``) spans from its first month to its last."""
+        electronic = e.find("Article/ArticleDate")
+        if (
+            electronic is not None
+            and electronic.findtext("Year") == year
+            and int(electronic.findtext("Month") or 0) == month
+        ):
+            return True
         date = e.find("Article/Journal/JournalIssue/PubDate")
         if date is None:
             return False

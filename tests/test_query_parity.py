@@ -17,8 +17,6 @@ docs/query-parity.md):
 - stemming: text words are stemmed (``cataracts`` finds ``cataract``), so every query
   here is one whose answer no stem changes
   (``test_the_answers_do_not_depend_on_stemming``);
-- ``[dp]`` reads the print date only, PubMed the electronic one too: :func:`dp` is
-  PubMed's rule, and the dates asked are ones where both readings agree;
 - ``[au]`` reads a last word of one or two letters as initials (``Wang Li`` is Wang
   LI), so two-letter fore names are asked with the comma form.
 """
@@ -362,6 +360,8 @@ QUERIES: list[tuple[str, Pred]] = [
     ("2019/05[dp]", dp(20190501, 20190531)),
     ("2001:2010[dp]", dp(20010101, 20101231)),
     ("2019/12/01:2020/01/31[dp]", dp(20191201, 20200131)),
+    ("2019/08[dp]", dp(20190801, 20190831)),  # electronic dates widen it: 63 in print
+    ("2019/07/15:2019/09/15[dp]", dp(20190715, 20190915)),
     ("1976:1990[dp] OR 2023[dp]", OR(dp(19760101, 19901231), dp(20230101, 20231231))),
     # MeSH: whole headings (no explosion), subheadings, major topics
     ("Humans[mh]", mh("Humans")),

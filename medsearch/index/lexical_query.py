@@ -516,8 +516,27 @@ def year_range(schema: Any, start: int | None, end: int | None) -> Any:
 
 
 def date_range(schema: Any, first: int | None, last: int | None) -> Any:
-    """Articles whose publication date span (``field_keys.date_span``) overlaps
-    ``first``..``last`` (``YYYYMMDD``): it starts by ``last`` and ends from ``first``."""
+    """Articles published in ``first``..``last`` (``YYYYMMDD``), as PubMed's ``[dp]``
+    reads it: the print date's span (``field_keys.date_span``) overlaps the range, or
+    the electronic date falls in it."""
+    printed = _print_date_range(schema, first, last)
+    if first is None and last is None:
+        return printed
+    electronic = tantivy.Query.range_query(
+        schema,
+        ls.ELECTRONIC_DATE,
+        tantivy.FieldType.Integer,
+        lower_bound=first,
+        upper_bound=last,
+    )
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, printed), (tantivy.Occur.Should, electronic)]
+    )
+
+
+def _print_date_range(schema: Any, first: int | None, last: int | None) -> Any:
+    """The print date's span overlaps ``first``..``last``: it starts by ``last`` and
+    ends from ``first``."""
     clauses = []
     if last is not None:
         clauses.append(

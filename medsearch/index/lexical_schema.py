@@ -42,7 +42,7 @@ from medsearch.query.normalize import normalize_text
 from medsearch.records import Article
 
 SCHEMA_VERSION = 5  # 2: no stored title/abstract; 3: TITLE_ALONE; 4: the field-tag fields;
-# 5: AUTHOR_KEY and SUPPLEMENTARY ([nm])
+# 5: AUTHOR_KEY, SUPPLEMENTARY ([nm]) and ELECTRONIC_DATE
 READABLE_VERSIONS = (5,)
 """Formats a search can read. An older index lacks the fields PubMed's tags need
 (``[mh]`` headings, journal keys, dates) and would answer them wrongly, so it is refused
@@ -90,6 +90,7 @@ AFFILIATION = "affiliation"  # [ad], words not stemmed (place and institution na
 GRANT = "grant"  # grant number, acronym and agency: [gr]
 DATE_START = "date_start"  # field_keys.date_span: YYYYMMDD, for [dp] and --date
 DATE_END = "date_end"
+ELECTRONIC_DATE = "electronic_date"  # YYYYMMDD of ArticleDate: [dp] and --date match it too
 PUB_TYPE = "pub_type"  # casefolded, exact
 LANGUAGE = "language"  # casefolded, exact
 YEAR = "year"
@@ -246,6 +247,7 @@ def build_schema() -> Any:
     sb.add_integer_field(YEAR, indexed=True, fast=True)
     sb.add_integer_field(DATE_START, indexed=True, fast=True)
     sb.add_integer_field(DATE_END, indexed=True, fast=True)
+    sb.add_integer_field(ELECTRONIC_DATE, indexed=True)
     sb.add_bytes_field(PAYLOAD, stored=True)
     return sb.build()
 
@@ -359,6 +361,9 @@ def other_tag_fields(article: Article) -> Fields:
     span = fk.date_span(article.pub_date)
     if span is not None:
         out[DATE_START], out[DATE_END] = [span[0]], [span[1]]
+    electronic = article.electronic_date and fk.date_span(article.electronic_date)
+    if electronic:
+        out[ELECTRONIC_DATE] = [electronic[0]]
     ids = sorted({value.strip().casefold() for _, value in article.article_ids if value.strip()})
     if ids:
         out[ARTICLE_ID] = ids
