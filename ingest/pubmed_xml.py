@@ -45,6 +45,7 @@ from medsearch.records import (
     Grant,
     MeshHeading,
     Qualifier,
+    Reference,
     pmid_from,
 )
 
@@ -209,6 +210,7 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
         issns=issns,
         grants=_grants(parts.get("GrantList")),
         status=_clean(mc.get("Status")),
+        references=_references(pubmed_data),
     )
 
 
@@ -265,6 +267,7 @@ def _book(elem: Element) -> Article | None:
         languages=_texts(doc.iterfind("Language")),
         article_ids=_article_ids(id_sources),
         kind="book",
+        references=_references(doc),
     )
 
 
@@ -378,6 +381,37 @@ def _article_ids(sources: Iterable[Iterable[Element]]) -> tuple[tuple[str, str],
                 seen.add(key)
                 out.append((id_type, value))
     return tuple(out)
+
+
+def _references(parent: Element | None) -> tuple[Reference, ...]:
+    """The references of every ``ReferenceList`` under ``parent`` (the DTD nests them)
+    that name a PMID or a DOI, each once, in the list's order: what the citation graph
+    is built from. A reference naming neither (a bare citation string) is left out."""
+    if parent is None:
+        return ()
+    found: dict[tuple[int, str | None], None] = {}
+    lists = [child for child in parent if child.tag == "ReferenceList"]
+    while lists:
+        for child in lists.pop(0):
+            tag = child.tag
+            if tag == "ReferenceList":
+                lists.append(child)
+            elif tag == "Reference":
+                pmid, doi = 0, None
+                for ids in child:
+                    if ids.tag != "ArticleIdList":
+                        continue
+                    for elem in ids:
+                        id_type = elem.get("IdType")
+                        if id_type == "pubmed" and not pmid:
+                            pmid = _int(elem.text) or 0
+                        elif id_type == "doi" and doi is None:
+                            doi = _clean(elem.text)
+                if pmid and pmid >= 2**32:
+                    pmid = 0  # the graph keeps 32-bit PMIDs; NCBI's have eight digits
+                if pmid or doi:
+                    found.setdefault((pmid, doi), None)
+    return tuple(Reference(pmid, doi) for pmid, doi in found)
 
 
 def _texts(elems: Iterable[Element]) -> tuple[str, ...]:

@@ -73,6 +73,15 @@ class Grant:
 
 
 @dataclass(frozen=True, slots=True)
+class Reference:
+    """One entry of a record's ``ReferenceList``: the cited article's PMID (0 when the
+    reference gives none) and its DOI where the reference gives one."""
+
+    pmid: int = 0
+    doi: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PubDate:
     """A publication date as precise as the record allows.
 
@@ -129,6 +138,7 @@ class Article:
     issns: tuple[str, ...] = ()  # every ISSN the record names: print or electronic, linking
     grants: tuple[Grant, ...] = ()
     status: str | None = None  # MedlineCitation/@Status: "MEDLINE", "PubMed-not-MEDLINE", ...
+    references: tuple[Reference, ...] = ()  # ReferenceList entries naming a PMID or a DOI
 
     @property
     def year(self) -> int | None:
@@ -147,6 +157,11 @@ class Article:
     @property
     def pmcid(self) -> str | None:
         return self.article_id("pmc")
+
+    @property
+    def cited_pmids(self) -> tuple[int, ...]:
+        """The PMIDs this record's reference list names, each once, in the list's order."""
+        return tuple(dict.fromkeys(r.pmid for r in self.references if r.pmid))
 
     @property
     def abstract_text(self) -> str:
@@ -248,6 +263,7 @@ class Article:
                 for g in self.grants
             ],
             "status": self.status,
+            "references": [[r.pmid, r.doi] for r in self.references],
         }
 
     def to_json(self) -> str:
@@ -290,6 +306,9 @@ class Article:
             issns=tuple(data.get("issns", ())),
             grants=tuple(Grant(**g) for g in data.get("grants", ())),
             status=data.get("status"),
+            references=tuple(
+                Reference(int(pmid or 0), doi) for pmid, doi in data.get("references", ())
+            ),
         )
 
     @classmethod
