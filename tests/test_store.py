@@ -196,6 +196,8 @@ def test_a_store_from_before_the_kept_count_is_counted_once_at_the_upgrade(
         store.conn.execute("DELETE FROM meta WHERE key = 'record_count'")
         store.conn.execute("DROP TABLE stale_queue")  # what migrations 6 to 8 added
         store.conn.execute("DROP TABLE unindexed")
+        store.conn.execute("DROP TABLE article_refs")  # and the citation graph's
+        store.conn.execute("DROP TABLE refs_changed")
         store.conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     with Store(path, readonly=True) as reader:  # not upgraded yet: counted by a scan
         assert reader.count() == 2

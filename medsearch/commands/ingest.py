@@ -399,6 +399,11 @@ def run_ingest(
             elif files:
                 with clock.stage("ingest"):
                     ing.run(files, summary=summary)
+            if stopped is None:
+                from medsearch.index.citations import refresh
+
+                with clock.stage("citations"):
+                    refresh(paths.citations, ing.store.conn)
             if stopped is None and (embeddings or not no_encode):
                 from ingest.encode_stage import run_vectors_stage
 

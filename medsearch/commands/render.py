@@ -85,6 +85,7 @@ STAGES = {
     "prepare": "prepare",
     "download": "download",
     "ingest": "parse, store and index",
+    "citations": "citation graph",
     "vectors": "vectors",
 }
 """Each stage's name in the summary (``--json`` has the keys)."""

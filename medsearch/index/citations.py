@@ -1,0 +1,337 @@
+"""Cited-by as memory-mapped sorted arrays, kept exact between builds by an overlay.
+
+References (citing -> cited) are one ``article_refs`` row a citing PMID
+(:mod:`medsearch.store.refs`): one indexed read. The other direction needs every row,
+so it is built into CSR arrays in ``<home>/citations``: ``offsets`` (one entry per PMID
+up to the largest cited one, plus one) and ``citing`` (uint32, each list sorted).
+Cited-by of a PMID is a slice, a count is a subtraction, and 1,000 counts are two
+vectorised gathers: the cost does not grow with the graph, and at 1 billion edges the
+arrays are ~4.2 GB (``benchmarks/citations.py``).
+
+The build streams the table in PMID order (a chunk of rows at a time, never the graph
+in Python objects): a first pass counts in-degrees, a second scatters each chunk's
+citing PMIDs into their lists, which come out sorted because the rows arrive in order.
+
+Between builds the store lists the citing PMIDs that changed (``refs_changed``, with their
+edges as built). The overlay reads them: their old edges are subtracted from the
+arrays' answers and their current edges added, so answers are exact at every moment. It
+is saved as ``overlay-<version>`` arrays after an ingest (:func:`refresh`) and computed
+on the spot when the store has moved on since (an ingest in progress). Ingest rebuilds
+the arrays once the overlay passes :data:`REBUILD_SHARE` of the edges.
+
+A build swaps the new arrays in with a generation number that the store records in the
+same transaction that empties ``refs_changed``: a build killed half-way leaves
+arrays whose generation the store does not name, which are then ignored and rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from medsearch.store.refs import BUILT_KEY, U32, VERSION_KEY, edges_of, unpack
+
+ROWS_PER_CHUNK = 200_000
+REBUILD_SHARE = 0.05
+"""Rebuild the arrays when the changed citing PMIDs' edges pass this share of all edges
+(a build at 1B edges is minutes; an overlay of 5% is ~50M edges, read by memory map)."""
+I64 = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class BuildInfo:
+    generation: int
+    edges: int
+    citing_articles: int
+    max_pmid: int
+    seconds: float
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> int | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return int(row[0]) if row else None
+
+
+def _stream(conn: sqlite3.Connection) -> Iterator[tuple[U32, U32]]:
+    """(citing, cited) numpy arrays, a chunk of rows at a time, in citing PMID order."""
+    last = -1
+    while True:
+        rows = conn.execute(
+            "SELECT pmid, edges FROM article_refs WHERE pmid > ? ORDER BY pmid LIMIT ?",
+            (last, ROWS_PER_CHUNK),
+        ).fetchall()
+        if not rows:
+            return
+        last = rows[-1][0]
+        pmids = np.fromiter((r[0] for r in rows), dtype=np.uint32, count=len(rows))
+        lengths = np.fromiter((len(r[1]) // 4 for r in rows), dtype=np.int64, count=len(rows))
+        cited = np.frombuffer(b"".join(r[1] for r in rows), dtype="<u4").astype(np.uint32)
+        yield np.repeat(pmids, lengths), cited
+
+
+def build(folder: Path, conn: sqlite3.Connection) -> BuildInfo:
+    """Build the cited-by arrays from ``article_refs`` and swap them in (the writer's
+    connection: it empties ``refs_changed`` and records the generation)."""
+    import time
+
+    start = time.perf_counter()
+    conn.execute("BEGIN")  # one snapshot for both passes
+    try:
+        max_pmid = conn.execute("SELECT MAX(pmid) FROM article_refs").fetchone()[0] or 0
+        degree = np.zeros(1, dtype=np.int64)
+        citing_rows = 0
+        for citing, cited in _stream(conn):
+            if len(cited):
+                top = int(cited.max()) + 1
+                if top > len(degree):
+                    degree = np.pad(degree, (0, top - len(degree)))
+                degree[:top] += np.bincount(cited, minlength=top)
+            citing_rows += len(np.unique(citing))
+        edges = int(degree.sum())
+        offsets = np.zeros(len(degree) + 1, dtype=np.uint32 if edges < 2**32 else np.uint64)
+        np.cumsum(degree, out=offsets[1:])
+        generation = (_meta(conn, BUILT_KEY) or 0) + 1
+        staging = folder.with_name(folder.name + ".new")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        offsets.tofile(staging / "offsets")
+        citing_file = np.lib.format.open_memmap(
+            staging / "citing.npy", mode="w+", dtype=np.uint32, shape=(max(edges, 1),)
+        )
+        cursor = offsets[:-1].astype(np.int64)
+        for citing, cited in _stream(conn):
+            order = np.argsort(cited, kind="stable")
+            by_cited = cited[order]
+            starts = np.r_[0, np.flatnonzero(by_cited[1:] != by_cited[:-1]) + 1]
+            group = np.repeat(starts, np.diff(np.r_[starts, len(by_cited)]))
+            rank = np.arange(len(by_cited)) - group
+            citing_file[cursor[by_cited] + rank] = citing[order]
+            np.add.at(cursor, by_cited[starts], np.diff(np.r_[starts, len(by_cited)]))
+        citing_file.flush()
+        del citing_file
+        (staging / "graph.json").write_text(
+            json.dumps(
+                {
+                    "generation": generation,
+                    "edges": edges,
+                    "citing_articles": citing_rows,
+                    "max_pmid": int(max(max_pmid, len(degree) - 1)),
+                    "offsets_dtype": str(offsets.dtype),
+                }
+            )
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("DELETE FROM refs_changed")
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key)"
+            " DO UPDATE SET value = excluded.value",
+            (BUILT_KEY, str(generation)),
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    old = folder.with_name(folder.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists():
+        folder.rename(old)
+    staging.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
+    return BuildInfo(
+        generation, edges, citing_rows, int(len(degree) - 1), time.perf_counter() - start
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Overlay:
+    """What changed since the build: the changed citing PMIDs, and their edges as built
+    (``old_*``) and now (``new_*``), each pair of arrays sorted by cited PMID."""
+
+    changed: U32
+    old_cited: U32
+    new_cited: U32
+    new_citing: U32
+
+    @property
+    def edges(self) -> int:
+        return len(self.old_cited) + len(self.new_cited)
+
+
+def _overlay(conn: sqlite3.Connection) -> Overlay:
+    """Read ``refs_changed`` against the current rows (one snapshot)."""
+    changed: list[int] = []
+    old: list[bytes] = []
+    new_parts: list[tuple[int, bytes]] = []
+    for pmid, was, now in conn.execute(
+        "SELECT c.pmid, c.edges, r.edges FROM refs_changed c"
+        " LEFT JOIN article_refs r ON r.pmid = c.pmid ORDER BY c.pmid"
+    ):
+        changed.append(pmid)
+        if was:
+            old.append(was)
+        if now:
+            new_parts.append((pmid, now))
+    old_cited = np.sort(unpack(b"".join(old)))
+    new_cited = unpack(b"".join(b for _, b in new_parts))
+    new_citing = np.repeat(
+        np.asarray([p for p, _ in new_parts], dtype=np.uint32),
+        [len(b) // 4 for _, b in new_parts],
+    )
+    order = np.argsort(new_cited, kind="stable")
+    return Overlay(
+        np.asarray(changed, dtype=np.uint32), old_cited, new_cited[order], new_citing[order]
+    )
+
+
+def _save_overlay(folder: Path, version: int, overlay: Overlay) -> None:
+    target = folder / f"overlay-{version}"
+    staging = folder / f"overlay-{version}.new"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for name in ("changed", "old_cited", "new_cited", "new_citing"):
+        np.save(staging / f"{name}.npy", getattr(overlay, name))
+    for stale in folder.glob("overlay-*"):
+        if stale != staging:
+            shutil.rmtree(stale, ignore_errors=True)
+    staging.rename(target)
+
+
+def _load_overlay(folder: Path, version: int) -> Overlay | None:
+    where = folder / f"overlay-{version}"
+    if not where.is_dir():
+        return None
+    return Overlay(
+        *(
+            np.load(where / f"{name}.npy", mmap_mode="r")
+            for name in ("changed", "old_cited", "new_cited", "new_citing")
+        )
+    )
+
+
+def refresh(folder: Path, conn: sqlite3.Connection) -> BuildInfo | None:
+    """After an ingest: rebuild the arrays when there are none (or a killed build left
+    ones the store does not name) or the overlay has grown past :data:`REBUILD_SHARE`;
+    else save the overlay for readers. Returns the build's figures when it built."""
+    graph = CitationGraph.open(folder, conn)
+    if graph.base_edges is None:
+        has_edges = conn.execute("SELECT 1 FROM article_refs LIMIT 1").fetchone()
+        built = _meta(conn, BUILT_KEY)
+        if has_edges is None and built is None:
+            return None
+        return build(folder, conn)
+    if graph.overlay.edges > REBUILD_SHARE * max(graph.base_edges, 1):
+        return build(folder, conn)
+    version = _meta(conn, VERSION_KEY) or 0
+    if _load_overlay(folder, version) is None:
+        _save_overlay(folder, version, graph.overlay)
+    return None
+
+
+class CitationGraph:
+    """Both directions of the graph for one store, exact at the moment it was opened."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        offsets: npt.NDArray[np.unsignedinteger] | None,
+        citing: U32 | None,
+        overlay: Overlay,
+    ) -> None:
+        self.conn = conn
+        self.offsets = offsets
+        self.citing = citing
+        self.overlay = overlay
+
+    @classmethod
+    def open(cls, folder: Path, conn: sqlite3.Connection) -> CitationGraph:
+        """The arrays when they are the store's current generation, with the overlay;
+        without them (none built yet, or a killed build's) every answer comes from the
+        table itself: exact, but cited-by then reads every row."""
+        built = _meta(conn, BUILT_KEY)
+        info_file = folder / "graph.json"
+        offsets = citing = None
+        if built is not None and info_file.is_file():
+            info = json.loads(info_file.read_text())
+            if info.get("generation") == built:
+                offsets = np.memmap(folder / "offsets", dtype=info["offsets_dtype"], mode="r")
+                citing = np.load(folder / "citing.npy", mmap_mode="r")
+        if offsets is None:
+            return cls(conn, None, None, _everything_changed(conn))
+        version = _meta(conn, VERSION_KEY) or 0
+        overlay = _load_overlay(folder, version) or _overlay(conn)
+        return cls(conn, offsets, citing, overlay)
+
+    @property
+    def base_edges(self) -> int | None:
+        return None if self.offsets is None else int(self.offsets[-1])
+
+    def references(self, pmid: int) -> tuple[U32, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """What ``pmid`` cites (sorted), each edge's (in reference list, in collection)."""
+        return edges_of(self.conn, pmid)
+
+    def cited_by(self, pmid: int) -> U32:
+        """The PMIDs citing ``pmid``, sorted."""
+        base = np.empty(0, dtype=np.uint32)
+        ov = self.overlay
+        if (
+            self.offsets is not None
+            and self.citing is not None
+            and 0 <= pmid < len(self.offsets) - 1
+        ):
+            base = np.asarray(self.citing[int(self.offsets[pmid]) : int(self.offsets[pmid + 1])])
+            if len(ov.changed):
+                base = base[~np.isin(base, ov.changed, assume_unique=True)]
+        lo, hi = np.searchsorted(ov.new_cited, [pmid, pmid + 1])
+        added = np.asarray(ov.new_citing[lo:hi])
+        return np.union1d(base, added).astype(np.uint32) if len(added) else base
+
+    def counts(self, pmids: npt.ArrayLike) -> I64:
+        """How many articles cite each of ``pmids`` (in this corpus's graph)."""
+        wanted = np.asarray(pmids, dtype=np.int64)
+        out = np.zeros(len(wanted), dtype=np.int64)
+        if self.offsets is not None:
+            inside = (wanted >= 0) & (wanted < len(self.offsets) - 1)
+            at = wanted[inside]
+            out[inside] = self.offsets[at + 1].astype(np.int64) - self.offsets[at].astype(np.int64)
+        ov = self.overlay
+        if len(ov.old_cited):
+            out -= np.searchsorted(ov.old_cited, wanted, "right") - np.searchsorted(
+                ov.old_cited, wanted, "left"
+            )
+        if len(ov.new_cited):
+            out += np.searchsorted(ov.new_cited, wanted, "right") - np.searchsorted(
+                ov.new_cited, wanted, "left"
+            )
+        return out
+
+    def count(self, pmid: int) -> int:
+        return int(self.counts([pmid])[0])
+
+
+def _everything_changed(conn: sqlite3.Connection) -> Overlay:
+    """With no arrays, every row is new: the overlay is the whole table (small stores,
+    and the moments before the first build)."""
+    pmids: list[int] = []
+    blobs: list[bytes] = []
+    for pmid, blob in conn.execute("SELECT pmid, edges FROM article_refs ORDER BY pmid"):
+        pmids.append(pmid)
+        blobs.append(blob)
+    new_cited = unpack(b"".join(blobs))
+    new_citing = np.repeat(np.asarray(pmids, dtype=np.uint32), [len(b) // 4 for b in blobs])
+    order = np.argsort(new_cited, kind="stable")
+    empty = np.empty(0, dtype=np.uint32)
+    return Overlay(empty, empty, new_cited[order], new_citing[order])
