@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from medsearch.commands.citations import citedby, refs
 from medsearch.commands.evaluate import evaluate
 from medsearch.commands.export import export
 from medsearch.commands.info import show, stats
@@ -22,6 +23,8 @@ COMMANDS: list[click.Command] = [
     similar,
     sentences,
     cite,
+    refs,
+    citedby,
     show,
     stats,
     export,

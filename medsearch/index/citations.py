@@ -70,9 +70,10 @@ def _stream(conn: sqlite3.Connection) -> Iterator[tuple[U32, U32]]:
         if not rows:
             return
         last = rows[-1][0]
-        pmids = np.fromiter((r[0] for r in rows), dtype=np.uint32, count=len(rows))
-        lengths = np.fromiter((len(r[1]) // 4 for r in rows), dtype=np.int64, count=len(rows))
-        cited = np.frombuffer(b"".join(r[1] for r in rows), dtype="<u4").astype(np.uint32)
+        pmid_list, blobs = zip(*rows, strict=True)
+        pmids = np.array(pmid_list, dtype=np.uint32)
+        lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=len(rows)) // 4
+        cited = np.frombuffer(b"".join(blobs), dtype="<u4").astype(np.uint32)
         yield np.repeat(pmids, lengths), cited
 
 
@@ -93,7 +94,7 @@ def build(folder: Path, conn: sqlite3.Connection) -> BuildInfo:
                 if top > len(degree):
                     degree = np.pad(degree, (0, top - len(degree)))
                 degree[:top] += np.bincount(cited, minlength=top)
-            citing_rows += len(np.unique(citing))
+            citing_rows += int(np.count_nonzero(np.diff(citing))) + (len(citing) > 0)
         edges = int(degree.sum())
         offsets = np.zeros(len(degree) + 1, dtype=np.uint32 if edges < 2**32 else np.uint64)
         np.cumsum(degree, out=offsets[1:])
@@ -107,13 +108,15 @@ def build(folder: Path, conn: sqlite3.Connection) -> BuildInfo:
         )
         cursor = offsets[:-1].astype(np.int64)
         for citing, cited in _stream(conn):
-            order = np.argsort(cited, kind="stable")
-            by_cited = cited[order]
+            # one sort of (cited, citing) keys: each cited PMID's group, its citing PMIDs
+            # in order (a stable argsort of the cited PMIDs alone is ~5x slower)
+            keys = np.sort((cited.astype(np.uint64) << np.uint64(32)) | citing)
+            by_cited = (keys >> np.uint64(32)).astype(np.int64)
             starts = np.r_[0, np.flatnonzero(by_cited[1:] != by_cited[:-1]) + 1]
-            group = np.repeat(starts, np.diff(np.r_[starts, len(by_cited)]))
-            rank = np.arange(len(by_cited)) - group
-            citing_file[cursor[by_cited] + rank] = citing[order]
-            np.add.at(cursor, by_cited[starts], np.diff(np.r_[starts, len(by_cited)]))
+            sizes = np.diff(np.r_[starts, len(by_cited)])
+            rank = np.arange(len(by_cited)) - np.repeat(starts, sizes)
+            citing_file[cursor[by_cited] + rank] = (keys & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+            cursor[by_cited[starts]] += sizes
         citing_file.flush()
         del citing_file
         (staging / "graph.json").write_text(
@@ -255,6 +258,7 @@ class CitationGraph:
         self.offsets = offsets
         self.citing = citing
         self.overlay = overlay
+        self.has_tables = True
 
     @classmethod
     def open(cls, folder: Path, conn: sqlite3.Connection) -> CitationGraph:
@@ -275,12 +279,23 @@ class CitationGraph:
         overlay = _load_overlay(folder, version) or _overlay(conn)
         return cls(conn, offsets, citing, overlay)
 
+    @classmethod
+    def empty(cls, conn: sqlite3.Connection) -> CitationGraph:
+        """No edges: a store older than the graph's tables (read-only, not upgraded)."""
+        none = np.empty(0, dtype=np.uint32)
+        graph = cls(conn, None, None, Overlay(none, none, none, none))
+        graph.has_tables = False
+        return graph
+
     @property
     def base_edges(self) -> int | None:
         return None if self.offsets is None else int(self.offsets[-1])
 
     def references(self, pmid: int) -> tuple[U32, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
         """What ``pmid`` cites (sorted), each edge's (in reference list, in collection)."""
+        if not self.has_tables:
+            none = np.zeros(0, dtype=bool)
+            return np.empty(0, dtype=np.uint32), none, none
         return edges_of(self.conn, pmid)
 
     def cited_by(self, pmid: int) -> U32:
