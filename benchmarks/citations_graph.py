@@ -72,9 +72,7 @@ def graph(edges: int, refs: int, where: Path | None) -> None:
         fill_s = time.perf_counter() - t0
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         table_bytes = _du(home / "store.sqlite")
-        print(
-            f"edges {written:,} from {citing_n:,} citing articles, PMIDs 1..{pmid_range:,}"
-        )
+        print(f"edges {written:,} from {citing_n:,} citing articles, PMIDs 1..{pmid_range:,}")
         print(f"writing article_refs: {fill_s:.1f} s ({fill_s / written * 1e9:.0f} ns/edge)")
 
         reference = _best(
@@ -87,7 +85,8 @@ def graph(edges: int, refs: int, where: Path | None) -> None:
         )
         arrays = _du(home / "citations")
         print(
-            f"disk: article_refs store {table_bytes / 1e9:.2f} GB ({table_bytes / written:.2f} B/edge),"
+            f"disk: article_refs store {table_bytes / 1e9:.2f} GB"
+            f" ({table_bytes / written:.2f} B/edge),"
             f" cited-by arrays {arrays / 1e9:.2f} GB ({arrays / written:.2f} B/edge);"
             f" at 1B edges ~{(table_bytes + arrays) / written:.2f} GB"
             f" + the offsets' share of 42M PMIDs"

@@ -104,3 +104,13 @@ def test_an_update_and_a_deletion_change_both_directions(tmp_path: Path) -> None
         1,
         1,
     ]  # 3, which cited 1, is gone
+
+
+def test_snowball_prints_prisma_counts_and_exports(home: Path, tmp_path: Path) -> None:
+    screened = tmp_path / "screened.txt"
+    screened.write_text("999\n")
+    out = run(home, "snowball", "1", "--exclude", str(screened), "--json")
+    assert out["counts"] == {"seeds": 1, "found": 5, "duplicates": 0, "excluded": 1, "new": 4}
+    assert sorted(pmids(out)) == [2, 3, 10, 11]
+    text = run(home, "snowball", "1", "--backward")
+    assert "found 3 · duplicates 0 · excluded 0 · new 3" in text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from medsearch.commands.citations import citedby, refs
+from medsearch.commands.citations import citedby, refs, snowball
 from medsearch.commands.evaluate import evaluate
 from medsearch.commands.export import export
 from medsearch.commands.info import show, stats
@@ -25,6 +25,7 @@ COMMANDS: list[click.Command] = [
     cite,
     refs,
     citedby,
+    snowball,
     show,
     stats,
     export,

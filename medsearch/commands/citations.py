@@ -153,3 +153,73 @@ def citedby(
         result = cited_by(store, graph, wanted, make_filters(year, journals, types), sort)
     header = f"PMID {wanted} is cited by {result.total:,} in this corpus · sorted by {sort}"
     finish(ctx, result, k, export_fmt, output, as_json, header)
+
+
+@click.command()
+@click.argument("pmids", nargs=-1, required=True)
+@click.option("--backward", is_flag=True, help="Follow the seeds' references.")
+@click.option("--forward", is_flag=True, help="Follow the articles citing the seeds.")
+@click.option(
+    "--depth",
+    type=click.IntRange(1, 2),
+    default=1,
+    show_default=True,
+    help="2: follow the same directions again from what depth 1 found.",
+)
+@click.option(
+    "--exclude",
+    "exclude",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Already screened: a file of PMIDs, or a BibTeX/RIS/MEDLINE export (PMIDs or DOIs).",
+)
+@click.option("-k", "k", type=click.IntRange(1, None), default=None, help="Show the first K only.")
+@export_options
+@click.option("--json", "as_json", is_flag=True, help="One object: PRISMA counts and hits.")
+@click.pass_context
+def snowball(
+    ctx: click.Context,
+    pmids: tuple[str, ...],
+    backward: bool,
+    forward: bool,
+    depth: int,
+    exclude: Path | None,
+    k: int | None,
+    export_fmt: str | None,
+    output: Path | None,
+    as_json: bool,
+) -> None:
+    """Citation chasing from seed PMIDs: their references (--backward) and citing
+    articles (--forward; both when neither is given), deduplicated, without what
+    --exclude lists, ranked by closeness of text to the seeds, with PRISMA-style counts
+    (found, duplicates, excluded, new)."""
+    from medsearch.retrieval.snowball import read_exclusions
+    from medsearch.retrieval.snowball import snowball as chase
+
+    seeds = [parse_pmid(p) for p in pmids]
+    if not backward and not forward:
+        backward = forward = True
+    with opened(ctx) as (store, graph):
+        screened = read_exclusions(exclude, store) if exclude is not None else set()
+        done = chase(
+            store,
+            graph,
+            seeds,
+            backward=backward,
+            forward=forward,
+            depth=depth,
+            exclude=screened,
+        )
+    c = done.counts
+    counts = (
+        f"found {c.found:,} · duplicates {c.duplicates:,} · excluded {c.excluded:,} · new {c.new:,}"
+    )
+    if as_json and export_fmt is None:
+        result = done.result
+        if k is not None:
+            result = result.with_hits(result.hits[:k])
+        emit_json({"counts": c.to_dict(), **result.to_dict()})
+        return
+    if export_fmt is not None:
+        click.echo(counts, err=True)
+    finish(ctx, done.result, k, export_fmt, output, as_json, f"{c.seeds} seed(s): {counts}")
