@@ -74,6 +74,15 @@ SPECS: tuple[KeySpec, ...] = (
     KeySpec("article.copy", "ctrl+y", "copy_citation", "Copy citation", "results, detail"),
     KeySpec("article.similar", "ctrl+n", "similar", "Similar articles", "results, detail"),
     KeySpec("article.sentences", "ctrl+t", "pick_sentence", "Sentences like…", "results, detail"),
+    KeySpec(
+        "article.references", "ctrl+e", "references", "Its references", "results, detail", False
+    ),
+    KeySpec(
+        "article.cited_by", "ctrl+g", "cited_by", "Articles citing it", "results, detail", False
+    ),
+    KeySpec(
+        "main.back", "backspace", "back", "Back along the citation trail", "results, detail", False
+    ),
     KeySpec("search.older", "up", "older", "Older query (history)", "search bar", False),
     KeySpec("search.newer", "down", "newer", "Newer query (history)", "search bar", False),
 )

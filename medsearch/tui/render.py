@@ -110,11 +110,23 @@ def links(article: Article) -> list[tuple[str, str]]:
     return out
 
 
-def article_detail(article: Article, terms: frozenset[str]) -> Text:
-    """The detail pane: title, authors, citation, labelled abstract, MeSH, types, links."""
+def article_detail(
+    article: Article, terms: frozenset[str], citations: tuple[int, int] | None = None
+) -> Text:
+    """The detail pane: title, authors, citation, labelled abstract, MeSH, types, links;
+    with ``citations`` (references, cited by) when the article has either."""
     parts: list[Text] = [highlighted(article.title or "(no title)", terms, style="bold")]
     parts.append(Text(", ".join(a.display for a in article.authors) or "(no authors)"))
     parts.append(Text(article.journal_citation, style="italic"))
+    if citations is not None and any(citations):
+        refs, cited = citations
+        parts.append(
+            Text(f"References ({refs})", style="bold magenta")
+            .append(" ctrl+e", style="dim")
+            .append("   ")
+            .append(f"Cited by ({cited})", style="bold magenta")
+            .append(" ctrl+g · in this corpus", style="dim")
+        )
     parts.append(Text(""))
     if not article.abstract:
         parts.append(Text("(no abstract)", style="dim"))
