@@ -36,12 +36,15 @@ def _fill(store: Store, edges: int, refs: int, rng: np.random.Generator) -> tupl
             np.int64
         )
         draws = np.searchsorted(cumulative, rng.random(int(counts.sum())) * cumulative[-1]) + 1
-        bounds = np.r_[0, np.cumsum(counts)]
-        rows = []
-        for i, p in enumerate(pmids):
-            cited = np.unique(draws[bounds[i] : bounds[i + 1]].astype("<u4"))
-            written += len(cited)
-            rows.append((int(p), cited.tobytes()))
+        row_of = np.repeat(np.arange(len(pmids), dtype=np.uint64), counts)
+        keys = np.unique((row_of << np.uint64(32)) | draws.astype(np.uint64))  # per row, once
+        cited = (keys & np.uint64(0xFFFFFFFF)).astype("<u4")
+        bounds = np.searchsorted(keys >> np.uint64(32), np.arange(len(pmids) + 1, dtype=np.uint64))
+        data = cited.tobytes()
+        rows = [
+            (int(p), data[4 * int(bounds[i]) : 4 * int(bounds[i + 1])]) for i, p in enumerate(pmids)
+        ]
+        written += len(cited)
         with store.transaction():
             write_lists(store.conn, rows)
     return written, pmid_range, citing_n

@@ -114,3 +114,21 @@ def test_snowball_prints_prisma_counts_and_exports(home: Path, tmp_path: Path) -
     assert sorted(pmids(out)) == [2, 3, 10, 11]
     text = run(home, "snowball", "1", "--backward")
     assert "found 3 · duplicates 0 · excluded 0 · new 3" in text
+
+
+def test_sql_reaches_the_graph(home: Path) -> None:
+    rows = run(
+        home,
+        "sql",
+        "--json",
+        "SELECT pmid, cited_by(pmid) AS n FROM articles WHERE cited_by(pmid) > 0 ORDER BY pmid",
+    )
+    assert [(r["pmid"], r["n"]) for r in rows] == [(1, 2), (2, 1), (10, 3), (11, 1)]
+    edges = run(
+        home,
+        "sql",
+        "--json",
+        "SELECT r.pmid AS citing, j.value AS cited FROM article_refs r,"
+        " json_each(cited_pmids(r.edges)) j WHERE r.pmid = 3 ORDER BY cited",
+    )
+    assert [(e["citing"], e["cited"]) for e in edges] == [(3, 1), (3, 2), (3, 10)]

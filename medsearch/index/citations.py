@@ -302,15 +302,14 @@ class CitationGraph:
         """The PMIDs citing ``pmid``, sorted."""
         base = np.empty(0, dtype=np.uint32)
         ov = self.overlay
-        if (
-            self.offsets is not None
-            and self.citing is not None
-            and 0 <= pmid < len(self.offsets) - 1
-        ):
+        if not 0 < pmid < 2**32:
+            return base
+        if self.offsets is not None and self.citing is not None and pmid < len(self.offsets) - 1:
             base = np.asarray(self.citing[int(self.offsets[pmid]) : int(self.offsets[pmid + 1])])
-            if len(ov.changed):
-                base = base[~np.isin(base, ov.changed, assume_unique=True)]
-        lo, hi = np.searchsorted(ov.new_cited, [pmid, pmid + 1])
+            if len(ov.changed) and len(base):
+                base = base[~_members(base, ov.changed)]
+        key = np.array([pmid, pmid + 1] if pmid + 1 < 2**32 else [pmid, pmid], dtype=np.uint32)
+        lo, hi = np.searchsorted(ov.new_cited, key)
         added = np.asarray(ov.new_citing[lo:hi])
         return np.union1d(base, added).astype(np.uint32) if len(added) else base
 
@@ -318,23 +317,31 @@ class CitationGraph:
         """How many articles cite each of ``pmids`` (in this corpus's graph)."""
         wanted = np.asarray(pmids, dtype=np.int64)
         out = np.zeros(len(wanted), dtype=np.int64)
+        valid = (wanted > 0) & (wanted < 2**32)
         if self.offsets is not None:
-            inside = (wanted >= 0) & (wanted < len(self.offsets) - 1)
+            inside = valid & (wanted < len(self.offsets) - 1)
             at = wanted[inside]
             out[inside] = self.offsets[at + 1].astype(np.int64) - self.offsets[at].astype(np.int64)
         ov = self.overlay
-        if len(ov.old_cited):
-            out -= np.searchsorted(ov.old_cited, wanted, "right") - np.searchsorted(
-                ov.old_cited, wanted, "left"
-            )
-        if len(ov.new_cited):
-            out += np.searchsorted(ov.new_cited, wanted, "right") - np.searchsorted(
-                ov.new_cited, wanted, "left"
-            )
+        # searched as uint32, the overlay's own type: an int64 key would convert the
+        # whole (memory-mapped) array on every call
+        keys = np.where(valid, wanted, 0).astype(np.uint32)
+        for cited, sign in ((ov.old_cited, -1), (ov.new_cited, 1)):
+            if len(cited):
+                found = np.searchsorted(cited, keys, "right") - np.searchsorted(cited, keys, "left")
+                out += sign * np.where(valid, found, 0)
         return out
 
     def count(self, pmid: int) -> int:
         return int(self.counts([pmid])[0])
+
+
+def _members(values: U32, sorted_set: U32) -> npt.NDArray[np.bool_]:
+    """Which of ``values`` are in ``sorted_set`` (binary search: ``np.isin`` would sort
+    the whole set again on every call)."""
+    at = np.searchsorted(sorted_set, values)
+    at[at == len(sorted_set)] = 0
+    return np.asarray(sorted_set[at] == values)
 
 
 def _everything_changed(conn: sqlite3.Connection) -> Overlay:
@@ -350,3 +357,24 @@ def _everything_changed(conn: sqlite3.Connection) -> Overlay:
     order = np.argsort(new_cited, kind="stable")
     empty = np.empty(0, dtype=np.uint32)
     return Overlay(empty, empty, new_cited[order], new_citing[order])
+
+
+def sql_functions(conn: sqlite3.Connection, folder: Path) -> None:
+    """``cited_pmids(edges)``: an ``article_refs.edges`` blob as a JSON array, so
+    ``json_each`` lists a row's edges; ``cited_by(pmid)``: the citation count in this
+    corpus. A ``cited_by`` column kept in ``articles`` would be rewritten for every edge
+    an ingest adds (~1 billion); these read the graph as it is instead."""
+    graph: list[CitationGraph] = []
+
+    def cited_pmids(blob: bytes | None) -> str:
+        return json.dumps(unpack(blob).tolist()) if isinstance(blob, bytes) else "[]"
+
+    def cited_by(pmid: object) -> int | None:
+        if not isinstance(pmid, int):
+            return None
+        if not graph:
+            graph.append(CitationGraph.open(folder, conn))
+        return graph[0].count(pmid) if 0 < pmid < 2**32 else 0
+
+    conn.create_function("cited_pmids", 1, cited_pmids, deterministic=True)
+    conn.create_function("cited_by", 1, cited_by)
