@@ -132,3 +132,7 @@ def test_sql_reaches_the_graph(home: Path) -> None:
         " json_each(cited_pmids(r.edges)) j WHERE r.pmid = 3 ORDER BY cited",
     )
     assert [(e["citing"], e["cited"]) for e in edges] == [(3, 1), (3, 2), (3, 10)]
+
+
+def test_similar_by_citations_needs_no_vectors(home: Path) -> None:
+    assert pmids(run(home, "similar", "10", "--by", "citations", "--json")) == [1, 2, 11]

@@ -98,3 +98,17 @@ def test_exclusions_read_pmid_lists_and_reference_manager_files(
     ris = tmp_path / "screened.ris"
     ris.write_text("TY  - JOUR\nAN  - 10\nER  - \nTY  - JOUR\nDO  - 10.1/x.11\nER  - \n")
     assert read_exclusions(ris, store) == {10, 11}
+
+
+def test_related_by_citations_weighs_co_citation_and_coupling(
+    graph: tuple[Store, CitationGraph],
+) -> None:
+    from medsearch.retrieval.citations import related
+
+    store, g = graph
+    hits = related(store, g, 1, k=10).hits
+    # coupled: 20 and 2 share a reference with 1 (10, 11; each cited twice); co-cited: 10,
+    # 11 and 13 are cited beside 1 (by 20, a list of 2, and by 2, a list of 3)
+    assert [h.pmid for h in hits] == [2, 10, 20, 11, 13]
+    assert hits[0].score == pytest.approx(hits[2].score)
+    assert hits[2].score > hits[3].score

@@ -8,6 +8,7 @@ imported Open Citation Collection, not the world's citations.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
@@ -176,3 +177,60 @@ def sorted_by_cited(hits: Sequence[Hit], graph: CitationGraph) -> list[Hit]:
     counted = add_counts(hits, graph)
     ordered = sorted(counted, key=lambda h: -int(dict(h.extra)[CITED_BY]))
     return [replace(h, rank=i) for i, h in enumerate(ordered, 1)]
+
+
+RELATED_CITING_CAP = 2_000
+"""Co-citation reads the references of at most this many (the newest) citing articles:
+a classic cited 300,000 times would otherwise read 300,000 rows for one answer."""
+
+
+def related(
+    store: Store,
+    graph: CitationGraph,
+    pmid: int,
+    k: int = 10,
+    filters: Filters = NO_FILTERS,
+) -> SearchResult:
+    """Articles related to ``pmid`` by citations: co-cited with it (cited by the same
+    articles) and bibliographically coupled to it (citing the same references).
+
+    Each shared neighbour counts ``1 / log(2 + its degree)`` (Adamic and Adar, 2003): a
+    review citing 400 articles, or a reference everyone cites, says less about two
+    articles than a short list or a rare reference both share."""
+    scores: dict[int, float] = {}
+    own_refs = graph.references(pmid)[0]
+    if len(own_refs):
+        degrees = graph.counts(own_refs)
+        for ref, degree in zip(own_refs.tolist(), degrees.tolist(), strict=True):
+            weight = 1.0 / math.log(2.0 + degree)
+            for other in graph.cited_by(ref).tolist():
+                scores[other] = scores.get(other, 0.0) + weight
+    citing = graph.cited_by(pmid)[-RELATED_CITING_CAP:]
+    for source in citing.tolist():
+        refs = graph.references(source)[0]
+        weight = 1.0 / math.log(2.0 + len(refs))
+        for other in refs.tolist():
+            scores[other] = scores.get(other, 0.0) + weight
+    scores.pop(pmid, None)
+    ranked = sorted(scores, key=lambda p: (-scores[p], p))
+    articles: dict[int, Article] = {}
+    chosen: list[int] = []
+    for start in range(0, len(ranked), 200):  # read records only as far as the k needs
+        batch = ranked[start : start + 200]
+        articles.update(store.get_many(batch))
+        chosen.extend(p for p in batch if p in articles and _kept(articles, p, filters))
+        if len(chosen) >= k:
+            break
+    chosen = chosen[:k]
+    counts = graph.counts(chosen).tolist() if chosen else []
+    hits = tuple(
+        _hit(i, p, round(scores[p], 6), articles[p], **{CITED_BY: n})
+        for i, (p, n) in enumerate(zip(chosen, counts, strict=True), 1)
+    )
+    return SearchResult(
+        hits=hits,
+        mode="citations",
+        total=len(scores),
+        context=(("pmid", pmid), ("by", "citations")),
+        filters=filters,
+    )
