@@ -5,6 +5,9 @@ by ``parse_file`` with reference lists read and, as the reference in the same ru
 ``_references`` switched off; best of ``--repeat`` alternated rounds. Two mixes: every
 real record, and only those holding a ``ReferenceList`` (what 2026's records look like).
 
+``ingest``: the CPU time of whole in-process ingests (parse, store, lexical index, the
+cited-by arrays) of such a file into a fresh home, with and without references.
+
 ``graph``: a synthetic graph of the real shape (~25 references per citing article,
 power-law in-degree over the PMID range) written into a store's ``article_refs`` table,
 built into the memory-mapped cited-by arrays, then timed: references and cited-by of one
@@ -12,6 +15,7 @@ article, counts for 1,000 hits, the build, and the bytes on disk, each beside a
 reference measured in the same run.
 
     python -m benchmarks.citations parse --articles 5000
+    python -m benchmarks.citations ingest --articles 5000
     python -m benchmarks.citations graph --edges 100000000
 """
 
@@ -94,12 +98,63 @@ def parse(articles: int, repeat: int) -> None:
             )
 
 
+def _ingest_cpu(path: Path, with_references: bool, tmp: Path) -> float:
+    """CPU seconds of one in-process ingest (parse, store, index, citation arrays) of
+    ``path`` into a fresh home: process time, so other tenants' load does not count."""
+    import shutil
+
+    import ingest.pubmed_xml as parser
+    from ingest.pipeline import Ingestor
+    from medsearch.index.citations import refresh
+    from medsearch.paths import Paths
+
+    home = tmp / "home"
+    shutil.rmtree(home, ignore_errors=True)
+    original = parser._references
+    if not with_references:
+        parser._references = lambda parent: ()  # type: ignore[assignment]
+    try:
+        start = time.process_time()
+        with Ingestor(Paths(home), jobs=0) as ingestor:
+            ingestor.run([path])
+            refresh(Paths(home).citations, ingestor.store.conn)
+        return time.process_time() - start
+    finally:
+        parser._references = original
+
+
+def ingest(articles: int, repeat: int) -> None:
+    records = load_records(SHARED)
+    mixes = {
+        "all real records": records,
+        "records with a ReferenceList": [r for r in records if b"<ReferenceList" in r[0] + r[1]],
+    }
+    with TemporaryDirectory() as tmp:
+        for name, mix in mixes.items():
+            path = Path(tmp) / "pubmed26n0001.xml.gz"
+            write_cycled_pubmed(path, articles, mix)
+            without: list[float] = []
+            with_refs: list[float] = []
+            for _ in range(repeat):
+                without.append(_ingest_cpu(path, False, Path(tmp)))
+                with_refs.append(_ingest_cpu(path, True, Path(tmp)))
+            base, ours = min(without), min(with_refs)
+            print(
+                f"ingest CPU, {name} (cycled to {articles}, jobs=0): without references"
+                f" {base / articles * 1e6:.0f} us/article (reference), with"
+                f" {ours / articles * 1e6:.0f} us/article: x{ours / base:.3f}"
+            )
+
+
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__)
     sub = args.add_subparsers(dest="what", required=True)
     p = sub.add_parser("parse")
     p.add_argument("--articles", type=int, default=5000)
     p.add_argument("--repeat", type=int, default=5)
+    i = sub.add_parser("ingest")
+    i.add_argument("--articles", type=int, default=5000)
+    i.add_argument("--repeat", type=int, default=3)
     g = sub.add_parser("graph")
     g.add_argument("--edges", type=int, default=10_000_000)
     g.add_argument("--refs-per-article", type=int, default=25)
@@ -107,6 +162,8 @@ def main() -> None:
     ns = args.parse_args()
     if ns.what == "parse":
         parse(ns.articles, ns.repeat)
+    elif ns.what == "ingest":
+        ingest(ns.articles, ns.repeat)
     else:
         from benchmarks.citations_graph import graph
 

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from lxml import etree
 
@@ -383,35 +384,44 @@ def _article_ids(sources: Iterable[Iterable[Element]]) -> tuple[tuple[str, str],
     return tuple(out)
 
 
+_REFERENCE_IDS = etree.XPath(
+    "ReferenceList//Reference/ArticleIdList/ArticleId[@IdType='pubmed' or @IdType='doi']"
+)
+"""Every PMID and DOI of the references under a ``PubmedData`` or ``BookDocument``, nested
+lists included, in document order: one compiled XPath in libxml2's C, where walking the
+lists in Python cost ~250 us on a record of 40 references (a third of its parse)."""
+
+
 def _references(parent: Element | None) -> tuple[Reference, ...]:
-    """The references of every ``ReferenceList`` under ``parent`` (the DTD nests them)
-    that name a PMID or a DOI, each once, in the list's order: what the citation graph
-    is built from. A reference naming neither (a bare citation string) is left out."""
+    """The references that name a PMID or a DOI, each once, in the list's order: what the
+    citation graph is built from. A reference naming neither (a bare citation string) is
+    left out; a PMID is taken by :func:`pmid_from`'s rule, and only below 2^32 (the
+    graph's 32-bit PMIDs; NCBI's have eight digits)."""
     if parent is None:
         return ()
+    ids = cast("list[Element]", _REFERENCE_IDS(parent))
+    if not ids:
+        return ()
     found: dict[tuple[int, str | None], None] = {}
-    lists = [child for child in parent if child.tag == "ReferenceList"]
-    while lists:
-        for child in lists.pop(0):
-            tag = child.tag
-            if tag == "ReferenceList":
-                lists.append(child)
-            elif tag == "Reference":
-                pmid, doi = 0, None
-                for ids in child:
-                    if ids.tag != "ArticleIdList":
-                        continue
-                    for elem in ids:
-                        id_type = elem.get("IdType")
-                        if id_type == "pubmed" and not pmid:
-                            pmid = _int(elem.text) or 0
-                        elif id_type == "doi" and doi is None:
-                            doi = _clean(elem.text)
-                if pmid and pmid >= 2**32:
-                    pmid = 0  # the graph keeps 32-bit PMIDs; NCBI's have eight digits
-                if pmid or doi:
-                    found.setdefault((pmid, doi), None)
-    return tuple(Reference(pmid, doi) for pmid, doi in found)
+    current: object = None
+    pmid, doi = 0, None
+    for elem in ids:
+        id_list = elem.getparent()
+        reference = id_list.getparent() if id_list is not None else None
+        if reference is not current:
+            if pmid or doi:
+                found.setdefault((pmid, doi), None)
+            current, pmid, doi = reference, 0, None
+        if elem.get("IdType") == "pubmed":
+            if not pmid:
+                text = elem.text
+                value = int(text) if text and text.isascii() and text.isdigit() else _int(text)
+                pmid = value if value and value < 2**32 else 0
+        elif doi is None:
+            doi = _clean(elem.text)
+    if pmid or doi:
+        found.setdefault((pmid, doi), None)
+    return tuple(Reference(p, d) for p, d in found)
 
 
 def _texts(elems: Iterable[Element]) -> tuple[str, ...]:
