@@ -101,7 +101,8 @@ def graph(edges: int, refs: int, where: Path | None) -> None:
         open_s = time.perf_counter() - t0
         probes = rng.integers(1, pmid_range, 1000)
         degrees = g.counts(probes)
-        top = int(np.argmax(g.offsets[1:] - g.offsets[:-1]))  # type: ignore[index]
+        assert g.offsets is not None and g.keys is not None
+        top = int(g.keys[int(np.argmax(np.diff(g.offsets.astype(np.int64))))])
         one_cited = _best(lambda: [g.cited_by(int(p)) for p in probes]) / len(probes)
         one_refs = _best(lambda: [g.references(int(p)) for p in probes]) / len(probes)
         top_cited = _best(lambda: g.cited_by(top))

@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from medsearch.index.citations import CitationGraph, build, refresh
 from medsearch.records import Article, Reference
@@ -141,3 +142,21 @@ def test_collection_edges_keep_their_source_through_record_updates(tmp_path: Pat
         assert in_list.tolist() == [False, False, True]
         assert in_occ.tolist() == [True, True, False]
         assert graph.counts([5, 6, 8, 9]).tolist() == [1, 1, 1, 1]
+
+
+def test_a_graph_too_large_for_memory_is_built_in_two_passes_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import medsearch.index.citations as citations
+
+    rng = random.Random(11)
+    articles = _random_articles(rng, range(1, 301))
+    with Store(tmp_path / "store.sqlite") as store:
+        with store.transaction():
+            store.upsert(list(articles.values()))
+        monkeypatch.setattr(citations, "IN_MEMORY_EDGES", 50)
+        monkeypatch.setattr(citations, "ROWS_PER_CHUNK", 7)  # many chunks, PMIDs rising
+        build(tmp_path / "citations", store.conn)
+        graph = CitationGraph.open(tmp_path / "citations", store.conn)
+        assert graph.base_edges == sum(len(a.cited_pmids) for a in articles.values())
+        _agrees(graph, articles, set())

@@ -39,6 +39,8 @@ import numpy.typing as npt
 from medsearch.store.refs import BUILT_KEY, U32, VERSION_KEY, edges_of, unpack
 
 ROWS_PER_CHUNK = 200_000
+IN_MEMORY_EDGES = 20_000_000
+"""Graphs up to this many edges (160 MB of pairs) are sorted in memory in one pass."""
 REBUILD_SHARE = 0.05
 """Rebuild the arrays when the changed citing PMIDs' edges pass this share of all edges
 (a build at 1B edges is minutes; an overlay of 5% is ~50M edges, read by memory map)."""
@@ -50,7 +52,7 @@ class BuildInfo:
     generation: int
     edges: int
     citing_articles: int
-    max_pmid: int
+    cited_articles: int
     seconds: float
 
 
@@ -77,6 +79,86 @@ def _stream(conn: sqlite3.Connection) -> Iterator[tuple[U32, U32]]:
         yield np.repeat(pmids, lengths), cited
 
 
+def _offsets(counts: I64) -> npt.NDArray[np.unsignedinteger]:
+    total = int(counts.sum())
+    offsets: npt.NDArray[np.unsignedinteger] = np.zeros(
+        len(counts) + 1, dtype=np.uint32 if total < 2**32 else np.uint64
+    )
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def _write_arrays(conn: sqlite3.Connection, staging: Path) -> tuple[int, int, int]:
+    """``keys`` (the cited PMIDs, sorted), ``offsets`` (one more) and ``citing.npy`` (each
+    key's citing PMIDs, sorted) in ``staging``; returns (edges, citing rows, keys).
+
+    Up to :data:`IN_MEMORY_EDGES` the edges are sorted in memory at once; past that a
+    dense in-degree count over the PMID range (8 bytes a PMID, ~330 MB at PubMed's 41M)
+    places each chunk's citing PMIDs in a second pass over the table."""
+    kept: list[tuple[U32, U32]] | None = []
+    degree = np.zeros(0, dtype=np.int64)
+    edges = citing_rows = 0
+    for citing, cited in _stream(conn):
+        edges += len(cited)
+        citing_rows += int(np.count_nonzero(np.diff(citing))) + (len(citing) > 0)
+        if kept is not None:
+            kept.append((citing, cited))
+            if edges <= IN_MEMORY_EDGES:
+                continue
+            for _, earlier in kept:
+                degree = _count_into(degree, earlier)
+            kept = None
+        else:
+            degree = _count_into(degree, cited)
+    if kept is not None:
+        pairs = np.sort(
+            np.concatenate([(c.astype(np.uint64) << np.uint64(32)) | g for g, c in kept])
+            if kept
+            else np.empty(0, dtype=np.uint64)
+        )
+        keys, counts = np.unique((pairs >> np.uint64(32)).astype(np.uint32), return_counts=True)
+        np.save(staging / "citing.npy", (pairs & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+        keys.astype(np.uint32).tofile(staging / "keys")
+        _offsets(counts.astype(np.int64)).tofile(staging / "offsets")
+        return edges, citing_rows, len(keys)
+    keys = np.flatnonzero(degree).astype(np.uint32)
+    offsets = _offsets(degree[keys])
+    cursor = np.zeros(len(degree), dtype=np.int64)
+    cursor[keys] = offsets[:-1]
+    del degree
+    citing_file = np.lib.format.open_memmap(
+        staging / "citing.npy", mode="w+", dtype=np.uint32, shape=(edges,)
+    )
+    for citing, cited in _stream(conn):
+        # one sort of (cited, citing) pairs: each cited PMID's group, its citing PMIDs in
+        # order (a stable argsort of the cited PMIDs alone is ~5x slower)
+        pairs = np.sort((cited.astype(np.uint64) << np.uint64(32)) | citing)
+        by_cited = (pairs >> np.uint64(32)).astype(np.int64)
+        starts = np.r_[0, np.flatnonzero(by_cited[1:] != by_cited[:-1]) + 1]
+        sizes = np.diff(np.r_[starts, len(by_cited)])
+        rank = np.arange(len(by_cited)) - np.repeat(starts, sizes)
+        citing_file[cursor[by_cited] + rank] = (pairs & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        cursor[by_cited[starts]] += sizes
+    citing_file.flush()
+    del citing_file
+    keys.tofile(staging / "keys")
+    offsets.tofile(staging / "offsets")
+    return edges, citing_rows, len(keys)
+
+
+def _count_into(degree: I64, cited: U32) -> I64:
+    """In-degrees so far plus ``cited``'s, the array grown by doubling as PMIDs rise."""
+    if not len(cited):
+        return degree
+    top = int(cited.max()) + 1
+    if top > len(degree):
+        grown = np.zeros(max(top, 2 * len(degree)), dtype=np.int64)
+        grown[: len(degree)] = degree
+        degree = grown
+    degree[:top] += np.bincount(cited, minlength=top)
+    return degree
+
+
 def build(folder: Path, conn: sqlite3.Connection) -> BuildInfo:
     """Build the cited-by arrays from ``article_refs`` and swap them in (the writer's
     connection: it empties ``refs_changed`` and records the generation)."""
@@ -85,48 +167,18 @@ def build(folder: Path, conn: sqlite3.Connection) -> BuildInfo:
     start = time.perf_counter()
     conn.execute("BEGIN")  # one snapshot for both passes
     try:
-        max_pmid = conn.execute("SELECT MAX(pmid) FROM article_refs").fetchone()[0] or 0
-        degree = np.zeros(1, dtype=np.int64)
-        citing_rows = 0
-        for citing, cited in _stream(conn):
-            if len(cited):
-                top = int(cited.max()) + 1
-                if top > len(degree):
-                    degree = np.pad(degree, (0, top - len(degree)))
-                degree[:top] += np.bincount(cited, minlength=top)
-            citing_rows += int(np.count_nonzero(np.diff(citing))) + (len(citing) > 0)
-        edges = int(degree.sum())
-        offsets = np.zeros(len(degree) + 1, dtype=np.uint32 if edges < 2**32 else np.uint64)
-        np.cumsum(degree, out=offsets[1:])
         generation = (_meta(conn, BUILT_KEY) or 0) + 1
         staging = folder.with_name(folder.name + ".new")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        offsets.tofile(staging / "offsets")
-        citing_file = np.lib.format.open_memmap(
-            staging / "citing.npy", mode="w+", dtype=np.uint32, shape=(max(edges, 1),)
-        )
-        cursor = offsets[:-1].astype(np.int64)
-        for citing, cited in _stream(conn):
-            # one sort of (cited, citing) keys: each cited PMID's group, its citing PMIDs
-            # in order (a stable argsort of the cited PMIDs alone is ~5x slower)
-            keys = np.sort((cited.astype(np.uint64) << np.uint64(32)) | citing)
-            by_cited = (keys >> np.uint64(32)).astype(np.int64)
-            starts = np.r_[0, np.flatnonzero(by_cited[1:] != by_cited[:-1]) + 1]
-            sizes = np.diff(np.r_[starts, len(by_cited)])
-            rank = np.arange(len(by_cited)) - np.repeat(starts, sizes)
-            citing_file[cursor[by_cited] + rank] = (keys & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-            cursor[by_cited[starts]] += sizes
-        citing_file.flush()
-        del citing_file
+        edges, citing_rows, keys = _write_arrays(conn, staging)
         (staging / "graph.json").write_text(
             json.dumps(
                 {
                     "generation": generation,
                     "edges": edges,
                     "citing_articles": citing_rows,
-                    "max_pmid": int(max(max_pmid, len(degree) - 1)),
-                    "offsets_dtype": str(offsets.dtype),
+                    "cited_articles": keys,
                 }
             )
         )
@@ -154,9 +206,7 @@ def build(folder: Path, conn: sqlite3.Connection) -> BuildInfo:
         folder.rename(old)
     staging.rename(folder)
     shutil.rmtree(old, ignore_errors=True)
-    return BuildInfo(
-        generation, edges, citing_rows, int(len(degree) - 1), time.perf_counter() - start
-    )
+    return BuildInfo(generation, edges, citing_rows, keys, time.perf_counter() - start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,11 +300,12 @@ class CitationGraph:
     def __init__(
         self,
         conn: sqlite3.Connection,
-        offsets: npt.NDArray[np.unsignedinteger] | None,
-        citing: U32 | None,
+        arrays: tuple[U32, npt.NDArray[np.unsignedinteger], U32] | None,
         overlay: Overlay,
     ) -> None:
         self.conn = conn
+        keys, offsets, citing = arrays if arrays is not None else (None, None, None)
+        self.keys = keys
         self.offsets = offsets
         self.citing = citing
         self.overlay = overlay
@@ -266,24 +317,18 @@ class CitationGraph:
         without them (none built yet, or a killed build's) every answer comes from the
         table itself: exact, but cited-by then reads every row."""
         built = _meta(conn, BUILT_KEY)
-        info_file = folder / "graph.json"
-        offsets = citing = None
-        if built is not None and info_file.is_file():
-            info = json.loads(info_file.read_text())
-            if info.get("generation") == built:
-                offsets = np.memmap(folder / "offsets", dtype=info["offsets_dtype"], mode="r")
-                citing = np.load(folder / "citing.npy", mmap_mode="r")
-        if offsets is None:
-            return cls(conn, None, None, _everything_changed(conn))
+        arrays = _arrays(folder, built) if built is not None else None
+        if arrays is None:
+            return cls(conn, None, _everything_changed(conn))
         version = _meta(conn, VERSION_KEY) or 0
         overlay = _load_overlay(folder, version) or _overlay(conn)
-        return cls(conn, offsets, citing, overlay)
+        return cls(conn, arrays, overlay)
 
     @classmethod
     def empty(cls, conn: sqlite3.Connection) -> CitationGraph:
         """No edges: a store older than the graph's tables (read-only, not upgraded)."""
         none = np.empty(0, dtype=np.uint32)
-        graph = cls(conn, None, None, Overlay(none, none, none, none))
+        graph = cls(conn, None, Overlay(none, none, none, none))
         graph.has_tables = False
         return graph
 
@@ -298,18 +343,33 @@ class CitationGraph:
             return np.empty(0, dtype=np.uint32), none, none
         return edges_of(self.conn, pmid)
 
+    def _slot(self, keys32: U32) -> tuple[I64, npt.NDArray[np.bool_]]:
+        """Each PMID's index in ``keys`` and whether it is there (cited in the arrays)."""
+        assert self.keys is not None
+        at = np.searchsorted(self.keys, keys32).astype(np.int64)
+        inside = at < len(self.keys)
+        at[~inside] = 0
+        found = inside & (np.asarray(self.keys[at]) == keys32) if len(self.keys) else inside
+        return at, found
+
     def cited_by(self, pmid: int) -> U32:
         """The PMIDs citing ``pmid``, sorted."""
         base = np.empty(0, dtype=np.uint32)
         ov = self.overlay
         if not 0 < pmid < 2**32:
             return base
-        if self.offsets is not None and self.citing is not None and pmid < len(self.offsets) - 1:
-            base = np.asarray(self.citing[int(self.offsets[pmid]) : int(self.offsets[pmid + 1])])
+        key = np.array([pmid], dtype=np.uint32)
+        if self.offsets is not None and self.citing is not None:
+            at, found = self._slot(key)
+            if found[0]:
+                lo, hi = int(self.offsets[at[0]]), int(self.offsets[at[0] + 1])
+                base = np.asarray(self.citing[lo:hi])
             if len(ov.changed) and len(base):
                 base = base[~_members(base, ov.changed)]
-        key = np.array([pmid, pmid + 1] if pmid + 1 < 2**32 else [pmid, pmid], dtype=np.uint32)
-        lo, hi = np.searchsorted(ov.new_cited, key)
+        lo, hi = (
+            np.searchsorted(ov.new_cited, key[0], "left"),
+            np.searchsorted(ov.new_cited, key[0], "right"),
+        )
         added = np.asarray(ov.new_citing[lo:hi])
         return np.union1d(base, added).astype(np.uint32) if len(added) else base
 
@@ -318,22 +378,46 @@ class CitationGraph:
         wanted = np.asarray(pmids, dtype=np.int64)
         out = np.zeros(len(wanted), dtype=np.int64)
         valid = (wanted > 0) & (wanted < 2**32)
-        if self.offsets is not None:
-            inside = valid & (wanted < len(self.offsets) - 1)
-            at = wanted[inside]
-            out[inside] = self.offsets[at + 1].astype(np.int64) - self.offsets[at].astype(np.int64)
-        ov = self.overlay
-        # searched as uint32, the overlay's own type: an int64 key would convert the
-        # whole (memory-mapped) array on every call
+        # searched as uint32, the arrays' own type: an int64 key would convert a whole
+        # (memory-mapped) array on every call
         keys = np.where(valid, wanted, 0).astype(np.uint32)
+        if self.offsets is not None and len(wanted):
+            at, found = self._slot(keys)
+            found &= valid
+            at = at[found]
+            out[found] = self.offsets[at + 1].astype(np.int64) - self.offsets[at].astype(np.int64)
+        ov = self.overlay
         for cited, sign in ((ov.old_cited, -1), (ov.new_cited, 1)):
             if len(cited):
-                found = np.searchsorted(cited, keys, "right") - np.searchsorted(cited, keys, "left")
-                out += sign * np.where(valid, found, 0)
+                found_n = np.searchsorted(cited, keys, "right") - np.searchsorted(
+                    cited, keys, "left"
+                )
+                out += sign * np.where(valid, found_n, 0)
         return out
 
     def count(self, pmid: int) -> int:
         return int(self.counts([pmid])[0])
+
+
+def _arrays(
+    folder: Path, generation: int
+) -> tuple[U32, npt.NDArray[np.unsignedinteger], U32] | None:
+    """The arrays of build ``generation``, memory-mapped; None when the folder holds no
+    build or another one (a build killed before the store recorded it)."""
+    info_file = folder / "graph.json"
+    if not info_file.is_file():
+        return None
+    info = json.loads(info_file.read_text())
+    if info.get("generation") != generation:
+        return None
+    if not info["edges"]:  # nothing to map (a memory map of zero bytes is an error)
+        none = np.empty(0, dtype=np.uint32)
+        return none, np.zeros(1, dtype=np.uint32), none
+    keys = np.memmap(folder / "keys", dtype=np.uint32, mode="r")
+    dtype = np.uint32 if info["edges"] < 2**32 else np.uint64
+    offsets = np.memmap(folder / "offsets", dtype=dtype, mode="r")
+    citing = np.load(folder / "citing.npy", mmap_mode="r")
+    return keys, offsets, citing
 
 
 def _members(values: U32, sorted_set: U32) -> npt.NDArray[np.bool_]:
