@@ -147,15 +147,15 @@ def test_collection_edges_keep_their_source_through_record_updates(tmp_path: Pat
 def test_a_graph_too_large_for_memory_is_built_in_two_passes_alike(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import medsearch.index.citations as citations
+    import medsearch.index.citations_build as citations_build
 
     rng = random.Random(11)
     articles = _random_articles(rng, range(1, 301))
     with Store(tmp_path / "store.sqlite") as store:
         with store.transaction():
             store.upsert(list(articles.values()))
-        monkeypatch.setattr(citations, "IN_MEMORY_EDGES", 50)
-        monkeypatch.setattr(citations, "ROWS_PER_CHUNK", 7)  # many chunks, PMIDs rising
+        monkeypatch.setattr(citations_build, "IN_MEMORY_EDGES", 50)
+        monkeypatch.setattr(citations_build, "ROWS_PER_CHUNK", 7)  # many chunks, PMIDs rising
         build(tmp_path / "citations", store.conn)
         graph = CitationGraph.open(tmp_path / "citations", store.conn)
         assert graph.base_edges == sum(len(a.cited_pmids) for a in articles.values())
