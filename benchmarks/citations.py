@@ -146,12 +146,69 @@ def ingest(articles: int, repeat: int) -> None:
             )
 
 
+def stages(articles: int, repeat: int) -> None:
+    """Process time of each ingest stage on records that hold a reference list, with
+    and without references (the reference): the parse streamed, then holding every
+    record (the garbage collector's share grows with the objects alive), ``prepare``
+    (rows, compression, lexical documents) and the store's writer."""
+    import gc
+
+    import ingest.pubmed_xml as parser
+    from ingest.prepare import prepare
+    from medsearch.records import Article
+    from medsearch.store.db import Store
+
+    mix = [r for r in load_records(SHARED) if b"<ReferenceList" in r[0] + r[1]]
+    original = parser._references
+    best: dict[tuple[str, bool], float] = {}
+
+    def note(stage: str, flag: bool, seconds: float) -> None:
+        best[stage, flag] = min(best.get((stage, flag), 9e9), seconds)
+
+    with TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cycled.xml"
+        write_cycled_pubmed(path, articles, mix, gzip=False)
+        for round_ in range(repeat):
+            for flag in (False, True):
+                parser._references = original if flag else (lambda parent: ())  # type: ignore[assignment]
+                try:
+                    start = time.process_time()
+                    for _ in parser.parse_file(path):
+                        pass
+                    note("parse, streamed", flag, time.process_time() - start)
+                    start = time.process_time()
+                    held = [a for a in parser.parse_file(path) if isinstance(a, Article)]
+                    note("parse, every record held", flag, time.process_time() - start)
+                finally:
+                    parser._references = original
+                start = time.process_time()
+                batches = [prepare(held[i : i + 500]) for i in range(0, len(held), 500)]
+                note("prepare", flag, time.process_time() - start)
+                del held
+                gc.collect()
+                with Store(Path(tmp) / f"store-{round_}-{flag}.sqlite") as store:
+                    start = time.process_time()
+                    for batch in batches:
+                        with store.transaction():
+                            store.upsert_rows(batch.rows, cited=batch.cited)
+                    note("store writer", flag, time.process_time() - start)
+    for stage in dict.fromkeys(s for s, _ in best):
+        base, ours = best[stage, False], best[stage, True]
+        print(
+            f"{stage}: without references {base / articles * 1e6:.0f} us/article (reference),"
+            f" with {ours / articles * 1e6:.0f}: x{ours / base:.3f}"
+        )
+
+
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__)
     sub = args.add_subparsers(dest="what", required=True)
     p = sub.add_parser("parse")
     p.add_argument("--articles", type=int, default=5000)
     p.add_argument("--repeat", type=int, default=5)
+    st = sub.add_parser("stages")
+    st.add_argument("--articles", type=int, default=4000)
+    st.add_argument("--repeat", type=int, default=3)
     i = sub.add_parser("ingest")
     i.add_argument("--articles", type=int, default=5000)
     i.add_argument("--repeat", type=int, default=3)
@@ -162,6 +219,8 @@ def main() -> None:
     ns = args.parse_args()
     if ns.what == "parse":
         parse(ns.articles, ns.repeat)
+    elif ns.what == "stages":
+        stages(ns.articles, ns.repeat)
     elif ns.what == "ingest":
         ingest(ns.articles, ns.repeat)
     else:
