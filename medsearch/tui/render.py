@@ -55,7 +55,13 @@ def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
         meta.append(f" · {label}", style="cyan")
     if beyond(hit.extra):
         meta.append(f" · {BEYOND}", style="yellow")
-    body: list[Text] = [highlighted(hit.title or "(no title)", terms, style="bold"), meta]
+    if isinstance(extra.get("cited_by"), int):
+        meta.append(f" · cited by {extra['cited_by']} here", style="magenta")
+    outside = extra.get("in_corpus") is False
+    if outside and extra.get("doi"):
+        meta.append(f" · doi:{extra['doi']}")
+    title = hit.title or ("(not in this corpus)" if outside else "(no title)")
+    body: list[Text] = [highlighted(title, terms, style="bold"), meta]
     evidence = extra.get("sentence") or extra.get("evidence")
     if evidence:
         quote = Text("“", style="italic", no_wrap=True, overflow="ellipsis")
