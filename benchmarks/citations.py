@@ -135,9 +135,10 @@ def ingest(articles: int, repeat: int) -> None:
             write_cycled_pubmed(path, articles, mix)
             without: list[float] = []
             with_refs: list[float] = []
-            for _ in range(repeat):
-                without.append(_ingest_cpu(path, False, Path(tmp)))
-                with_refs.append(_ingest_cpu(path, True, Path(tmp)))
+            for round_ in range(repeat):  # which goes first alternates (order bias)
+                for flag in (False, True) if round_ % 2 == 0 else (True, False):
+                    spent = _ingest_cpu(path, flag, Path(tmp))
+                    (with_refs if flag else without).append(spent)
             base, ours = min(without), min(with_refs)
             print(
                 f"ingest CPU, {name} (cycled to {articles}, jobs=0): without references"
