@@ -400,7 +400,9 @@ class Ingestor:
         file_id = self._record(item, "done")
         for kind, payload in messages:
             if kind == "articles":
-                counts = self.store.upsert_rows(payload.rows, file_id=file_id)
+                counts = self.store.upsert_rows(
+                    payload.rows, file_id=file_id, cited=payload.cited or None
+                )
                 self.store.mark_unindexed([row[0] for row in payload.rows])
                 lexical = self.lexical
                 put = lexical.add_documents if fresh else lexical.upsert_documents

@@ -31,7 +31,7 @@ from typing import Any
 
 from medsearch.index.lexical_schema import Doc, article_fields, document
 from medsearch.records import Article, Deletion
-from medsearch.store import codec
+from medsearch.store import codec, refs
 from medsearch.store.db import Row, row_of
 
 
@@ -40,6 +40,8 @@ class PreparedBatch:
     rows: tuple[Row, ...]
     documents: tuple[Doc, ...]
     books: int
+    cited: tuple[bytes | None, ...] = ()
+    """Each row's reference-list PMIDs, packed for ``article_refs`` (:func:`refs.pack`)."""
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -55,6 +57,7 @@ def prepare(articles: Sequence[Article], dict_id: int = 0) -> PreparedBatch:
         rows=tuple(rows),
         documents=tuple(document(article_fields(a)) for a in articles),
         books=sum(1 for a in articles if a.kind == "book"),
+        cited=tuple(refs.pack(a.cited_pmids) for a in articles),
     )
 
 

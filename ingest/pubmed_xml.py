@@ -23,6 +23,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from lxml import etree
 
@@ -46,6 +47,7 @@ from medsearch.records import (
     Grant,
     MeshHeading,
     Qualifier,
+    Reference,
     pmid_from,
 )
 
@@ -214,6 +216,7 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
         corrections=_corrections(fields.get("CommentsCorrectionsList")),
         supplementary=_texts(_children([fields.get("SupplMeshList")], "SupplMeshName")),
         electronic_date=electronic if electronic.year is not None else None,
+        references=_references(pubmed_data),
     )
 
 
@@ -298,6 +301,7 @@ def _book(elem: Element) -> Article | None:
         languages=_texts(doc.iterfind("Language")),
         article_ids=_article_ids(id_sources),
         kind="book",
+        references=_references(doc),
     )
 
 
@@ -411,6 +415,46 @@ def _article_ids(sources: Iterable[Iterable[Element]]) -> tuple[tuple[str, str],
                 seen.add(key)
                 out.append((id_type, value))
     return tuple(out)
+
+
+_REFERENCE_IDS = etree.XPath(
+    "ReferenceList//Reference/ArticleIdList/ArticleId[@IdType='pubmed' or @IdType='doi']"
+)
+"""Every PMID and DOI of the references under a ``PubmedData`` or ``BookDocument``, nested
+lists included, in document order: one compiled XPath in libxml2's C, where walking the
+lists in Python cost ~250 us on a record of 40 references (a third of its parse)."""
+
+
+def _references(parent: Element | None) -> tuple[Reference, ...]:
+    """The references that name a PMID or a DOI, each once, in the list's order: what the
+    citation graph is built from. A reference naming neither (a bare citation string) is
+    left out; a PMID is taken by :func:`pmid_from`'s rule, and only below 2^32 (the
+    graph's 32-bit PMIDs; NCBI's have eight digits)."""
+    if parent is None:
+        return ()
+    ids = cast("list[Element]", _REFERENCE_IDS(parent))
+    if not ids:
+        return ()
+    found: dict[tuple[int, str | None], None] = {}
+    current: object = None
+    pmid, doi = 0, None
+    for elem in ids:
+        id_list = elem.getparent()
+        reference = id_list.getparent() if id_list is not None else None
+        if reference is not current:
+            if pmid or doi:
+                found.setdefault((pmid, doi), None)
+            current, pmid, doi = reference, 0, None
+        if elem.get("IdType") == "pubmed":
+            if not pmid:
+                text = elem.text
+                value = int(text) if text and text.isascii() and text.isdigit() else _int(text)
+                pmid = value if value and value < 2**32 else 0
+        elif doi is None:
+            doi = _clean(elem.text)
+    if pmid or doi:
+        found.setdefault((pmid, doi), None)
+    return tuple(Reference(p, d) for p, d in found)
 
 
 def _texts(elems: Iterable[Element]) -> tuple[str, ...]:

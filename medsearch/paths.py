@@ -69,6 +69,11 @@ class Paths:
         return self.vectors / kind
 
     @property
+    def citations(self) -> Path:
+        """The cited-by arrays built from the store's citation edges."""
+        return self.home / "citations"
+
+    @property
     def downloads(self) -> Path:
         return self.home / "downloads"
 

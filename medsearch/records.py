@@ -99,6 +99,15 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True)
+class Reference:
+    """One entry of a record's ``ReferenceList``: the cited article's PMID (0 when the
+    reference gives none) and its DOI where the reference gives one."""
+
+    pmid: int = 0
+    doi: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PubDate:
     """A publication date as precise as the record allows.
 
@@ -162,6 +171,7 @@ class Article:
     # ArticleDate (DateType Electronic; MEDLINE's DEP): PubMed's [dp] matches it as well
     # as the print date (help page, "Publication Date").
     electronic_date: PubDate | None = None
+    references: tuple[Reference, ...] = ()  # ReferenceList entries naming a PMID or a DOI
 
     @property
     def year(self) -> int | None:
@@ -180,6 +190,11 @@ class Article:
     @property
     def pmcid(self) -> str | None:
         return self.article_id("pmc")
+
+    @property
+    def cited_pmids(self) -> tuple[int, ...]:
+        """The PMIDs this record's reference list names, each once, in the list's order."""
+        return tuple(dict.fromkeys(r.pmid for r in self.references if r.pmid))
 
     @property
     def abstract_text(self) -> str:
@@ -289,6 +304,7 @@ class Article:
             "electronic_date": None
             if (e := self.electronic_date) is None
             else {"year": e.year, "month": e.month, "day": e.day, "season": e.season, "raw": e.raw},
+            "references": [[r.pmid, r.doi] for r in self.references],
         }
 
     def to_json(self) -> str:
@@ -334,6 +350,9 @@ class Article:
             corrections=tuple(Correction(**c) for c in data.get("corrections", ())),
             supplementary=tuple(data.get("supplementary", ())),
             electronic_date=PubDate(**e) if (e := data.get("electronic_date")) else None,
+            references=tuple(
+                Reference(int(pmid or 0), doi) for pmid, doi in data.get("references", ())
+            ),
         )
 
     @classmethod

@@ -48,7 +48,7 @@ def test_the_summary_times_the_whole_run_and_each_stage(
     assert code == 0, err
     summary = json.loads(out)
     stages = summary["stages"]
-    assert set(stages) == {"prepare", "ingest", "vectors"}
+    assert set(stages) == {"prepare", "ingest", "citations", "vectors"}
     assert all(seconds > 0 for seconds in stages.values())
     assert sum(stages.values()) <= summary["seconds"] <= wall
     assert (summary["error"], summary["exit_status"]) == (None, 0)

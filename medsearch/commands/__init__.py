@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from medsearch.commands.check import check
+from medsearch.commands.citations import citedby, refs, snowball
 from medsearch.commands.evaluate import evaluate
 from medsearch.commands.export import export
 from medsearch.commands.history import history
@@ -30,6 +31,9 @@ COMMANDS: list[click.Command] = [
     similar,
     sentences,
     cite,
+    refs,
+    citedby,
+    snowball,
     show,
     stats,
     export,

@@ -19,6 +19,7 @@ from medsearch.progress import Progress
 if TYPE_CHECKING:
     from ingest.download import RemoteFile
     from ingest.pipeline import Ingestor
+    from medsearch.store import Store
 
 
 def default_jobs(cores: int | None = None) -> int:
@@ -235,6 +236,14 @@ def check_space(
     is_flag=True,
     help="With --download: delete each file once it is ingested (the baseline is 51.8 GB).",
 )
+@click.option(
+    "--citations",
+    "citations",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Import NIH's Open Citation Collection (iCite's open_citation_collection.zip or"
+    " .csv) into the citation graph (resumable; a second import skips it).",
+)
 @click.option("--no-encode", is_flag=True, help="Skip encoding: lexical search only, encode later.")
 @click.option(
     "--models", "profile", default=None, help="Model profile (medcpt, minilm, or your own)."
@@ -269,6 +278,7 @@ def ingest(
     embeddings: str | None,
     skip_space_check: bool,
     delete_downloads: bool,
+    citations: Path | None,
     no_encode: bool,
     profile: str | None,
     device: str,
@@ -309,6 +319,7 @@ def ingest(
             index_factory=index_factory,
             jobs=jobs,
             quiet=as_json,
+            citations=citations,
         )
     except (Exception, KeyboardInterrupt) as exc:
         clock.stop()
@@ -371,12 +382,13 @@ def run_ingest(
     index_factory: str | None,
     jobs: int | None,
     quiet: bool,
+    citations: Path | None = None,
 ) -> BaseException | None:
     """The ingest itself, counting into ``clock.summary`` and timing each stage as it
     goes. Returns what stopped a download, if anything did."""
     from medsearch.commands.progress import cli_progress
 
-    if not (files or download or embeddings or paths.store.exists()):
+    if not (files or download or embeddings or citations or paths.store.exists()):
         raise UsageError(
             "give PubMed files or directories, --download baseline|updates, or --embeddings"
             " (with none of these, ingest brings the indexes of an existing corpus up to"
@@ -426,6 +438,13 @@ def run_ingest(
             elif files:
                 with clock.stage("ingest"):
                     ing.run(files, summary=summary)
+            if stopped is None:
+                from medsearch.index.citations import refresh
+
+                with clock.stage("citations"):
+                    if citations is not None:
+                        summary.notes.append(import_citations(ing.store, citations, progress))
+                    refresh(paths.citations, ing.store.conn)
             if stopped is None and (embeddings or not no_encode):
                 from ingest.encode_stage import run_vectors_stage
 
@@ -444,6 +463,19 @@ def run_ingest(
                 summary.encoded = encoded
             summary.notes.extend(rerank_offer(paths, ing.store.count()))
     return stopped
+
+
+def import_citations(store: Store, path: Path, progress: Progress) -> str:
+    """Import an Open Citation Collection file; the summary's line about it."""
+    from ingest.citations import import_collection
+
+    report = import_collection(store, path, progress)
+    if report.skipped:
+        return f"citations: {report.file} was imported before; skipped"
+    return (
+        f"citations: {report.edges_read:,} edges read from {report.file},"
+        f" {report.edges_added:,} new to the graph"
+    )
 
 
 def rerank_offer(paths: Paths, articles: int) -> list[str]:

@@ -85,6 +85,7 @@ STAGES = {
     "prepare": "prepare",
     "download": "download",
     "ingest": "parse, store and index",
+    "citations": "citation graph",
     "vectors": "vectors",
 }
 """Each stage's name in the summary (``--json`` has the keys)."""
@@ -127,7 +128,11 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
         line = Text()
         line.append(f"{hit.rank:>3}. ", style="bold")
         line.append(f"{hit.year or '    '}  ", style="cyan")
-        line.append(hit.title or "(no title)", style="bold")
+        extra = dict(hit.extra)
+        outside = extra.get("in_corpus") is False
+        line.append(
+            hit.title or ("(not in this corpus)" if outside else "(no title)"), style="bold"
+        )
         console.print(line)
         if hit.notices:
             console.print(Text("     ") + notice_text(hit.notices))
@@ -143,6 +148,8 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
         if hit.sources:
             meta.append(f" · {'+'.join(hit.sources)}", style="dim")
         meta.append(f" · score {hit.score:.3f}", style="dim")
+        if isinstance(extra.get("cited_by"), int):
+            meta.append(f" · cited by {extra['cited_by']} in this corpus", style="magenta")
         if beyond(hit.extra):
             meta.append(f" · {BEYOND}", style="yellow")
         console.print(meta)
@@ -150,7 +157,6 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
             snippet = Text("     ")
             snippet.append_text(highlighted(hit.snippet))
             console.print(snippet)
-        extra = dict(hit.extra)
         shown = print_in_context(extra)
         for key, value in hit.extra:  # text fields; all_words is the marker above
             if key not in shown and isinstance(value, str) and value:

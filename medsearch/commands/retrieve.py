@@ -32,6 +32,14 @@ if TYPE_CHECKING:
 @click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
 @filter_options
 @click.option("--keep-duplicates", is_flag=True, help="Keep articles with the same title.")
+@click.option(
+    "--by",
+    type=click.Choice(["text", "citations"]),
+    default="text",
+    show_default=True,
+    help="text: nearest article vectors; citations: co-cited with PMID or citing the same"
+    " references (this corpus's citation graph; no vectors needed).",
+)
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
 @click.pass_context
@@ -45,15 +53,26 @@ def similar(
     types: tuple[str, ...],
     exclude_retracted: bool,
     keep_duplicates: bool,
+    by: str,
     profile: str | None,
     device: str,
     as_json: bool,
 ) -> None:
-    """Articles most similar to PMID (its stored vector), or to --text."""
+    """Articles most similar to PMID (its stored vector, or --by citations), or to --text."""
     from medsearch.retrieval.searcher import open_searcher
 
     if (pmid is None) == (text is None):
         raise UsageError("give either a PMID or --text 'title and abstract'")
+    if by == "citations":
+        from medsearch.commands.citations import opened
+        from medsearch.retrieval.citations import related
+
+        if pmid is None:
+            raise UsageError("--by citations needs a PMID, not --text")
+        with opened(ctx) as (store, graph):
+            found = related(store, graph, parse_pmid(pmid), k, make_filters(year, journals, types))
+        _print(found, as_json)
+        return
     with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
         if pmid is not None:
             result = searcher.similar(

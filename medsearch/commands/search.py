@@ -60,11 +60,12 @@ def date_filter(value: str) -> Filters:
 @model_options
 @click.option(
     "--sort",
-    type=click.Choice(["relevance", "date", "pubdate", "author", "journal"]),
+    type=click.Choice(["relevance", "date", "pubdate", "author", "journal", "cited"]),
     default="relevance",
     show_default=True,
     help="Order: relevance; date or pubdate (newest first); author (first author A-Z);"
-    " journal (A-Z). Other than relevance, the best 10,000 matches are sorted.",
+    " journal (A-Z); cited (most cited in this corpus first). Other than relevance, the"
+    " best 10,000 matches are sorted.",
 )
 @click.option("--count", "count_only", is_flag=True, help="Print only the number of matches.")
 @click.option(
@@ -141,8 +142,11 @@ def search(
         depth = EXPORT_LIMIT
     else:
         depth = depth_for(sort, k)
+    from medsearch.retrieval.citations import open_graph, with_counts
+
     paths = paths_of(ctx)
     with open_searcher(paths, profile=profile, device=device) as searcher:
+        graph = open_graph(paths.citations, searcher.store)
         result = searcher.search(
             query,
             mode=mode,
@@ -170,9 +174,10 @@ def search(
         if not first_stage_only and searcher.wants_cross(result, choice):
             result = searcher.rerank(result)
         if export_fmt is not None:
-            result = sort_result(result, sort, len(result.hits), searcher.store)
+            result = sort_result(result, sort, len(result.hits), searcher.store, graph=graph)
         else:
-            result = sort_result(result, sort, k, searcher.store, searcher.lexical)
+            result = sort_result(result, sort, k, searcher.store, searcher.lexical, graph)
+            result = with_counts(result.with_hits(result.hits[:k]), graph)
             suggestion = did_you_mean(searcher.lexical, query)  # shown with the hits only
     if export_fmt is not None:
         _export(ctx, result, export_fmt, output, quiet=as_json)

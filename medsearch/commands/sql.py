@@ -85,6 +85,10 @@ def sql(
       medsearch sql --json "SELECT pmid, title FROM articles
         JOIN articles_mesh_major USING (pmid) WHERE heading = 'Metformin'"
 
+    The citation graph: `cited_by(pmid)` counts an article's citing articles in this
+    corpus; `article_refs` holds each citing article's edges, listed by
+    `json_each(cited_pmids(edges))` (docs/citations.md).
+
     A query that would change anything is refused before it runs. Works while an
     ingest is writing (it reads the last committed state). Ctrl-C stops a query at
     once, also one that has not produced a row yet (exit status 130).
@@ -101,7 +105,7 @@ def sql(
 
     watch = Watch(timeout)
     with watch.catching_ctrl_c(), backstop(watch):  # from before the store opens
-        run(paths.store, query, fmt, watch)
+        run(paths.store, query, fmt, watch, paths.citations)
 
 
 @contextmanager
@@ -155,8 +159,9 @@ def stop_or_exit(watch: Watch, wake: int, done: threading.Event) -> None:
         os._exit(error.exit_code)
 
 
-def run(store: Path, query: str, fmt: str, watch: Watch) -> None:
-    """Answer ``query`` from ``store`` within the bounds of :mod:`.sql_bounds`."""
+def run(store: Path, query: str, fmt: str, watch: Watch, citations: Path | None = None) -> None:
+    """Answer ``query`` from ``store`` within the bounds of :mod:`.sql_bounds`;
+    ``citations``: the cited-by arrays behind the ``cited_by()`` function."""
     from medsearch.store.backfill import problem
     from medsearch.store.damage import BEYOND_CHECK, DamagedStoreError
     from medsearch.store.readonly import connect, execute
@@ -165,6 +170,10 @@ def run(store: Path, query: str, fmt: str, watch: Watch) -> None:
     conn = connect(store)
     try:
         bound(conn)
+        if citations is not None:
+            from medsearch.index.citations import sql_functions
+
+            sql_functions(conn, citations)
         conn.set_progress_handler(watch, STEPS)
         try:
             why = problem(conn)

@@ -22,10 +22,11 @@ from medsearch.records import Article, Hit
 from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
+    from medsearch.index.citations import CitationGraph
     from medsearch.index.lexical import LexicalIndex
     from medsearch.store import Store
 
-SORTS = ("relevance", "date", "pubdate", "author", "journal")
+SORTS = ("relevance", "date", "pubdate", "author", "journal", "cited")
 SORT_DEPTH = 10_000
 """How many best matches a non-relevance sort orders (the searcher's largest -k)."""
 READ_BATCH = 1_000
@@ -58,7 +59,13 @@ def _journal_key(fields: Fields) -> Key:
     return (0 if name else 1, name.casefold())
 
 
+def _cited_key(fields: Fields) -> Key:
+    """Most cited in this corpus first (``cited_by``, from the citation graph)."""
+    return (-int(fields["cited_by"]),)
+
+
 KEYS: dict[str, Callable[[Fields], Key]] = {
+    "cited": _cited_key,
     "date": _date_key,
     "pubdate": _date_key,
     "author": _author_key,
@@ -106,6 +113,14 @@ def _renumber(hit: Hit, rank: int) -> Hit:
     return replace(hit, rank=rank)
 
 
+def _citation_counts(graph: CitationGraph) -> Callable[[Sequence[int]], dict[int, Fields]]:
+    def read(pmids: Sequence[int]) -> dict[int, Fields]:
+        counts = graph.counts(list(pmids)).tolist()
+        return {p: {"cited_by": n} for p, n in zip(pmids, counts, strict=True)}
+
+    return read
+
+
 def with_snippets(
     hits: Sequence[Hit],
     query: str,
@@ -142,13 +157,19 @@ def sort_result(
     k: int,
     store: Store,
     lexical: LexicalIndex | None = None,
+    graph: CitationGraph | None = None,
 ) -> SearchResult:
     """``result`` (searched :func:`depth_for` deep) in ``sort`` order, cut to ``k``, with a
     note when the set was larger than what was sorted; with ``lexical``, the new head
-    gets its snippets."""
+    gets its snippets. ``graph``: the citation graph ``cited`` sorts by."""
     if sort == "relevance":
         return result
-    hits = sorted_hits(result.hits, sort, store.sort_fields_many)[:k]
+    read: Callable[[Sequence[int]], dict[int, Fields]] = store.sort_fields_many
+    if sort == "cited":
+        if graph is None:
+            raise ValueError("sorting by citations needs the citation graph")
+        read = _citation_counts(graph)
+    hits = sorted_hits(result.hits, sort, read)[:k]
     if lexical is not None:
         query = str(dict(result.context).get("query", ""))
         hits = with_snippets(hits, query, lexical, store.get_many)

@@ -39,7 +39,7 @@ from typing import Any
 from medsearch.errors import DiskFullError, NotFoundError, StoreError
 from medsearch.notices import with_notices
 from medsearch.records import Article
-from medsearch.store import changes, codec
+from medsearch.store import changes, codec, refs
 from medsearch.store.columns import (
     ARTICLES_UPSERT,
     MESH_INSERT,
@@ -305,11 +305,23 @@ class Store:
 
     def upsert(self, articles: Sequence[Article], *, file_id: int | None = None) -> ApplyCounts:
         """Insert or replace; a later record for a PMID wins, as NCBI's update files intend."""
-        return self.upsert_rows([row_of(a) for a in articles], file_id=file_id)
+        return self.upsert_rows(
+            [row_of(a) for a in articles],
+            file_id=file_id,
+            cited=[refs.pack(a.cited_pmids) for a in articles],
+        )
 
-    def upsert_rows(self, prepared: Sequence[Row], *, file_id: int | None = None) -> ApplyCounts:
+    def upsert_rows(
+        self,
+        prepared: Sequence[Row],
+        *,
+        file_id: int | None = None,
+        cited: Sequence[bytes | None] | None = None,
+    ) -> ApplyCounts:
         """:meth:`upsert` for rows built by :func:`row_of` in a parser process, their data
-        the JSON or (with the dictionary the store gave the parser) a zstd blob of it."""
+        the JSON or (with the dictionary the store gave the parser) a zstd blob of it.
+        ``cited``: each row's reference-list PMIDs packed by :func:`refs.pack` (None, or
+        no list: the records cite nothing), replacing what the earlier records cited."""
         pmids = [r[0] for r in prepared]
         existing = self._existing(pmids)
         if not self._dict_id:
@@ -323,6 +335,8 @@ class Store:
             ],
         )
         self.write_articles([row[5] for row in prepared])
+        packed = cited if cited is not None else [None] * len(pmids)
+        self._guarded(refs.write_lists, list(zip(pmids, packed, strict=True)))
         self._write("DELETE FROM deleted WHERE pmid = ?", [(p,) for p in pmids])
         self._queue(pmids)
         fresh = [p for p in dict.fromkeys(pmids) if p not in existing]
@@ -374,6 +388,7 @@ class Store:
         self._add_to_count(-len(present))
         self._write("DELETE FROM records WHERE pmid = ?", gone)
         self._write("DELETE FROM articles WHERE pmid = ?", gone)
+        self._guarded(refs.delete, list(pmids))
         self._write(
             "INSERT INTO deleted(pmid, file_id) VALUES (?, ?) "
             "ON CONFLICT(pmid) DO UPDATE SET file_id=excluded.file_id",
@@ -517,6 +532,20 @@ class Store:
             if is_disk_full(exc):
                 raise DiskFullError(f"disk full while writing {self.path}") from exc
             raise
+
+    def _guarded(self, write: Any, *args: Any) -> Any:
+        """``write(conn, *args)`` with a full disk reported as such."""
+        try:
+            return write(self.conn, *args)
+        except sqlite3.OperationalError as exc:
+            if is_disk_full(exc):
+                raise DiskFullError(f"disk full while writing {self.path}") from exc
+            raise
+
+    def add_collection_edges(self, citing: Any, cited: Any) -> int:
+        """Open Citation Collection edges (numpy arrays sorted by citing), inside a
+        transaction; returns how many were new."""
+        return int(self._guarded(refs.add_collection, citing, cited))
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
         try:

@@ -274,6 +274,14 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (ui, descriptor_ui)
     ) WITHOUT ROWID;
     """,
+    # the citation graph (medsearch.store.refs): per citing PMID, its cited PMIDs as one
+    # sorted little-endian uint32 array and where each edge came from; the citing PMIDs
+    # changed since the cited-by arrays were built, with their edges as built. Records
+    # stored before this carry no references, so there is nothing to fill in.
+    """
+    CREATE TABLE article_refs (pmid INTEGER PRIMARY KEY, edges BLOB NOT NULL, sources BLOB);
+    CREATE TABLE refs_changed (pmid INTEGER PRIMARY KEY, edges BLOB);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

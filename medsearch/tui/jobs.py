@@ -18,10 +18,11 @@ from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
     from medsearch.history.store import HistoryStore
+    from medsearch.index.citations import CitationGraph
     from medsearch.retrieval.cite import CiteResult
     from medsearch.retrieval.searcher import Searcher
 
-MODES = ("search", "similar", "sentences", "cite")
+MODES = ("search", "similar", "sentences", "cite", "refs", "citedby")
 RESULTS_K = 50
 CITE_K = 5
 
@@ -44,6 +45,8 @@ class Answer:
     articles: Mapping[int, Article]
     can_rerank: bool
     did_you_mean: str | None = None
+    citations: Mapping[int, tuple[int, int]] = field(default_factory=dict)
+    """Per hit: (references, cited by) in this corpus's citation graph."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +111,41 @@ def pmid_of(text: str) -> int:
 
 
 def answer(searcher: Searcher, request: Request, paths: Paths | None = None) -> Answer:
-    """First-stage results for ``request`` plus their records; a search may name earlier
-    ones of ``paths``'s history as ``#N``."""
-    if request.mode == "similar":
+    """First-stage results for ``request`` plus their records and citation counts; a
+    search may name earlier ones of ``paths``'s history as ``#N``."""
+    from dataclasses import replace
+
+    found = _answer(searcher, request, paths)
+    return replace(found, citations=citation_counts(searcher, list(found.articles)))
+
+
+def _graph(searcher: Searcher) -> CitationGraph:
+    from medsearch.retrieval.citations import open_graph
+
+    return open_graph(Paths(searcher.store.path.parent).citations, searcher.store)
+
+
+def citation_counts(searcher: Searcher, pmids: list[int]) -> dict[int, tuple[int, int]]:
+    """(references, cited by) of each of ``pmids``, for the detail pane."""
+    if not pmids:
+        return {}
+    graph = _graph(searcher)
+    cited = graph.counts(pmids).tolist()
+    return {p: (len(graph.references(p)[0]), int(n)) for p, n in zip(pmids, cited, strict=True)}
+
+
+def _answer(searcher: Searcher, request: Request, paths: Paths | None) -> Answer:
+    if request.mode in ("refs", "citedby"):
+        from medsearch.retrieval.citations import cited_by, references
+
+        graph = _graph(searcher)
+        pmid = pmid_of(request.text)
+        if request.mode == "refs":
+            result = references(searcher.store, graph, pmid, request.filters)
+        else:
+            sort = request.sort if request.sort in ("date", "cited") else "date"
+            result = cited_by(searcher.store, graph, pmid, request.filters, sort)
+    elif request.mode == "similar":
         from medsearch.retrieval.sorting import sort_result
 
         result = searcher.similar(pmid_of(request.text), k=request.k, filters=request.filters)

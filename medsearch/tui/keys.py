@@ -80,6 +80,15 @@ SPECS: tuple[KeySpec, ...] = (
     KeySpec("mesh.add", "a", "add", "Add to the query", "MeSH browser"),
     KeySpec("mesh.major", "m", "major", "[mh] / [majr]", "MeSH browser"),
     KeySpec("mesh.noexp", "x", "noexp", "Explode / :noexp", "MeSH browser"),
+    KeySpec(
+        "article.references", "ctrl+e", "references", "Its references", "results, detail", False
+    ),
+    KeySpec(
+        "article.cited_by", "ctrl+g", "cited_by", "Articles citing it", "results, detail", False
+    ),
+    KeySpec(
+        "main.back", "backspace", "back", "Back along the citation trail", "results, detail", False
+    ),
     KeySpec("search.older", "up", "older", "Older query (history)", "search bar", False),
     KeySpec("search.newer", "down", "newer", "Newer query (history)", "search bar", False),
 )

@@ -68,7 +68,13 @@ def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
         meta.append(f" · {label}", style="cyan")
     if beyond(hit.extra):
         meta.append(f" · {BEYOND}", style="yellow")
-    body: list[Text] = [highlighted(hit.title or "(no title)", terms, style="bold"), meta]
+    if isinstance(extra.get("cited_by"), int):
+        meta.append(f" · cited by {extra['cited_by']} here", style="magenta")
+    outside = extra.get("in_corpus") is False
+    if outside and extra.get("doi"):
+        meta.append(f" · doi:{extra['doi']}")
+    title = hit.title or ("(not in this corpus)" if outside else "(no title)")
+    body: list[Text] = [highlighted(title, terms, style="bold"), meta]
     if hit.notices:
         body.insert(1, notice_line(hit.notices))
     if hit.notice_for:
@@ -129,8 +135,11 @@ def links(article: Article) -> list[tuple[str, str]]:
     return out
 
 
-def article_detail(article: Article, terms: frozenset[str]) -> Text:
-    """The detail pane: title, authors, citation, labelled abstract, MeSH, types, links."""
+def article_detail(
+    article: Article, terms: frozenset[str], citations: tuple[int, int] | None = None
+) -> Text:
+    """The detail pane: title, authors, citation, labelled abstract, MeSH, types, links;
+    with ``citations`` (references, cited by) when the article has either."""
     parts: list[Text] = [highlighted(article.title or "(no title)", terms, style="bold")]
     if found := notices(article):
         parts.append(notice_line(found))
@@ -138,6 +147,15 @@ def article_detail(article: Article, terms: frozenset[str]) -> Text:
         parts.append(Text(describe_for(about), style="bold"))
     parts.append(Text(", ".join(a.display for a in article.authors) or "(no authors)"))
     parts.append(Text(article.journal_citation, style="italic"))
+    if citations is not None and any(citations):
+        refs, cited = citations
+        parts.append(
+            Text(f"References ({refs})", style="bold magenta")
+            .append(" ctrl+e", style="dim")
+            .append("   ")
+            .append(f"Cited by ({cited})", style="bold magenta")
+            .append(" ctrl+g · in this corpus", style="dim")
+        )
     parts.append(Text(""))
     if not article.abstract:
         parts.append(Text("(no abstract)", style="dim"))

@@ -73,6 +73,9 @@ class MainScreen(Screen[None]):
         self.articles: dict[int, Article] = {}
         self.last: jobs.Request | None = None
         self.shown_notes: set[str] = set()
+        self.citations: dict[int, tuple[int, int]] = {}
+        self.trail: list[jobs.Request] = []
+        """The lists walked away from by references / cited by, newest last."""
 
     def compose(self) -> ComposeResult:
         yield ModeBar(id="modes")
@@ -200,6 +203,7 @@ class MainScreen(Screen[None]):
             return
         answer = message.answer
         self.articles.update(answer.articles)
+        self.citations.update(answer.citations)
         result = answer.result
         from medsearch.retrieval.searcher import dense_text
 
@@ -209,6 +213,11 @@ class MainScreen(Screen[None]):
         self.show_rows(list(result.hits), terms, message.ticket, reranked=False)
         self.show_translation(str(dict(result.context).get("translation") or ""))
         self.summarise(result.total, len(result.hits), result.timings, result.notes)
+        if result.mode in ("references", "cited_by"):
+            pmid = dict(result.context).get("pmid")
+            what = "references of" if result.mode == "references" else "cited by, of"
+            back = " · backspace: back" if self.trail else ""
+            self.query_one(ModeBar).summary = f"{result.total} {what} PMID {pmid}{back}"
         if answer.did_you_mean:  # offered, never searched instead
             self.query_one(ModeBar).summary += f" · did you mean: {answer.did_you_mean}"
         if "delta" in result.rerankers:
@@ -376,7 +385,8 @@ class MainScreen(Screen[None]):
         hit = self.results.current
         article = self.articles.get(hit.pmid) if hit else None
         if article is not None:
-            self.query_one(DetailPane).show(article, self.results.terms)
+            counts = self.citations.get(article.pmid)
+            self.query_one(DetailPane).show(article, self.results.terms, counts)
 
     @on(OptionList.OptionSelected, "#results")
     def read(self) -> None:
@@ -452,6 +462,29 @@ class MainScreen(Screen[None]):
             self.query_one(SearchBar).value = str(article.pmid)
             request = jobs.Request("similar", str(article.pmid), self.filters)
             self.run_request(replace(request, sort=self.status.sort))
+
+    def action_references(self) -> None:
+        self.follow("refs")
+
+    def action_cited_by(self) -> None:
+        self.follow("citedby")
+
+    def follow(self, mode: str) -> None:
+        """Open the highlighted article's references or citing articles as the list,
+        remembering the list left (``back`` returns to it)."""
+        hit = self.results.current
+        if hit is None or not hit.pmid:
+            self.notify("no article highlighted", severity="warning")
+            return
+        if self.last is not None:
+            self.trail.append(self.last)
+        self.run_request(jobs.Request(mode, str(hit.pmid), self.filters))
+
+    def action_back(self) -> None:
+        if not self.trail:
+            self.notify("nothing to go back to", severity="information")
+            return
+        self.run_request(self.trail.pop())
 
     def action_pick_sentence(self) -> None:
         article = self.current_article()

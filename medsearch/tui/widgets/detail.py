@@ -15,9 +15,12 @@ class DetailPane(TypesIntoQuery, VerticalScroll, can_focus=True):
         super().__init__(Static(id="detail-body"), **kwargs)  # type: ignore[arg-type]
         self.article: Article | None = None
 
-    def show(self, article: Article, terms: frozenset[str]) -> None:
+    def show(
+        self, article: Article, terms: frozenset[str], citations: tuple[int, int] | None = None
+    ) -> None:
+        """``citations``: (references, cited by) in this corpus, shown when either is."""
         self.article = article
-        self.query_one("#detail-body", Static).update(article_detail(article, terms))
+        self.query_one("#detail-body", Static).update(article_detail(article, terms, citations))
         self.scroll_home(animate=False)
 
     def clear(self, message: str = "") -> None:

@@ -1,0 +1,225 @@
+"""``medsearch refs``, ``citedby`` and ``snowball``: following the citation graph."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from medsearch.commands.common import (
+    emit_json,
+    filter_options,
+    make_filters,
+    parse_pmid,
+    paths_of,
+)
+from medsearch.errors import NotFoundError, StoreError, UsageError
+
+if TYPE_CHECKING:
+    from medsearch.index.citations import CitationGraph
+    from medsearch.retrieval.results import SearchResult
+    from medsearch.store import Store
+
+
+def export_options(fn: Any) -> Any:
+    fn = click.option(
+        "--output",
+        "-o",
+        type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+        default=None,
+        help="With --export: the file to write (default and -: standard output).",
+    )(fn)
+    return click.option(
+        "--export",
+        "export_fmt",
+        type=click.Choice(["bibtex", "ris", "nbib", "csv"]),
+        default=None,
+        help="Export the stored records of the list instead of printing it.",
+    )(fn)
+
+
+@contextmanager
+def opened(ctx: click.Context) -> Iterator[tuple[Store, CitationGraph]]:
+    from medsearch.retrieval.citations import open_graph
+    from medsearch.store import Store
+
+    paths = paths_of(ctx)
+    if not paths.store.exists():
+        raise StoreError(f"no corpus in {paths.home} yet; run `medsearch ingest PATH`")
+    with Store(paths.store, readonly=True) as store:
+        yield store, open_graph(paths.citations, store)
+
+
+def finish(
+    ctx: click.Context,
+    result: SearchResult,
+    k: int | None,
+    export_fmt: str | None,
+    output: Path | None,
+    as_json: bool,
+    header: str,
+) -> None:
+    """Print, ``--json`` or ``--export`` a citation list (``k``: the first k only)."""
+    if output is not None and export_fmt is None:
+        raise UsageError("-o/--output names the file of --export FORMAT")
+    if k is not None:
+        result = result.with_hits(result.hits[:k])
+    if export_fmt is not None:
+        from medsearch.commands.export import write_records
+
+        stored = [h.pmid for h in result.hits if dict(h.extra).get("in_corpus")]
+        if not stored:
+            raise NotFoundError("nothing to export: no article of the list is in the store")
+        write_records(paths_of(ctx), stored, export_fmt, output)
+        outside = len(result.hits) - len(stored)
+        if outside:
+            click.echo(f"note: {outside} article(s) outside the store were left out", err=True)
+        return
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    from medsearch.commands.render import print_hits
+
+    print_hits(result.hits, header=f"[dim]{header}[/]")
+
+
+@click.command()
+@click.argument("pmid")
+@click.option("-k", "k", type=click.IntRange(1, None), default=None, help="Show the first K only.")
+@filter_options
+@export_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
+@click.pass_context
+def refs(
+    ctx: click.Context,
+    pmid: str,
+    k: int | None,
+    year: str | None,
+    journals: tuple[str, ...],
+    types: tuple[str, ...],
+    export_fmt: str | None,
+    output: Path | None,
+    as_json: bool,
+) -> None:
+    """The references of PMID: its record's reference list, then the Open Citation
+    Collection's further edges. Works for any PMID; a reference outside the store is
+    listed by its PMID (and DOI where its citing record gives one)."""
+    from medsearch.retrieval.citations import references
+
+    wanted = parse_pmid(pmid)
+    with opened(ctx) as (store, graph):
+        result = references(store, graph, wanted, make_filters(year, journals, types))
+    outside = sum(1 for h in result.hits if not dict(h.extra).get("in_corpus"))
+    header = f"PMID {wanted} cites {result.total:,} ({outside:,} outside this corpus)"
+    finish(ctx, result, k, export_fmt, output, as_json, header)
+
+
+@click.command()
+@click.argument("pmid")
+@click.option(
+    "--sort",
+    type=click.Choice(["date", "cited", "relevance"]),
+    default="date",
+    show_default=True,
+    help="date: newest first; cited: most cited first; relevance: most references"
+    " shared with PMID first.",
+)
+@click.option("-k", "k", type=click.IntRange(1, None), default=None, help="Show the first K only.")
+@filter_options
+@export_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
+@click.pass_context
+def citedby(
+    ctx: click.Context,
+    pmid: str,
+    sort: str,
+    k: int | None,
+    year: str | None,
+    journals: tuple[str, ...],
+    types: tuple[str, ...],
+    export_fmt: str | None,
+    output: Path | None,
+    as_json: bool,
+) -> None:
+    """The articles citing PMID in this corpus (stored or not: a PMID that only appears
+    in others' reference lists answers too)."""
+    from medsearch.retrieval.citations import cited_by
+
+    wanted = parse_pmid(pmid)
+    with opened(ctx) as (store, graph):
+        result = cited_by(store, graph, wanted, make_filters(year, journals, types), sort)
+    header = f"PMID {wanted} is cited by {result.total:,} in this corpus · sorted by {sort}"
+    finish(ctx, result, k, export_fmt, output, as_json, header)
+
+
+@click.command()
+@click.argument("pmids", nargs=-1, required=True)
+@click.option("--backward", is_flag=True, help="Follow the seeds' references.")
+@click.option("--forward", is_flag=True, help="Follow the articles citing the seeds.")
+@click.option(
+    "--depth",
+    type=click.IntRange(1, 2),
+    default=1,
+    show_default=True,
+    help="2: follow the same directions again from what depth 1 found.",
+)
+@click.option(
+    "--exclude",
+    "exclude",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Already screened: a file of PMIDs, or a BibTeX/RIS/MEDLINE export (PMIDs or DOIs).",
+)
+@click.option("-k", "k", type=click.IntRange(1, None), default=None, help="Show the first K only.")
+@export_options
+@click.option("--json", "as_json", is_flag=True, help="One object: PRISMA counts and hits.")
+@click.pass_context
+def snowball(
+    ctx: click.Context,
+    pmids: tuple[str, ...],
+    backward: bool,
+    forward: bool,
+    depth: int,
+    exclude: Path | None,
+    k: int | None,
+    export_fmt: str | None,
+    output: Path | None,
+    as_json: bool,
+) -> None:
+    """Citation chasing from seed PMIDs: their references (--backward) and citing
+    articles (--forward; both when neither is given), deduplicated, without what
+    --exclude lists, ranked by closeness of text to the seeds, with PRISMA-style counts
+    (found, duplicates, excluded, new)."""
+    from medsearch.retrieval.snowball import read_exclusions
+    from medsearch.retrieval.snowball import snowball as chase
+
+    seeds = [parse_pmid(p) for p in pmids]
+    if not backward and not forward:
+        backward = forward = True
+    with opened(ctx) as (store, graph):
+        screened = read_exclusions(exclude, store) if exclude is not None else set()
+        done = chase(
+            store,
+            graph,
+            seeds,
+            backward=backward,
+            forward=forward,
+            depth=depth,
+            exclude=screened,
+        )
+    c = done.counts
+    counts = (
+        f"found {c.found:,} · duplicates {c.duplicates:,} · excluded {c.excluded:,} · new {c.new:,}"
+    )
+    if as_json and export_fmt is None:
+        result = done.result
+        if k is not None:
+            result = result.with_hits(result.hits[:k])
+        emit_json({"counts": c.to_dict(), **result.to_dict()})
+        return
+    if export_fmt is not None:
+        click.echo(counts, err=True)
+    finish(ctx, done.result, k, export_fmt, output, as_json, f"{c.seeds} seed(s): {counts}")

@@ -1,0 +1,106 @@
+"""References are read from real PubMed records, checked against an independent
+ElementTree reading of the same files."""
+
+from __future__ import annotations
+
+import gzip
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from ingest.pubmed_xml import parse_file
+from medsearch.records import Article, Reference
+from tests.conftest import FIXTURES, shared_data
+
+
+def _files() -> list[Path]:
+    folder = shared_data("pubmed")
+    return sorted(p for p in folder.rglob("*") if p.name.endswith((".xml", ".xml.gz")))
+
+
+def _elementtree_references(path: Path) -> dict[int, list[tuple[int, str | None]]]:
+    """PMID -> (cited PMID or 0, DOI or None) for every reference naming either, read
+    with the standard library's parser."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    out: dict[int, list[tuple[int, str | None]]] = {}
+    with opener(path, "rb") as stream:
+        for _, elem in ET.iterparse(stream):
+            if elem.tag not in ("PubmedArticle", "PubmedBookArticle"):
+                continue
+            pmid_text = elem.findtext("MedlineCitation/PMID") or elem.findtext("BookDocument/PMID")
+            refs: list[tuple[int, str | None]] = []
+            for ref in elem.iter("Reference"):
+                ids = {
+                    i.get("IdType"): (i.text or "").strip()
+                    for i in reversed(ref.findall("ArticleIdList/ArticleId"))
+                }
+                pair = (int(ids.get("pubmed") or 0), ids.get("doi") or None)
+                if (pair[0] or pair[1]) and pair not in refs:
+                    refs.append(pair)
+            out[int(pmid_text or 0)] = refs
+            elem.clear()
+    return out
+
+
+def test_real_reference_lists_match_an_elementtree_reading() -> None:
+    files = [p for p in _files() if b"ReferenceList" in _head(p)]
+    assert files, "the shared PubMed files hold reference lists"
+    with_refs = edges = 0
+    for path in files:
+        expected = _elementtree_references(path)
+        for record in parse_file(path):
+            if not isinstance(record, Article):
+                continue
+            got = [(r.pmid, r.doi) for r in record.references]
+            assert got == expected[record.pmid], (path.name, record.pmid)
+            with_refs += bool(got)
+            edges += len(record.cited_pmids)
+    assert with_refs >= 90 and edges >= 2500, (with_refs, edges)
+
+
+def _head(path: Path) -> bytes:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as stream:
+        return stream.read()
+
+
+def test_a_reference_keeps_its_doi_and_records_round_trip() -> None:
+    records = [r for r in parse_file(FIXTURES / "tricky_articles.xml") if isinstance(r, Article)]
+    cited = next(r for r in records if r.references)
+    assert cited.references == (Reference(91888888, "10.5555/cited.paper"),)
+    assert cited.cited_pmids == (91888888,)
+    assert Article.from_json(cited.to_json()) == cited
+
+
+def test_a_stored_record_without_references_still_reads() -> None:
+    old = Article(pmid=5, title="older record").to_dict()
+    del old["references"]
+    assert Article.from_dict(old).references == ()
+
+
+@pytest.mark.parametrize(
+    ("ids", "expected"),
+    [
+        ('<ArticleId IdType="pubmed">123</ArticleId>', (Reference(123, None),)),
+        ('<ArticleId IdType="doi">10.1/x</ArticleId>', (Reference(0, "10.1/x"),)),
+        ('<ArticleId IdType="pmc">PMC1</ArticleId>', ()),
+        ('<ArticleId IdType="pubmed">0</ArticleId>', ()),
+        ('<ArticleId IdType="pubmed">99999999999</ArticleId>', ()),
+    ],
+)
+def test_which_references_are_kept(
+    tmp_path: Path, ids: str, expected: tuple[Reference, ...]
+) -> None:
+    xml = (
+        "<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>7</PMID>"
+        "<Article><ArticleTitle>T</ArticleTitle></Article></MedlineCitation><PubmedData>"
+        "<ReferenceList><ReferenceList><Reference><Citation>c</Citation><ArticleIdList>"
+        f"{ids}</ArticleIdList></Reference></ReferenceList></ReferenceList>"
+        "</PubmedData></PubmedArticle></PubmedArticleSet>"
+    )
+    path = tmp_path / "one.xml"
+    path.write_text(xml)
+    (record,) = parse_file(path)
+    assert isinstance(record, Article)
+    assert record.references == expected
