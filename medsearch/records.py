@@ -517,6 +517,14 @@ class Filters:
             exclude_retracted=self.exclude_retracted or other.exclude_retracted,
         )
 
+    def _in_dates(self, span: tuple[int, int] | None) -> bool:
+        """Whether a date ``span`` (YYYYMMDD) overlaps ``date_from``..``date_to``."""
+        if not span:
+            return False
+        if self.date_to is not None and span[0] > self.date_to:
+            return False
+        return self.date_from is None or span[1] >= self.date_from
+
     def accepts(self, article: Article) -> bool:
         """The reference semantics: what an index-side filter must agree with."""
         from medsearch.field_keys import date_span, journal_key, journal_keys
@@ -530,14 +538,14 @@ class Filters:
             return False
         if self.year_to is not None and (year is None or year > self.year_to):
             return False
-        if self.date_from is not None or self.date_to is not None:
-            span = date_span(article.pub_date)
-            if span is None:
-                return False
-            if self.date_to is not None and span[0] > self.date_to:
-                return False
-            if self.date_from is not None and span[1] < self.date_from:
-                return False
+        if (self.date_from is not None or self.date_to is not None) and not any(
+            self._in_dates(span)
+            for span in (
+                date_span(article.pub_date),
+                date_span(article.electronic_date) if article.electronic_date else None,
+            )
+        ):
+            return False
         if self.journals:
             names = journal_keys(article)
             if not any(journal_key(j) in names for j in self.journals):

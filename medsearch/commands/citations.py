@@ -100,6 +100,7 @@ def refs(
     year: str | None,
     journals: tuple[str, ...],
     types: tuple[str, ...],
+    exclude_retracted: bool,
     export_fmt: str | None,
     output: Path | None,
     as_json: bool,
@@ -111,7 +112,9 @@ def refs(
 
     wanted = parse_pmid(pmid)
     with opened(ctx) as (store, graph):
-        result = references(store, graph, wanted, make_filters(year, journals, types))
+        result = references(
+            store, graph, wanted, make_filters(year, journals, types, exclude_retracted)
+        )
     outside = sum(1 for h in result.hits if not dict(h.extra).get("in_corpus"))
     header = f"PMID {wanted} cites {result.total:,} ({outside:,} outside this corpus)"
     finish(ctx, result, k, export_fmt, output, as_json, header)
@@ -140,6 +143,7 @@ def citedby(
     year: str | None,
     journals: tuple[str, ...],
     types: tuple[str, ...],
+    exclude_retracted: bool,
     export_fmt: str | None,
     output: Path | None,
     as_json: bool,
@@ -150,7 +154,9 @@ def citedby(
 
     wanted = parse_pmid(pmid)
     with opened(ctx) as (store, graph):
-        result = cited_by(store, graph, wanted, make_filters(year, journals, types), sort)
+        result = cited_by(
+            store, graph, wanted, make_filters(year, journals, types, exclude_retracted), sort
+        )
     header = f"PMID {wanted} is cited by {result.total:,} in this corpus · sorted by {sort}"
     finish(ctx, result, k, export_fmt, output, as_json, header)
 

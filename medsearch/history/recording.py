@@ -17,6 +17,7 @@ from medsearch.history.entries import SET_LIMIT, Entry
 from medsearch.history.store import HistoryStore, now, open_history
 from medsearch.paths import Paths
 from medsearch.query.nodes import ParsedQuery
+from medsearch.query.normalize import repair_undecodable
 from medsearch.query.parser import parse_plain, parse_query
 from medsearch.query.printer import format_query
 from medsearch.records import Filters
@@ -101,6 +102,7 @@ def record_search(
             return record_search(
                 paths, searcher, typed, result, filters=filters, source=source, history=own
             )
+    typed = repair_undecodable(typed)  # argv bytes that were not UTF-8, as the search read them
     parsed = parsed_as_run(typed, paths)
     entry = Entry(
         number=0,
