@@ -1,0 +1,161 @@
+"""`medsearch check FILE --watch NAME`: a manuscript's references, re-checked on every
+`watch run` (so after every `update`). A reference that a later update file retracts,
+puts under an expression of concern or corrects is reported once, with the notice's
+PMID, in the digest, `--json`, the Atom feed and `watch show`; a notice the reference
+already had when it was watched is never news."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pubmed_builders import article_xml, pubmed_file
+
+from ingest.pipeline import Ingestor
+from medsearch.cli import main
+from medsearch.paths import Paths
+from medsearch.watches.book import WatchBook
+
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+def cli(home: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["--home", str(home), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def linked(pmid: int, title: str, links: dict[str, int], **kw: object) -> str:
+    """A record with a ``CommentsCorrectionsList`` (RefType -> the other PMID)."""
+    refs = "".join(
+        f'<CommentsCorrections RefType="{kind}"><RefSource>Notice</RefSource>'
+        f'<PMID Version="1">{other}</PMID></CommentsCorrections>'
+        for kind, other in links.items()
+    )
+    xml = article_xml(pmid, title, **kw)  # type: ignore[arg-type]
+    return xml.replace(
+        "<MeshHeadingList>",
+        f"<CommentsCorrectionsList>{refs}</CommentsCorrectionsList><MeshHeadingList>",
+    )
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """A home whose reference list is watched, then two update files: the first retracts
+    one reference by a notice record alone and corrects another; the second re-issues
+    the retracted reference with the same link."""
+    tmp = tmp_path_factory.mktemp("checkwatch")
+    paths = Paths(tmp / "home")
+    steps: dict[str, object] = {"paths": paths}
+    with Ingestor(paths, jobs=0) as ingestor:
+        first = [
+            article_xml(1, "Statins after stroke"),
+            article_xml(2, "Aspirin in the elderly"),
+            article_xml(3, "Gout flares in winter"),
+            article_xml(4, "Unrelated cohort"),
+            linked(
+                5, "A fabricated trial", {"RetractionIn": 9}, pub_types=("Retracted Publication",)
+            ),
+        ]
+        ingestor.run([pubmed_file(tmp / "a.xml", first)])
+        pmids = tmp / "refs.txt"
+        pmids.write_text("1\n2\n3\n5\n")
+        steps["check"] = cli(paths.home, "check", str(pmids), "--watch", "paper", "--json")
+        steps["quiet"] = cli(paths.home, "watch", "run", "--json")
+        second = [
+            linked(
+                100,
+                "Retraction: Statins after stroke",
+                {"RetractionOf": 1},
+                pub_types=("Retraction of Publication",),
+            ),
+            linked(2, "Aspirin in the elderly", {"ErratumIn": 101}, version=1),
+            article_xml(4, "Unrelated cohort, revised"),
+        ]
+        ingestor.run([pubmed_file(tmp / "b.xml", second)])
+        steps["run"] = cli(paths.home, "watch", "run", "--json")
+        steps["show"] = cli(paths.home, "watch", "show", "paper")
+        ingestor.run(
+            [pubmed_file(tmp / "c.xml", [linked(1, "Statins after stroke", {"RetractionIn": 100})])]
+        )
+        steps["again"] = cli(paths.home, "watch", "run")
+    steps["list"] = cli(paths.home, "watch", "list")
+    return steps
+
+
+def test_check_saves_the_resolved_references_as_a_watch(home: dict[str, object]) -> None:
+    code, out, _ = home["check"]  # type: ignore[misc]
+    assert code == 4  # reference 5 was retracted already: check says so, as without --watch
+    saved = json.loads(out)["watch"]
+    assert saved["kind"] == "references" and saved["query"] == "4 references from refs.txt"
+    code, out, _ = home["list"]  # type: ignore[misc]
+    assert code == 0 and "paper\t" in out and "reference list" in out
+
+
+def test_nothing_is_news_before_an_update_and_a_known_retraction_never_is(
+    home: dict[str, object],
+) -> None:
+    code, out, _ = home["quiet"]  # type: ignore[misc]
+    assert code == 0 and json.loads(out)["watches"][0]["new"] == 0
+
+
+def test_a_retraction_and_an_erratum_from_an_update_are_reported_with_their_notices(
+    home: dict[str, object],
+) -> None:
+    code, out, _ = home["run"]  # type: ignore[misc]
+    assert code == 0
+    (paper,) = json.loads(out)["watches"]
+    found = [(h["pmid"], h["change"], h["notice"]) for h in paper["hits"]]
+    assert found == [(1, "retracted", 100), (2, "corrected", 101)]
+    code, out, _ = home["show"]  # type: ignore[misc]
+    assert "PMID 1 RETRACTED (notice PMID 100)  Statins after stroke" in out
+    assert "PMID 2 CORRECTED (notice PMID 101)" in out
+
+
+def test_the_reference_re_issued_with_the_same_link_is_not_reported_again(
+    home: dict[str, object],
+) -> None:
+    code, out, _ = home["again"]  # type: ignore[misc]
+    assert code == 0 and "paper (4 references from refs.txt): nothing new" in out
+
+
+def test_the_feed_lists_each_flagged_reference_once(home: dict[str, object]) -> None:
+    paths: Paths = home["paths"]  # type: ignore[assignment]
+    feed = ET.parse(paths.feeds / "paper.atom").getroot()
+    summaries = [e.findtext(f"{ATOM}summary") for e in feed.iter(f"{ATOM}entry")]
+    assert sorted(s.split(";")[0] for s in summaries if s) == [
+        "corrected: notice PMID 101",
+        "retracted: notice PMID 100",
+    ]
+
+
+def test_a_book_made_before_reference_lists_is_upgraded_keeping_its_hits(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "watches.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            "CREATE TABLE watches (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+            " query TEXT NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('set', 'ranked')),"
+            " mode TEXT, filters TEXT NOT NULL DEFAULT '{}', threshold REAL,"
+            " replaced INTEGER NOT NULL DEFAULT 0, created TEXT NOT NULL, last_run TEXT,"
+            " last_change INTEGER NOT NULL DEFAULT 0);"
+            "CREATE TABLE hits (watch_id INTEGER NOT NULL REFERENCES watches(id)"
+            " ON DELETE CASCADE, pmid INTEGER NOT NULL, change TEXT NOT NULL,"
+            " score REAL NOT NULL DEFAULT 0, found TEXT NOT NULL, read_at TEXT,"
+            " PRIMARY KEY (watch_id, pmid)) WITHOUT ROWID;"
+            "INSERT INTO watches(id, name, query, kind, created) VALUES (1, 'gout', 'gout[ti]',"
+            " 'set', '2026-01-01');"
+            "INSERT INTO hits VALUES (1, 7, 'added', 0, '2026-01-02', NULL);"
+        )
+    conn.close()
+    with WatchBook(path) as book:
+        assert [(h.pmid, h.notice) for h in book.hits("gout")] == [(7, None)]
+        book.conn.execute(
+            "INSERT INTO watches(name, query, kind, created) VALUES ('refs', 'x', 'references',"
+            " '2026-01-03')"
+        )
+        assert [w.kind for w in book.all()] == ["set", "references"]
