@@ -71,20 +71,28 @@ def changed_and_noticed(changes: Changes, store: Store) -> frozenset[int]:
     and those a changed notice record is about. Built once per window and shared by
     every reference-list watch that reads it."""
     changed = sorted(changes.added | changes.replaced)
-    out = set(changed)
     try:
-        for start in range(0, len(changed), _CHUNK):
-            chunk = changed[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            for (text,) in store.conn.execute(
-                f"SELECT notice_for FROM articles WHERE pmid IN ({marks}) AND notice_for != '[]'",
-                chunk,
-            ):
-                out.update(n.pmid for n in notices_from_json(text) if n.pmid is not None)
+        return frozenset(changed) | noticed_by(store.conn, changed)
     except sqlite3.OperationalError:  # a store before the notice columns: read the records
+        out: set[int] = set(changed)
         for start in range(0, len(changed), _CHUNK):
             for article in store.get_many(changed[start : start + _CHUNK]).values():
                 out.update(n.pmid for n in nt.notice_for(article) if n.pmid is not None)
+        return frozenset(out)
+
+
+def noticed_by(conn: sqlite3.Connection, pmids: Sequence[int]) -> frozenset[int]:
+    """The articles that the notice records among ``pmids`` are about: a primary-key
+    lookup per PMID in ``articles`` (its ``notice_for`` column), ~30K a day."""
+    out: set[int] = set()
+    for start in range(0, len(pmids), _CHUNK):
+        chunk = pmids[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        for (text,) in conn.execute(
+            f"SELECT notice_for FROM articles WHERE pmid IN ({marks}) AND notice_for != '[]'",
+            chunk,
+        ):
+            out.update(n.pmid for n in notices_from_json(text) if n.pmid is not None)
     return frozenset(out)
 
 
