@@ -159,3 +159,23 @@ def test_a_book_made_before_reference_lists_is_upgraded_keeping_its_hits(
             " '2026-01-03')"
         )
         assert [w.kind for w in book.all()] == ["set", "references"]
+
+
+def test_an_exported_list_is_watched_by_checking_the_export(
+    home: dict[str, object], tmp_path: Path
+) -> None:
+    from medsearch.export import write_export
+    from medsearch.store import Store
+
+    paths: Paths = home["paths"]  # type: ignore[assignment]
+    with Store(paths.store, readonly=True) as store:
+        chosen = list(store.get_many([1, 3]).values())
+    exported = write_export(chosen, "bibtex", tmp_path / "basket.bib")
+    code, out, _ = cli(paths.home, "check", str(exported), "--watch", "exported", "--json")
+    assert code == 4  # 1 is retracted by now: said at once, and never news to the watch
+    assert json.loads(out)["counts"]["by_pmid"] == 2
+    with WatchBook(paths.watches_file) as book:
+        assert sorted(book.references("exported")) == [1, 3]
+    code, out, _ = cli(paths.home, "watch", "run", "exported", "--json")
+    assert json.loads(out)["watches"][0]["new"] == 0
+    assert cli(paths.home, "watch", "rm", "exported")[0] == 0
