@@ -83,6 +83,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         )
         steps["again"] = cli(paths.home, "watch", "run")
     steps["list"] = cli(paths.home, "watch", "list")
+    steps["threshold"] = cli(paths.home, "watch", "threshold", "paper", "3.5")
     return steps
 
 
@@ -93,6 +94,8 @@ def test_check_saves_the_resolved_references_as_a_watch(home: dict[str, object])
     assert saved["kind"] == "references" and saved["query"] == "4 references from refs.txt"
     code, out, _ = home["list"]  # type: ignore[misc]
     assert code == 0 and "paper\t" in out and "reference list" in out
+    code, _, err = home["threshold"]  # type: ignore[misc]
+    assert code == 2 and "is a reference list" in err
 
 
 def test_nothing_is_news_before_an_update_and_a_known_retraction_never_is(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from medsearch.errors import NotFoundError, StoreError, UsageError
 from medsearch.watches.model import (
+    REFERENCES,
     Watch,
     WatchHit,
     check_name,
@@ -156,9 +157,13 @@ class WatchBook:
     def set_threshold(self, name: str, threshold: float) -> Watch:
         watch = self.get(name)
         if watch.threshold is None:
+            what = (
+                "a reference list: every new notice about its references is news"
+                if watch.kind == REFERENCES
+                else "a set query: every new article in its set is new"
+            )
             raise UsageError(
-                f"watch {name!r} is a set query: every new article in its set is new;"
-                " a threshold is for plain-word (ranked) watches"
+                f"watch {name!r} is {what}; a threshold is for plain-word (ranked) watches"
             )
         self.conn.execute("UPDATE watches SET threshold = ? WHERE name = ?", (threshold, name))
         return self.get(name)
