@@ -46,7 +46,7 @@ def linked(pmid: int, title: str, links: dict[str, int], **kw: object) -> str:
 def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """A home whose reference list is watched, then two update files: the first retracts
     one reference by a notice record alone and corrects another; the second re-issues
-    the retracted reference with the same link."""
+    the retracted reference with the same link and retracts the corrected one."""
     tmp = tmp_path_factory.mktemp("checkwatch")
     paths = Paths(tmp / "home")
     steps: dict[str, object] = {"paths": paths}
@@ -78,9 +78,11 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         ingestor.run([pubmed_file(tmp / "b.xml", second)])
         steps["run"] = cli(paths.home, "watch", "run", "--json")
         steps["show"] = cli(paths.home, "watch", "show", "paper")
-        ingestor.run(
-            [pubmed_file(tmp / "c.xml", [linked(1, "Statins after stroke", {"RetractionIn": 100})])]
-        )
+        third = [
+            linked(1, "Statins after stroke", {"RetractionIn": 100}),
+            linked(2, "Aspirin in the elderly", {"ErratumIn": 101, "RetractionIn": 102}),
+        ]
+        ingestor.run([pubmed_file(tmp / "c.xml", third)])
         steps["again"] = cli(paths.home, "watch", "run")
     steps["list"] = cli(paths.home, "watch", "list")
     steps["threshold"] = cli(paths.home, "watch", "threshold", "paper", "3.5")
@@ -118,11 +120,16 @@ def test_a_retraction_and_an_erratum_from_an_update_are_reported_with_their_noti
     assert "PMID 2 CORRECTED (notice PMID 101)" in out
 
 
-def test_the_reference_re_issued_with_the_same_link_is_not_reported_again(
+def test_a_reference_is_reported_again_only_for_a_new_notice(
     home: dict[str, object],
 ) -> None:
+    """Reference 1 comes back with the retraction already reported: not news. Reference
+    2, corrected before, is now retracted: news, with the retraction's PMID."""
     code, out, _ = home["again"]  # type: ignore[misc]
-    assert code == 0 and "paper (4 references from refs.txt): nothing new" in out
+    assert code == 0
+    assert out.splitlines()[0] == "paper (4 references from refs.txt): 1 newly flagged reference"
+    assert "PMID 2 RETRACTED (notice PMID 102)  Aspirin in the elderly" in out
+    assert "PMID 1 " not in out
 
 
 def test_the_feed_lists_each_flagged_reference_once(home: dict[str, object]) -> None:
@@ -130,8 +137,8 @@ def test_the_feed_lists_each_flagged_reference_once(home: dict[str, object]) -> 
     feed = ET.parse(paths.feeds / "paper.atom").getroot()
     summaries = [e.findtext(f"{ATOM}summary") for e in feed.iter(f"{ATOM}entry")]
     assert sorted(s.split(";")[0] for s in summaries if s) == [
-        "corrected: notice PMID 101",
         "retracted: notice PMID 100",
+        "retracted: notice PMID 102",
     ]
 
 
