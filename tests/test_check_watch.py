@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -28,28 +29,35 @@ def cli(home: Path, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def linked(pmid: int, title: str, links: dict[str, int], **kw: object) -> str:
+def linked(pmid: int, title: str, links: dict[str, int], *, pub_types: tuple[str, ...] = ()) -> str:
     """A record with a ``CommentsCorrectionsList`` (RefType -> the other PMID)."""
     refs = "".join(
         f'<CommentsCorrections RefType="{kind}"><RefSource>Notice</RefSource>'
         f'<PMID Version="1">{other}</PMID></CommentsCorrections>'
         for kind, other in links.items()
     )
-    xml = article_xml(pmid, title, **kw)  # type: ignore[arg-type]
+    xml = article_xml(pmid, title, pub_types=pub_types)
     return xml.replace(
         "<MeshHeadingList>",
         f"<CommentsCorrectionsList>{refs}</CommentsCorrectionsList><MeshHeadingList>",
     )
 
 
+@dataclass(frozen=True)
+class Home:
+    paths: Paths
+    out: dict[str, tuple[int, str, str]]
+    """What each step's command returned: exit code, stdout, stderr."""
+
+
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def home(tmp_path_factory: pytest.TempPathFactory) -> Home:
     """A home whose reference list is watched, then two update files: the first retracts
     one reference by a notice record alone and corrects another; the second re-issues
     the retracted reference with the same link and retracts the corrected one."""
     tmp = tmp_path_factory.mktemp("checkwatch")
     paths = Paths(tmp / "home")
-    steps: dict[str, object] = {"paths": paths}
+    steps: dict[str, tuple[int, str, str]] = {}
     with Ingestor(paths, jobs=0) as ingestor:
         first = [
             article_xml(1, "Statins after stroke"),
@@ -72,7 +80,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
                 {"RetractionOf": 1},
                 pub_types=("Retraction of Publication",),
             ),
-            linked(2, "Aspirin in the elderly", {"ErratumIn": 101}, version=1),
+            linked(2, "Aspirin in the elderly", {"ErratumIn": 101}),
             article_xml(4, "Unrelated cohort, revised"),
         ]
         ingestor.run([pubmed_file(tmp / "b.xml", second)])
@@ -86,54 +94,54 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         steps["again"] = cli(paths.home, "watch", "run")
     steps["list"] = cli(paths.home, "watch", "list")
     steps["threshold"] = cli(paths.home, "watch", "threshold", "paper", "3.5")
-    return steps
+    return Home(paths, steps)
 
 
-def test_check_saves_the_resolved_references_as_a_watch(home: dict[str, object]) -> None:
-    code, out, _ = home["check"]  # type: ignore[misc]
+def test_check_saves_the_resolved_references_as_a_watch(home: Home) -> None:
+    code, out, _ = home.out["check"]
     assert code == 4  # reference 5 was retracted already: check says so, as without --watch
     saved = json.loads(out)["watch"]
     assert saved["kind"] == "references" and saved["query"] == "4 references from refs.txt"
-    code, out, _ = home["list"]  # type: ignore[misc]
+    code, out, _ = home.out["list"]
     assert code == 0 and "paper\t" in out and "reference list" in out
-    code, _, err = home["threshold"]  # type: ignore[misc]
+    code, _, err = home.out["threshold"]
     assert code == 2 and "is a reference list" in err
 
 
 def test_nothing_is_news_before_an_update_and_a_known_retraction_never_is(
-    home: dict[str, object],
+    home: Home,
 ) -> None:
-    code, out, _ = home["quiet"]  # type: ignore[misc]
+    code, out, _ = home.out["quiet"]
     assert code == 0 and json.loads(out)["watches"][0]["new"] == 0
 
 
 def test_a_retraction_and_an_erratum_from_an_update_are_reported_with_their_notices(
-    home: dict[str, object],
+    home: Home,
 ) -> None:
-    code, out, _ = home["run"]  # type: ignore[misc]
+    code, out, _ = home.out["run"]
     assert code == 0
     (paper,) = json.loads(out)["watches"]
     found = [(h["pmid"], h["change"], h["notice"]) for h in paper["hits"]]
     assert found == [(1, "retracted", 100), (2, "corrected", 101)]
-    code, out, _ = home["show"]  # type: ignore[misc]
+    code, out, _ = home.out["show"]
     assert "PMID 1 RETRACTED (notice PMID 100)  Statins after stroke" in out
     assert "PMID 2 CORRECTED (notice PMID 101)" in out
 
 
 def test_a_reference_is_reported_again_only_for_a_new_notice(
-    home: dict[str, object],
+    home: Home,
 ) -> None:
     """Reference 1 comes back with the retraction already reported: not news. Reference
     2, corrected before, is now retracted: news, with the retraction's PMID."""
-    code, out, _ = home["again"]  # type: ignore[misc]
+    code, out, _ = home.out["again"]
     assert code == 0
     assert out.splitlines()[0] == "paper (4 references from refs.txt): 1 newly flagged reference"
     assert "PMID 2 RETRACTED (notice PMID 102)  Aspirin in the elderly" in out
     assert "PMID 1 " not in out
 
 
-def test_the_feed_lists_each_flagged_reference_once(home: dict[str, object]) -> None:
-    paths: Paths = home["paths"]  # type: ignore[assignment]
+def test_the_feed_lists_each_flagged_reference_once(home: Home) -> None:
+    paths = home.paths
     feed = ET.parse(paths.feeds / "paper.atom").getroot()
     summaries = [e.findtext(f"{ATOM}summary") for e in feed.iter(f"{ATOM}entry")]
     assert sorted(s.split(";")[0] for s in summaries if s) == [
@@ -171,13 +179,11 @@ def test_a_book_made_before_reference_lists_is_upgraded_keeping_its_hits(
         assert [w.kind for w in book.all()] == ["set", "references"]
 
 
-def test_an_exported_list_is_watched_by_checking_the_export(
-    home: dict[str, object], tmp_path: Path
-) -> None:
+def test_an_exported_list_is_watched_by_checking_the_export(home: Home, tmp_path: Path) -> None:
     from medsearch.export import write_export
     from medsearch.store import Store
 
-    paths: Paths = home["paths"]  # type: ignore[assignment]
+    paths = home.paths
     with Store(paths.store, readonly=True) as store:
         chosen = list(store.get_many([1, 3]).values())
     exported = write_export(chosen, "bibtex", tmp_path / "basket.bib")
