@@ -93,6 +93,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Home:
         ingestor.run([pubmed_file(tmp / "c.xml", third)])
         steps["again"] = cli(paths.home, "watch", "run")
     steps["list"] = cli(paths.home, "watch", "list")
+    steps["taken"] = cli(paths.home, "check", "1", "--watch", "paper")
     steps["threshold"] = cli(paths.home, "watch", "threshold", "paper", "3.5")
     return Home(paths, steps)
 
@@ -104,6 +105,8 @@ def test_check_saves_the_resolved_references_as_a_watch(home: Home) -> None:
     assert saved["kind"] == "references" and saved["query"] == "4 references from refs.txt"
     code, out, _ = home.out["list"]
     assert code == 0 and "paper\t" in out and "reference list" in out
+    code, out, err = home.out["taken"]
+    assert code == 2 and out == "" and "a watch called 'paper' exists" in err
     code, _, err = home.out["threshold"]
     assert code == 2 and "is a reference list" in err
 

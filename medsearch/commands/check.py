@@ -63,12 +63,12 @@ def check(
     from medsearch.retrieval.check import check as run_check
     from medsearch.retrieval.searcher import open_searcher
 
+    paths = paths_of(ctx)
     if watch_name is not None:
-        check_name(watch_name)
+        _free(paths, watch_name)
     references = _references(sources)
     if not references:
         raise UsageError("the reference list is empty")
-    paths = paths_of(ctx)
     saved: Watch | None = None
     with open_searcher(paths) as searcher:
         checked = run_check(references, searcher.store, searcher.lexical)
@@ -95,6 +95,24 @@ def check(
                 " or corrected"
             )
     ctx.exit(status)
+
+
+def _free(paths: Paths, name: str) -> None:
+    """Refuse a taken or malformed watch name before the check runs, not after."""
+    from medsearch.errors import NotFoundError
+    from medsearch.watches.book import WatchBook
+
+    check_name(name)
+    if not paths.watches_file.exists():
+        return
+    with WatchBook(paths.watches_file) as book:
+        try:
+            book.get(name)
+        except NotFoundError:
+            return
+    raise UsageError(
+        f"a watch called {name!r} exists; `medsearch watch rm {name}` first, or choose another name"
+    )
 
 
 def _watch(
