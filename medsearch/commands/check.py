@@ -12,10 +12,13 @@ import click
 from medsearch.commands.common import emit_json, paths_of
 from medsearch.errors import UsageError
 from medsearch.records import pmid_from
+from medsearch.watches.model import Watch, check_name
 
 if TYPE_CHECKING:
+    from medsearch.paths import Paths
     from medsearch.references import Reference
     from medsearch.retrieval.check import Checked
+    from medsearch.store import Store
 
 FLAGGED = 4
 """Exit status: a reference is retracted or under an expression of concern."""
@@ -26,8 +29,19 @@ UNRESOLVED = 5
 @click.command()
 @click.argument("sources", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--watch",
+    "watch_name",
+    default=None,
+    metavar="NAME",
+    help="Also save the resolved references as the watch NAME: every `watch run` (and"
+    " so every `update`) reports those that become retracted, under an expression of"
+    " concern or corrected.",
+)
 @click.pass_context
-def check(ctx: click.Context, sources: tuple[str, ...], as_json: bool) -> None:
+def check(
+    ctx: click.Context, sources: tuple[str, ...], as_json: bool, watch_name: str | None
+) -> None:
     """Check a reference list (FILE.bib, .ris, .nbib, a file of PMIDs, - for standard
     input, or PMIDs) for retracted, corrected and concerning articles.
 
@@ -44,27 +58,80 @@ def check(ctx: click.Context, sources: tuple[str, ...], as_json: bool) -> None:
       medsearch check manuscript.bib
       medsearch check refs.ris --json
       medsearch check 31541003 12345678
+      medsearch check manuscript.bib --watch my-paper
     """
     from medsearch.retrieval.check import check as run_check
     from medsearch.retrieval.searcher import open_searcher
 
+    paths = paths_of(ctx)
+    if watch_name is not None:
+        _free(paths, watch_name)
     references = _references(sources)
     if not references:
         raise UsageError("the reference list is empty")
-    with open_searcher(paths_of(ctx)) as searcher:
+    saved: Watch | None = None
+    with open_searcher(paths) as searcher:
         checked = run_check(references, searcher.store, searcher.lexical)
+        if watch_name is not None:
+            saved = _watch(paths, watch_name, checked, sources, searcher.store)
     status = exit_status(checked)
     if as_json:
-        emit_json(
-            {
-                "references": [c.to_dict() for c in checked],
-                "counts": counts(checked),
-                "exit_status": status,
-            }
-        )
+        out: dict[str, object] = {
+            "references": [c.to_dict() for c in checked],
+            "counts": counts(checked),
+            "exit_status": status,
+        }
+        if saved is not None:
+            out["watch"] = saved.to_dict()
+        emit_json(out)
     else:
         _print(checked)
+        if saved is not None:
+            from medsearch.commands.render import console
+
+            console.print(
+                f"watching {saved.query} as {saved.name}: `medsearch watch run` (and"
+                " `update`) reports those newly retracted, under an expression of concern"
+                " or corrected"
+            )
     ctx.exit(status)
+
+
+def _free(paths: Paths, name: str) -> None:
+    """Refuse a taken or malformed watch name before the check runs, not after."""
+    from medsearch.errors import NotFoundError
+    from medsearch.watches.book import WatchBook
+
+    check_name(name)
+    if not paths.watches_file.exists():
+        return
+    with WatchBook(paths.watches_file) as book:
+        try:
+            book.get(name)
+        except NotFoundError:
+            return
+    raise UsageError(
+        f"a watch called {name!r} exists; `medsearch watch rm {name}` first, or choose another name"
+    )
+
+
+def _watch(
+    paths: Paths, name: str, checked: list[Checked], sources: tuple[str, ...], store: Store
+) -> Watch:
+    """Save the resolved references as a reference-list watch."""
+    from medsearch.watches.book import WatchBook
+    from medsearch.watches.references import make_reference_watch
+
+    pmids = [c.pmid for c in checked if c.pmid is not None]
+    if not pmids:
+        raise UsageError(f"nothing to watch as {name!r}: no reference was found in the corpus")
+    source = ", ".join("standard input" if s == "-" else Path(s).name for s in sources)
+    if len(source) > 80:
+        source = source[:77] + "..."
+    made, known = make_reference_watch(name, pmids, source, store)
+    with WatchBook(paths.ensure().watches_file) as book:
+        book.add_references(made, known)
+        return book.get(name)
 
 
 def exit_status(checked: list[Checked]) -> int:

@@ -9,6 +9,7 @@ import click
 from medsearch.commands.common import emit_json, filter_options, make_filters, paths_of
 from medsearch.errors import UsageError
 from medsearch.paths import Paths
+from medsearch.watches.model import REFERENCES
 
 
 @click.group()
@@ -19,6 +20,10 @@ def watch() -> None:
     A set query (operators, field tags, "phrases", truncation*) reports the articles
     that entered its set; plain words report new articles scoring at least as well as
     the watch's 50th hit did when it was made (its threshold, shown by `watch list`).
+
+    \b
+    A reference list (`medsearch check FILE --watch NAME`) reports its references
+    that become retracted, under an expression of concern or corrected.
 
     \b
     Examples:
@@ -132,6 +137,7 @@ def show(
     """The hits of watch NAME, newest first."""
     from medsearch.store import Store
     from medsearch.watches.book import WatchBook
+    from medsearch.watches.runner import flag
 
     if since is not None:
         try:
@@ -169,6 +175,8 @@ def show(
     for row in rows:
         mark = " " if row["read"] else "*"
         revised = " [revised]" if row["change"] == "replaced" else ""
+        if saved.kind == REFERENCES:
+            revised = f" {flag(row['change'], row['notice'])}"
         where = ", ".join(str(x) for x in (row["journal"], row["year"]) if x)
         click.echo(
             f"{mark} {row['found'][:10]}  PMID {row['pmid']}{revised}  {row['title']}"
@@ -257,6 +265,8 @@ def _corpus(ctx: click.Context) -> Paths:
 
 
 def _describe(kind: str, threshold: float | None) -> str:
+    if kind == REFERENCES:
+        return "reference list (new = retracted, expression of concern or corrected)"
     if kind == "set":
         return "set query (new = articles entering its set)"
     return f"ranked (new = score >= {threshold or 0:.3f})"

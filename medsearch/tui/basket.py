@@ -18,6 +18,7 @@ from medsearch.errors import UsageError
 from medsearch.export import write_export
 from medsearch.paths import Paths
 from medsearch.records import Article
+from medsearch.watches.model import Watch
 
 
 def default_export_path(paths: Paths, now: datetime | None = None) -> Path:
@@ -39,3 +40,25 @@ def write_basket(articles: Sequence[Article], fmt: str, path: Path, paths: Paths
         return write_export(articles, fmt, target)
     except OSError as exc:
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
+
+
+def default_watch_name(now: datetime | None = None) -> str:
+    """``basket-YYYY-MM-DD``: one watch a day unless the user names it."""
+    return f"basket-{(now or datetime.now()).strftime('%Y-%m-%d')}"
+
+
+def watch_basket(paths: Paths, name: str, pmids: Sequence[int]) -> Watch:
+    """Save the basket's PMIDs as a reference-list watch, as ``medsearch check PMIDFILE
+    --watch NAME`` does: each later update's retractions, expressions of concern and
+    corrections of them are reported by ``watch run`` and on the Watches screen."""
+    from medsearch.store import Store
+    from medsearch.watches.book import WatchBook
+    from medsearch.watches.references import make_reference_watch
+
+    if not pmids:
+        raise UsageError("the basket is empty: nothing to watch")
+    with Store(paths.store, readonly=True) as store:
+        made, known = make_reference_watch(name, pmids, "the TUI basket", store)
+    with WatchBook(paths.watches_file) as book:
+        book.add_references(made, known)
+        return book.get(name)

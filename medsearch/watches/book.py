@@ -10,6 +10,7 @@ keyed by (watch, PMID), so reading them twice never lists one twice.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from medsearch.errors import NotFoundError, StoreError, UsageError
 from medsearch.watches.model import (
+    REFERENCES,
     Watch,
     WatchHit,
     check_name,
@@ -30,7 +32,7 @@ CREATE TABLE IF NOT EXISTS watches (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
     query TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('set', 'ranked')),
+    kind TEXT NOT NULL CHECK (kind IN ('set', 'ranked', 'references')),
     mode TEXT,
     filters TEXT NOT NULL DEFAULT '{}',
     threshold REAL,
@@ -46,9 +48,16 @@ CREATE TABLE IF NOT EXISTS hits (
     score REAL NOT NULL DEFAULT 0,
     found TEXT NOT NULL,
     read_at TEXT,
+    notice INTEGER,
     PRIMARY KEY (watch_id, pmid)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS hits_found ON hits(watch_id, found);
+CREATE TABLE IF NOT EXISTS watch_refs (
+    watch_id INTEGER NOT NULL REFERENCES watches(id) ON DELETE CASCADE,
+    pmid INTEGER NOT NULL,
+    known TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (watch_id, pmid)
+) WITHOUT ROWID;
 """
 
 _SELECT = (
@@ -77,6 +86,7 @@ class WatchBook:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.executescript(SCHEMA)
+            _upgrade(self.conn)
         except (OSError, sqlite3.DatabaseError) as exc:
             raise StoreError(f"cannot open the saved searches {path}: {exc}") from exc
 
@@ -141,17 +151,72 @@ class WatchBook:
             if found is None:
                 raise NotFoundError(f"no watch called {name!r}; `medsearch watch list` shows them")
             self.conn.execute("DELETE FROM hits WHERE watch_id = ?", (found[0],))
+            self.conn.execute("DELETE FROM watch_refs WHERE watch_id = ?", (found[0],))
             self.conn.execute("DELETE FROM watches WHERE id = ?", (found[0],))
 
     def set_threshold(self, name: str, threshold: float) -> Watch:
         watch = self.get(name)
         if watch.threshold is None:
+            what = (
+                "a reference list: every new notice about its references is news"
+                if watch.kind == REFERENCES
+                else "a set query: every new article in its set is new"
+            )
             raise UsageError(
-                f"watch {name!r} is a set query: every new article in its set is new;"
-                " a threshold is for plain-word (ranked) watches"
+                f"watch {name!r} is {what}; a threshold is for plain-word (ranked) watches"
             )
         self.conn.execute("UPDATE watches SET threshold = ? WHERE name = ?", (threshold, name))
         return self.get(name)
+
+    # -- reference lists ------------------------------------------------------------------
+
+    def add_references(self, watch: Watch, known: dict[int, set[tuple[str, int | None]]]) -> None:
+        """Save a reference-list watch with its PMIDs and the notices each already has
+        (those are never news to it)."""
+        with self.transaction():
+            self.add(watch)
+            watch_id = self._id(watch.name)
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO watch_refs(watch_id, pmid, known) VALUES (?,?,?)",
+                [(watch_id, p, json.dumps(sorted(k, key=str))) for p, k in known.items()],
+            )
+
+    def references(self, name: str) -> dict[int, set[tuple[str, int | None]]]:
+        """A reference-list watch's PMIDs, each with the notices a run has seen."""
+        rows = self.conn.execute(
+            "SELECT pmid, known FROM watch_refs WHERE watch_id = ?", (self._id(name),)
+        )
+        return {int(p): {(str(s), n) for s, n in json.loads(k)} for p, k in rows}
+
+    def record_notices(
+        self,
+        name: str,
+        news: Sequence[tuple[int, str, int | None]],
+        known: dict[int, set[tuple[str, int | None]]],
+        last_change: int,
+        when: str,
+    ) -> None:
+        """Keep a reference-list run: its hits (a reference flagged again, say corrected
+        then retracted, is unread again with the new status), the notices now known for
+        the references it looked at, and how far it read; one transaction."""
+        with self.transaction():
+            watch_id = self._id(name)
+            for pmid, status, notice in news:
+                self.conn.execute(
+                    "INSERT INTO hits(watch_id, pmid, change, score, found, notice)"
+                    " VALUES (?,?,?,0,?,?) ON CONFLICT(watch_id, pmid) DO UPDATE SET"
+                    " change = excluded.change, found = excluded.found,"
+                    " notice = excluded.notice, read_at = NULL",
+                    (watch_id, pmid, status, when, notice),
+                )
+            self.conn.executemany(
+                "UPDATE watch_refs SET known = ? WHERE watch_id = ? AND pmid = ?",
+                [(json.dumps(sorted(k, key=str)), watch_id, p) for p, k in known.items()],
+            )
+            self.conn.execute(
+                "UPDATE watches SET last_run = ?, last_change = MAX(last_change, ?) WHERE id = ?",
+                (when, last_change, watch_id),
+            )
 
     # -- hits ----------------------------------------------------------------------------
 
@@ -179,7 +244,7 @@ class WatchBook:
 
     def hits(self, name: str, *, unread: bool = False, since: str | None = None) -> list[WatchHit]:
         """A watch's hits, newest run first and best first within a run."""
-        sql = "SELECT pmid, change, score, found, read_at FROM hits WHERE watch_id = ?"
+        sql = "SELECT pmid, change, score, found, read_at, notice FROM hits WHERE watch_id = ?"
         args: list[object] = [self._id(name)]
         if unread:
             sql += " AND read_at IS NULL"
@@ -188,8 +253,8 @@ class WatchBook:
             args.append(since)
         sql += " ORDER BY found DESC, score DESC, pmid DESC"
         return [
-            WatchHit(int(p), c, float(s), f, r is not None)
-            for p, c, s, f, r in self.conn.execute(sql, args)
+            WatchHit(int(p), c, float(s), f, r is not None, None if n is None else int(n))
+            for p, c, s, f, r, n in self.conn.execute(sql, args)
         ]
 
     def mark_read(self, name: str, pmids: Sequence[int] | None = None) -> int:
@@ -218,6 +283,33 @@ class WatchBook:
         if row is None:
             raise NotFoundError(f"no watch called {name!r}; `medsearch watch list` shows them")
         return int(row[0])
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Bring a book made before reference-list watches up to :data:`SCHEMA`: the kind's
+    CHECK cannot be altered in place, so the table is rebuilt (SQLite's documented
+    procedure, foreign keys off so no hit is cascaded away) and ``hits`` gains its
+    ``notice`` column."""
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'watches'").fetchone()
+    if "'references'" not in sql:
+        conn.execute("PRAGMA foreign_keys=OFF")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            body = sql.split("(", 1)[1].replace(
+                "('set', 'ranked')", "('set', 'ranked', 'references')"
+            )
+            conn.execute(f"CREATE TABLE watches_new ({body}")
+            conn.execute("INSERT INTO watches_new SELECT * FROM watches")
+            conn.execute("DROP TABLE watches")
+            conn.execute("ALTER TABLE watches_new RENAME TO watches")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA foreign_keys=ON")
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(hits)")}
+    if "notice" not in columns:
+        conn.execute("ALTER TABLE hits ADD COLUMN notice INTEGER")
 
 
 def _watch(row: tuple[object, ...]) -> Watch:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from medsearch.records import Article
-from medsearch.watches.model import Watch, WatchHit
+from medsearch.watches.model import REFERENCES, Watch, WatchHit
 
 ATOM = "http://www.w3.org/2005/Atom"
 FEED_ENTRIES = 100
@@ -54,6 +54,8 @@ def write_feed(
         if article is not None:
             where = ", ".join(str(x) for x in (article.journal, article.year) if x)
             kind = "revised record" if hit.change == "replaced" else "new article"
+            if watch.kind == REFERENCES:
+                kind = hit.change + (f": notice PMID {hit.notice}" if hit.notice else "")
             _text(entry, "summary", f"{kind}; {where}" if where else kind)
     folder.mkdir(parents=True, exist_ok=True)
     final = feed_path(folder, watch.name)

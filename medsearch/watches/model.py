@@ -13,6 +13,9 @@ from medsearch.records import Filters
 
 SET = "set"
 RANKED = "ranked"
+REFERENCES = "references"
+"""A reference list's PMIDs (``check FILE --watch``): a hit is a reference that became
+retracted, under an expression of concern or corrected, with the notice's PMID."""
 THRESHOLD_RANK = 50
 """A ranked watch keeps new articles scoring at least as well as its 50th hit did when
 it was made: close to what a reader scanning its first page or two would have seen."""
@@ -54,7 +57,8 @@ class Watch:
     query: str
     kind: str
     """:data:`SET` (operators, tags, phrases: the set PubMed returns) or :data:`RANKED`
-    (plain words), as the query parser decides."""
+    (plain words), as the query parser decides; :data:`REFERENCES` for a watched
+    reference list (its ``query`` then says where the list came from)."""
     mode: str | None
     """The mode a full search of the watch uses; new hits are found lexically."""
     filters: Filters
@@ -94,6 +98,9 @@ class WatchHit:
     score: float
     found: str
     read: bool
+    notice: int | None = None
+    """For a reference list's hit: the PMID of the notice (None when the record only
+    carries the publication type)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +109,7 @@ class WatchHit:
             "score": round(self.score, 6),
             "found": self.found,
             "read": self.read,
+            "notice": self.notice,
         }
 
 
@@ -112,4 +120,6 @@ class Found:
     watch: Watch
     hits: tuple[tuple[int, str, float], ...]
     candidates: int
+    notices: tuple[tuple[int, str, int | None], ...] = ()
+    """A reference list's news: (reference PMID, status, notice PMID), strongest first."""
     """Articles the update files brought that were checked."""

@@ -21,7 +21,8 @@ from medsearch.store.changes import Changes
 from medsearch.watches.book import WatchBook, now
 from medsearch.watches.feed import FEED_ENTRIES, write_feed
 from medsearch.watches.finder import Candidates, find_new, prepare
-from medsearch.watches.model import Found, Watch
+from medsearch.watches.model import REFERENCES, Found, Watch
+from medsearch.watches.references import changed_and_noticed, find_notices
 
 DIGEST_LINES = 10
 """Hits a digest lists per watch; the rest are counted (the feed and ``watch show``
@@ -36,6 +37,8 @@ class NewHit:
     title: str
     journal: str
     year: int | None
+    notice: int | None = None
+    """A reference list's hit: the notice's PMID (``change`` is the status)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +48,7 @@ class NewHit:
             "title": self.title,
             "journal": self.journal,
             "year": self.year,
+            "notice": self.notice,
         }
 
 
@@ -111,6 +115,7 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
             with open_lexical(paths.lexical_index, create=False) as lexical:
                 by_point: dict[int, Changes] = {}
                 prepared: dict[tuple[int, bool], Candidates] = {}
+                touched: dict[int, frozenset[int]] = {}
                 news: list[WatchNews] = []
                 notes: list[str] = []
                 files: dict[str, None] = {}
@@ -122,6 +127,22 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
                         )
                     changes = by_point[watch.last_change]
                     files.update(dict.fromkeys(changes.files))
+                    if watch.kind == REFERENCES:
+                        if watch.last_change not in touched:
+                            touched[watch.last_change] = changed_and_noticed(changes, store)
+                        news.append(
+                            _record_references(
+                                paths,
+                                book,
+                                store,
+                                watch,
+                                touched[watch.last_change],
+                                changes.last,
+                                when,
+                                notes,
+                            )
+                        )
+                        continue
                     key = (watch.last_change, watch.replaced)
                     try:
                         if key not in prepared:
@@ -148,15 +169,56 @@ def _record(
     fresh = set(book.record_run(name, found.hits, last, when))
     chosen = [h for h in found.hits if h[0] in fresh]
     articles = store.get_many([p for p, _, _ in chosen])
-    latest = book.hits(name)[:FEED_ENTRIES]
+    _write_feed(paths, book, store, name, when, notes)
     watch = book.get(name)
-    try:
-        write_feed(paths.feeds, watch, latest, store.get_many([h.pmid for h in latest]), when)
-    except OSError as exc:
-        notes.append(f"watch {name}: cannot write its feed: {exc.strerror or exc}")
     return WatchNews(
         watch, tuple(_new_hit(h, articles.get(h[0])) for h in chosen), found.candidates
     )
+
+
+def _record_references(
+    paths: Paths,
+    book: WatchBook,
+    store: Store,
+    watch: Watch,
+    touched: frozenset[int],
+    last: int,
+    when: str,
+    notes: list[str],
+) -> WatchNews:
+    """Keep one reference list's run and rewrite its feed."""
+    refs = book.references(watch.name)
+    flagged, known = find_notices(refs, touched, store)
+    book.record_notices(watch.name, flagged, known, last, when)
+    articles = store.get_many([p for p, _, _ in flagged])
+    _write_feed(paths, book, store, watch.name, when, notes)
+    hits = []
+    for pmid, status, notice in flagged:
+        article = articles.get(pmid)
+        hits.append(
+            NewHit(
+                pmid,
+                status,
+                0.0,
+                article.title if article else "",
+                article.journal if article else "",
+                article.year if article else None,
+                notice,
+            )
+        )
+    return WatchNews(book.get(watch.name), tuple(hits), len(touched.intersection(refs)))
+
+
+def _write_feed(
+    paths: Paths, book: WatchBook, store: Store, name: str, when: str, notes: list[str]
+) -> None:
+    latest = book.hits(name)[:FEED_ENTRIES]
+    try:
+        write_feed(
+            paths.feeds, book.get(name), latest, store.get_many([h.pmid for h in latest]), when
+        )
+    except OSError as exc:
+        notes.append(f"watch {name}: cannot write its feed: {exc.strerror or exc}")
 
 
 def _new_hit(hit: tuple[int, str, float], article: Article | None) -> NewHit:
@@ -182,11 +244,14 @@ def watch_digest(news: WatchNews) -> list[str]:
     """One watch's part of the digest."""
     watch = news.watch
     count = len(news.hits)
-    what = f"{count} new article{'s' * (count != 1)}" if count else "nothing new"
+    noun = "newly flagged reference" if watch.kind == REFERENCES else "new article"
+    what = f"{count} {noun}{'s' * (count != 1)}" if count else "nothing new"
     lines = [f"{watch.name} ({watch.query}): {what}"]
     for hit in news.hits[:DIGEST_LINES]:
         where = ", ".join(str(x) for x in (hit.journal, hit.year) if x)
         mark = " [revised]" if hit.change == "replaced" else ""
+        if watch.kind == REFERENCES:
+            mark = f" {flag(hit.change, hit.notice)}"
         title = hit.title or "(deleted since)"
         lines.append(f"  PMID {hit.pmid}{mark}  {title}" + (f" ({where})" if where else ""))
     if count > DIGEST_LINES:
@@ -194,6 +259,11 @@ def watch_digest(news: WatchNews) -> list[str]:
             f"  ... and {count - DIGEST_LINES} more: medsearch watch show {watch.name} --new"
         )
     return lines
+
+
+def flag(status: str, notice: int | None) -> str:
+    """``RETRACTED (notice PMID 32167152)``: how a flagged reference is marked."""
+    return status.upper() + (f" (notice PMID {notice})" if notice else "")
 
 
 def pipe_digests(report: RunReport, command: str) -> tuple[str, ...]:

@@ -172,6 +172,41 @@ class ExportScreen(ModalScreen[ExportRequest | None]):
         self.dismiss(ExportRequest(fmt=str(fmt), path=Path(text).expanduser()))
 
 
+class WatchNameScreen(ModalScreen[str | None]):
+    """The name to watch the basket under (enter keeps the default)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = CLOSE
+
+    def __init__(self, count: int, default: str) -> None:
+        super().__init__()
+        self.count = count
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(
+                f"Watch {self.count} marked article(s) for retractions, expressions of"
+                " concern and corrections",
+                classes="dialog-title",
+            )
+            yield Input(self.default, id="watch-name")
+            yield Label("each `medsearch update` re-checks them (Watches, F6)", classes="hint")
+            with Horizontal(classes="buttons"):
+                yield Button("Watch", variant="primary", id="watch")
+
+    def on_mount(self) -> None:
+        self.query_one("#watch-name", Input).focus()
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#watch")
+    def chosen(self) -> None:
+        name = self.query_one("#watch-name", Input).value.strip()
+        if not name:
+            self.notify("give the watch a name", severity="error")
+            return
+        self.dismiss(name)
+
+
 class SentencePicker(ModalScreen[str | None]):
     """Choose one abstract sentence to search for sentences like it."""
 

@@ -30,7 +30,12 @@ from medsearch.mesh.browse import HeadingView, open_by_start, typed_heading
 from medsearch.mesh.tables import INSTALL_HINT
 from medsearch.records import Article, Filters
 from medsearch.tui import jobs, keys
-from medsearch.tui.basket import default_export_path, write_basket
+from medsearch.tui.basket import (
+    default_export_path,
+    default_watch_name,
+    watch_basket,
+    write_basket,
+)
 from medsearch.tui.browser import open_in_browser
 from medsearch.tui.highlight import snippet_terms
 from medsearch.tui.messages import (
@@ -42,7 +47,13 @@ from medsearch.tui.messages import (
     WorkFailed,
 )
 from medsearch.tui.render import DOI_URL, PUBMED_URL, citation
-from medsearch.tui.screens.dialogs import ExportRequest, ExportScreen, FiltersScreen, SentencePicker
+from medsearch.tui.screens.dialogs import (
+    ExportRequest,
+    ExportScreen,
+    FiltersScreen,
+    SentencePicker,
+    WatchNameScreen,
+)
 from medsearch.tui.screens.mesh import HeadingPicker, MeshChoice, MeshScreen
 from medsearch.tui.session import Session
 from medsearch.tui.widgets.bars import ModeBar, StatusBar
@@ -565,6 +576,31 @@ class MainScreen(Screen[None]):
         """Redraw the mark column and the count after the basket changed."""
         self.results.refresh_marks(self.session.basket)
         self.status.basket = len(self.session.basket)
+
+    def action_watch_basket(self) -> None:
+        if not self.session.basket:
+            self.notify("the basket is empty: mark articles with space first", severity="warning")
+            return
+
+        def chosen(name: str | None) -> None:
+            if name is not None and self.session.basket:
+                self.watch_basket(name, list(self.session.basket))
+
+        default = default_watch_name()
+        self.app.push_screen(WatchNameScreen(len(self.session.basket), default), chosen)
+
+    @work(thread=True, exit_on_error=False, group="watch-basket", description="watch basket")
+    def watch_basket(self, name: str, pmids: list[int]) -> None:
+        try:
+            saved = watch_basket(self.session.paths, name, pmids)
+        except MedsearchError as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="error")
+            return
+        self.app.call_from_thread(
+            self.notify,
+            f"watching {saved.query} as {saved.name}: updates report retractions (F6)",
+            timeout=10,
+        )
 
     def action_export(self) -> None:
         if not self.session.basket:

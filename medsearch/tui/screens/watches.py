@@ -30,6 +30,8 @@ class HitRow:
     abstract: str
     revised: bool
     read: bool
+    flag: str = ""
+    """A reference list's hit: ``RETRACTED (notice PMID 123)``."""
 
 
 class WatchesLoaded(Message):
@@ -125,8 +127,11 @@ class WatchHitsScreen(Screen[None]):
     def load(self) -> None:
         from medsearch.store import Store
         from medsearch.watches.book import WatchBook
+        from medsearch.watches.model import REFERENCES
+        from medsearch.watches.runner import flag
 
         with WatchBook(self.paths.watches_file) as book:
+            references = book.get(self.watch_name).kind == REFERENCES
             hits = book.hits(self.watch_name, unread=True) or book.hits(self.watch_name)
         articles = {}
         if hits and self.paths.store.exists():
@@ -146,6 +151,7 @@ class WatchHitsScreen(Screen[None]):
                     abstract=article.abstract_text if article else "",
                     revised=hit.change == "replaced",
                     read=hit.read,
+                    flag=flag(hit.change, hit.notice) if references else "",
                 )
             )
         self.post_message(HitsLoaded(rows))
@@ -157,6 +163,8 @@ class WatchHitsScreen(Screen[None]):
         for row in self.rows:
             mark = "" if row.read else "new"
             title = row.title + (" [revised]" if row.revised else "")
+            if row.flag:
+                title = f"{row.flag}  {row.title}"
             table.add_row(mark, str(row.pmid), title, row.where, key=str(row.pmid))
         if not self.rows:
             self.query_one("#watch-abstract", Static).update("No hits yet.")
