@@ -34,12 +34,14 @@ class Entry:
     at: str
     """When it ran: ISO 8601, UTC, to the second."""
     command: str
-    """``search`` (the query language) or ``similar`` (similar articles to a PMID)."""
+    """``search`` (the query language), ``similar`` (similar articles to a PMID) or
+    ``cite`` (references suggested for a paragraph's citing sentences)."""
     typed: str
     """The query as typed (``#3 AND #5`` stays as typed here)."""
     query: str | None
-    """The query as run: the parsed query printed back (:mod:`medsearch.query.printer`),
-    ``#N`` expanded; None for a line imported from the old recall file, never run here."""
+    """The query as read: the parsed query printed back (:mod:`medsearch.query.printer`),
+    ``#N`` expanded; None for a line imported from the old recall file, never run here.
+    Without MeSH installed this is also the query as run."""
     mode: str | None
     filters: Filters = field(default_factory=Filters)
     """Restrictions given beside the query (CLI flags, the TUI's filter dialog)."""
@@ -53,19 +55,49 @@ class Entry:
     """``cli``, ``tui``, or ``imported`` (a line of the old recall file)."""
     set_kept: bool = False
     """Whether the history holds the set (``pmids`` is read only when asked for)."""
+    translation: str | None = None
+    """With MeSH installed, the query as it ran: automatic term mapping and exploded
+    headings, as PubMed's "Search details" prints it (:mod:`medsearch.mesh.expand`)."""
+    translation_reads_back: bool = False
+    """Whether ``translation`` is query syntax that reads back as the query that ran
+    (:func:`medsearch.history.recording.reads_back`); then ``#N`` expands from it, else
+    from ``query``, which MeSH translates again to the same set."""
+
+    @property
+    def as_run(self) -> str | None:
+        """The query that ran: the MeSH translation where there was one."""
+        return self.translation or self.query
+
+    @property
+    def runnable(self) -> str | None:
+        """The query ``#N`` runs: the translation when it reads back, else the query as
+        read."""
+        if self.translation and self.translation_reads_back:
+            return self.translation
+        return self.query
 
     @property
     def line(self) -> str | None:
-        """The query as run with the restrictions beside it, as one query (what ``#N``
-        expands to); for similar articles, what was asked and the restrictions."""
-        if self.query is None:
+        """What ``#N`` expands to: :attr:`runnable` with the restrictions beside it, as one
+        query; for similar articles and cited references, what was asked and the
+        restrictions."""
+        return self._with_filters(self.runnable)
+
+    @property
+    def shown(self) -> str | None:
+        """The query as run with the restrictions beside it: what lists and the PRISMA
+        log print (the translation even where ``#N`` expands from the query as read)."""
+        return self._with_filters(self.as_run)
+
+    def _with_filters(self, query: str | None) -> str | None:
+        if query is None:
             return None
         clauses = filter_clauses(self.filters)
         if not clauses:
-            return self.query
+            return query
         if self.command != "search":
-            return f"{self.query}; restricted to {' AND '.join(clauses)}"
-        return " AND ".join([f"({self.query})", *clauses])
+            return f"{query}; restricted to {' AND '.join(clauses)}"
+        return " AND ".join([f"({query})", *clauses])
 
     @property
     def ran(self) -> bool:
@@ -84,7 +116,9 @@ class Entry:
             "time": self.at,
             "command": self.command,
             "query_typed": self.typed,
-            "query_as_run": self.line,
+            "query_as_run": self.shown,
+            "translation": self.translation,
+            "hash_expands_to": self.line,
             "mode": self.mode,
             "filters": filters_dict(self.filters),
             "count": self.total,

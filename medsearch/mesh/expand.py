@@ -119,10 +119,16 @@ def translate(
     walk = _Walk(parsed.text, mesh, is_journal, is_author)
     node = walk.node(parsed.node) if parsed.node is not None else None
     out = replace(parsed, node=node)
+    return Translation(out, translation_text(out), tuple(dict.fromkeys(walk.notes)), walk.mapped)
+
+
+def translation_text(parsed: ParsedQuery) -> str:
+    """``parsed`` as PubMed's "Search details" prints it: the query, then the
+    restrictions lifted out of it."""
     limits = filters_text(parsed.filters)
+    node = parsed.node
     shown = (_grouped(node) if limits else render(node)) if node is not None else ""
-    text = " AND ".join(t for t in (shown, limits) if t)
-    return Translation(out, text, tuple(dict.fromkeys(walk.notes)), walk.mapped)
+    return " AND ".join(t for t in (shown, limits) if t)
 
 
 @dataclass
@@ -329,8 +335,10 @@ def render(node: Node | None) -> str:
         return f"{node.start}:{node.end}[dp]"
     if isinstance(node, Tagged):
         name = _TAG_NAMES.get(node.tag, node.tag)
-        suffix = ":noexp" if node.noexp else ""
         inner = node.node
+        suffix = ":noexp" if node.noexp else ""
+        if isinstance(inner, Phrase) and inner.near is not None:
+            suffix += f":~{inner.near}"
         value = inner.text if isinstance(inner, Term | Phrase | Prefix) else render(inner)
         value += "*" if isinstance(inner, Prefix) else ""
         return f'"{value}"[{name}{suffix}]'
