@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from medsearch.cli import main
-from medsearch.history.entries import Entry
-from medsearch.history.recording import reads_back, record_search, resolver
+from medsearch.history.entries import Entry, reads_back
+from medsearch.history.recording import record_search, resolver
 from medsearch.history.store import now, open_history
 from medsearch.paths import Paths
 from medsearch.query.parser import MESH_NOTE, mesh_note, parse_query
@@ -150,7 +150,6 @@ def test_a_translation_that_does_not_read_back_is_kept_but_hash_n_runs_the_query
         total=1,
         counted="set",
         translation='"Rats"[MeSH Terms',
-        translation_reads_back=False,
     )
     history = open_history(homes.mesh)
     assert history is not None

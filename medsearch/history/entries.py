@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import zstandard
 
+from medsearch.errors import QuerySyntaxError
 from medsearch.query.printer import filter_clauses
 from medsearch.records import Filters
 from medsearch.store.snapshot import Snapshot
@@ -58,10 +59,6 @@ class Entry:
     translation: str | None = None
     """With MeSH installed, the query as it ran: automatic term mapping and exploded
     headings, as PubMed's "Search details" prints it (:mod:`medsearch.mesh.expand`)."""
-    translation_reads_back: bool = False
-    """Whether ``translation`` is query syntax that reads back as the query that ran
-    (:func:`medsearch.history.recording.reads_back`); then ``#N`` expands from it, else
-    from ``query``, which MeSH translates again to the same set."""
 
     @property
     def as_run(self) -> str | None:
@@ -70,9 +67,9 @@ class Entry:
 
     @property
     def runnable(self) -> str | None:
-        """The query ``#N`` runs: the translation when it reads back, else the query as
-        read."""
-        if self.translation and self.translation_reads_back:
+        """The query ``#N`` runs: the translation when it reads back (:func:`reads_back`),
+        else the query as read, which MeSH translates again to the same set."""
+        if self.translation and reads_back(self.translation):
             return self.translation
         return self.query
 
@@ -127,6 +124,35 @@ class Entry:
             "set_kept": self.has_set,
             "source": self.source,
         }
+
+
+def reads_back(translation: str) -> bool:
+    """Whether a MeSH translation is query syntax that the parser reads as the query
+    that ran: it parses, and printed again from that parse it is the same text but for
+    parentheses.
+
+    The printer (:func:`medsearch.mesh.expand.render`) writes every part of a query
+    that decides its set: tags, ``:noexp``, proximity, phrases, truncation, and the
+    Boolean structure with every group in parentheses. The parser keeps each explicit
+    group, and only flattens a run of one operator (``A OR (B OR C)`` is ``A OR B OR
+    C``), so a text that prints back the same up to its parentheses reads back as the
+    tree that ran, up to each heading's exploded keys, which MeSH resolves again when
+    it runs. Checked when ``#N`` is expanded, not when a line is recorded: a parse and a print
+    cost about as much as reading the typed query again (0.3 ms for four mapped words
+    on this project's loaded 2-core VM; ``benchmarks/history_translation.py``)."""
+    from medsearch.mesh.expand import translation_text
+    from medsearch.query.parser import parse_query
+
+    try:
+        parsed = parse_query(translation)
+    except QuerySyntaxError:
+        return False
+    printed = translation_text(parsed)
+    return printed == translation or _unbracketed(printed) == _unbracketed(translation)
+
+
+def _unbracketed(text: str) -> str:
+    return " ".join(text.replace("(", " ").replace(")", " ").split())
 
 
 def filters_dict(filters: Filters) -> dict[str, Any]:

@@ -58,32 +58,6 @@ def resolver(paths: Paths) -> Callable[[int], str]:
 _LISTS = {"similar": "similar articles", "cite": "suggested references"}
 
 
-def reads_back(translation: str) -> bool:
-    """Whether a MeSH translation is query syntax that the parser reads as the query
-    that ran: it parses, and printed again from that parse it is the same text but for
-    parentheses.
-
-    The printer (:func:`medsearch.mesh.expand.render`) writes every part of a query
-    that decides its set: tags, ``:noexp``, proximity, phrases, truncation, and the
-    Boolean structure with every group in parentheses. The parser keeps each explicit
-    group, and only flattens a run of one operator (``A OR (B OR C)`` is ``A OR B OR
-    C``), so a text that prints back the same up to its parentheses reads back as the
-    tree that ran, up to each heading's exploded keys, which MeSH resolves again when
-    it runs. Checked when the line is recorded: a parse and a print, microseconds."""
-    from medsearch.mesh.expand import translation_text
-
-    try:
-        parsed = parse_query(translation)
-    except QuerySyntaxError:
-        return False
-    printed = translation_text(parsed)
-    return printed == translation or _unbracketed(printed) == _unbracketed(translation)
-
-
-def _unbracketed(text: str) -> str:
-    return " ".join(text.replace("(", " ").replace(")", " ").split())
-
-
 def parsed_as_run(text: str, paths: Paths) -> ParsedQuery:
     """``text`` as the searcher read it: the query language with ``#N`` expanded, or,
     for prose that does not parse, its plain words (the searcher's own fallback)."""
@@ -153,11 +127,9 @@ def record_search(
 
 def _translated(result: SearchResult) -> dict[str, Any]:
     """The MeSH translation the search ran (none without MeSH, or for plain words MeSH
-    left as typed), and whether ``#N`` can expand from it."""
+    left as typed)."""
     translation = dict(result.context).get("translation") or None
-    if translation is None:
-        return {}
-    return {"translation": translation, "translation_reads_back": reads_back(translation)}
+    return {} if translation is None else {"translation": translation}
 
 
 def record_similar(

@@ -46,12 +46,11 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     ALTER TABLE searches ADD COLUMN translation TEXT;
-    ALTER TABLE searches ADD COLUMN translation_reads_back INTEGER NOT NULL DEFAULT 0;
     """,
 )
 _COLUMNS = (
     "number, at, source, command, typed, query, mode, filters, total, counted,"
-    " baseline_year, last_file, file_mark, articles, pmids, translation, translation_reads_back"
+    " baseline_year, last_file, file_mark, articles, pmids, translation"
 )
 _TRANSLATION_FROM = 2
 """The migration that added the MeSH translation: a history read (never migrated) in a
@@ -98,7 +97,6 @@ class HistoryStore:
             snap.articles if snap else None,
             None if entry.pmids is None else pack_pmids(entry.pmids),
             entry.translation,
-            int(entry.translation_reads_back),
         )
         marks = ",".join("?" * len(values))
         with self._writing():
@@ -159,12 +157,12 @@ class HistoryStore:
     def _select(self) -> str:
         columns = _COLUMNS
         if self.version < _TRANSLATION_FROM:
-            columns = columns.replace("translation, translation_reads_back", "NULL, 0")
+            columns = columns.replace("translation", "NULL")
         return f"SELECT {columns} FROM searches"
 
     def _entry(self, row: tuple[Any, ...], sets: bool) -> Entry:
         (number, at, source, command, typed, query, mode, filters) = row[:8]
-        (total, counted, year, last_file, mark, articles, blob, translation, reads) = row[8:]
+        (total, counted, year, last_file, mark, articles, blob, translation) = row[8:]
         snapshot = (
             None
             if articles is None
@@ -188,7 +186,6 @@ class HistoryStore:
             source=source,
             set_kept=blob is not None,
             translation=translation,
-            translation_reads_back=bool(reads),
         )
 
     @contextmanager
