@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from click.testing import CliRunner
 from medsearch.cli import main
 from medsearch.history.entries import Entry, reads_back
 from medsearch.history.recording import record_search, resolver
-from medsearch.history.store import now, open_history
+from medsearch.history.store import MIGRATIONS, now, open_history
 from medsearch.paths import Paths
 from medsearch.query.parser import MESH_NOTE, mesh_note, parse_query
 from medsearch.records import Filters
@@ -72,6 +73,10 @@ def pmids(searcher: Searcher, paths: Paths, query: str) -> set[int]:
     return {h.pmid for h in result.hits}
 
 
+def unbracketed(text: str) -> str:
+    return " ".join(text.replace("(", " ").replace(")", " ").split())
+
+
 def last_line(home: Paths) -> dict[str, Any]:
     lines: list[dict[str, Any]] = json.loads(cli(home, "history", "--json"))["lines"]
     return lines[-1]
@@ -116,10 +121,14 @@ def test_hash_n_expands_to_the_translation_and_re_runs_to_the_same_set(
     number = record_search(paths, searcher, query, result, filters=Filters())
     assert number is not None
     assert resolver(paths)(number) == translation
-    again = pmids(searcher, paths, f"#{number}")
-    assert len(again) == result.total
+    rerun = searcher.search(
+        f"#{number}", mode="lexical", k=1000, rerank="none", history=resolver(paths)
+    )
+    assert rerun.total == result.total
     if result.counted == "set":
-        assert again == {h.pmid for h in result.hits}
+        assert {h.pmid for h in rerun.hits} == {h.pmid for h in result.hits}
+        again = dict(rerun.context)["translation"]  # words not mapped twice:
+        assert unbracketed(again) == unbracketed(translation)  # A OR (B OR C) is A OR B OR C
 
 
 def test_hash_n_combines_translated_lines(homes: Homes, searcher: Searcher) -> None:
@@ -211,3 +220,26 @@ def test_noexp_headings_do_not_get_the_note_about_narrower_headings(homes: Homes
     with open_searcher(homes.plain) as plain:
         result = plain.search("hydrolases[mh:noexp]", mode="lexical", k=10, rerank="none")
         assert result.total > 0 and MESH_NOTE not in result.notes
+
+
+def test_a_history_from_before_translations_is_read_and_then_migrated(tmp_path: Path) -> None:
+    paths = Paths(tmp_path / "home")
+    paths.home.mkdir()
+    with sqlite3.connect(paths.history_db) as conn:
+        conn.executescript(MIGRATIONS[0])
+        conn.execute(
+            "INSERT INTO searches(at, source, command, typed, query) VALUES (?, ?, ?, ?, ?)",
+            ("2026-01-01T00:00:00+00:00", "cli", "search", "rats", "rats"),
+        )
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    reader = open_history(paths, write=False)  # reading never migrates
+    assert reader is not None
+    with reader:
+        (old,) = reader.entries()
+    assert (old.translation, old.as_run, old.line) == (None, "rats", "rats")
+    writer = open_history(paths)
+    assert writer is not None
+    with writer:
+        assert writer.version == len(MIGRATIONS)
+        assert [e.typed for e in writer.entries()] == ["rats"]

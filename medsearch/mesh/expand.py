@@ -147,7 +147,7 @@ class _Walk:
             return Not(self.node(node.child))
         if isinstance(node, And | Or):
             if _explicit_or(node):
-                return replace(node, children=tuple(self.node(c) for c in node.children))
+                return replace(node, children=self.alternatives(node.children))
             children = self.runs(node.children)  # its words are mapped here, once
             if len(children) == 1:
                 return (
@@ -165,6 +165,25 @@ class _Walk:
             mapped = self.map_run([node])
             return mapped if mapped is not None else node
         return node
+
+    def alternatives(self, children: tuple[Node, ...]) -> tuple[Node, ...]:
+        """An explicit OR's children walked; a word whose mapping only adds what the OR
+        already holds stays a word. A translation run again (``#N``, whose expansion
+        is one) then reads as it did, not ``("Rats"[MeSH Terms] OR ("Rats"[MeSH Terms]
+        OR rats))``: the same set, a longer text."""
+        walked = [c if isinstance(c, Term) else self.node(c) for c in children]
+        held = {_alternative(c) for c in walked if isinstance(c, Tagged)}
+        out: list[Node] = []
+        for child in walked:
+            if isinstance(child, Term):
+                before = self.mapped
+                mapped = self.map_run([child])
+                if isinstance(mapped, _Mapped) and not _adds(mapped) <= held:
+                    child = mapped
+                else:
+                    self.mapped = before
+            out.append(child)
+        return tuple(out)
 
     # -- tagged headings ------------------------------------------------------------------
 
@@ -285,6 +304,16 @@ class _Walk:
             self.mapped = True
             return _Mapped((Tagged("au", Phrase(phrase, pos), pos), typed))
         return None
+
+
+def _adds(mapped: _Mapped) -> set[tuple[str, bool, str]]:
+    """What a mapping adds to the word typed (its last child)."""
+    return {_alternative(a) for a in mapped.children[:-1] if isinstance(a, Tagged)}
+
+
+def _alternative(node: Tagged) -> tuple[str, bool, str]:
+    text = node.node.text if isinstance(node.node, Term | Phrase) else render(node.node)
+    return node.tag, node.noexp, text.casefold()
 
 
 class _Mapped(Or):
