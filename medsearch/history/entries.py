@@ -137,9 +137,9 @@ def reads_back(translation: str) -> bool:
     group, and only flattens a run of one operator (``A OR (B OR C)`` is ``A OR B OR
     C``), so a text that prints back the same up to its parentheses reads back as the
     tree that ran, up to each heading's exploded keys, which MeSH resolves again when
-    it runs. Checked when ``#N`` is expanded, not when a line is recorded: a parse and a print
-    cost about as much as reading the typed query again (0.3 ms for four mapped words
-    on this project's loaded 2-core VM; ``benchmarks/history_translation.py``)."""
+    it runs. Checked when ``#N`` is expanded, not when a line is recorded: a parse and
+    a print cost about twice reading the typed query (0.4 ms for four mapped words on
+    this project's loaded 2-core VM; ``benchmarks/history_translation.py``)."""
     from medsearch.mesh.expand import translation_text
     from medsearch.query.parser import parse_query
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -120,16 +120,16 @@ def record_search(
         snapshot=corpus_snapshot(searcher.store),
         pmids=result_set(searcher, parsed, filters, result),
         source=source,
-        **_translated(result),
+        translation=_translation(result),
     )
     return history.record(entry)
 
 
-def _translated(result: SearchResult) -> dict[str, Any]:
+def _translation(result: SearchResult) -> str | None:
     """The MeSH translation the search ran (none without MeSH, or for plain words MeSH
     left as typed)."""
-    translation = dict(result.context).get("translation") or None
-    return {} if translation is None else {"translation": translation}
+    translation = dict(result.context).get("translation")
+    return str(translation) if translation else None
 
 
 def record_similar(
@@ -254,9 +254,8 @@ class Rerun:
 def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli") -> Rerun:
     """Line ``number`` run again (lexical: a set is the same in every mode, and no model
     loads) and recorded as a new line typed ``#number``; with its diff when both runs
-    kept their set. The query as read runs, translated by the MeSH installed now, as
-    PubMed re-runs a history line (its translation would be mapped again, to the same
-    set but a longer text)."""
+    kept their set. The query as read runs, translated by the MeSH installed now: after
+    a new year's MeSH, its tree decides the explosion, and the diff shows what changed."""
     history = open_history(paths, write=False)
     then = None
     if history is not None:
@@ -290,7 +289,7 @@ def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli")
         snapshot=corpus_snapshot(searcher.store),
         pmids=result_set(searcher, parsed, then.filters, result),
         source=source,
-        **_translated(result),
+        translation=_translation(result),
     )
     writer = open_history(paths)
     new_number = None
