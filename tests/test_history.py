@@ -212,6 +212,7 @@ QUERIES = [
     "brca1[ti] AND (NOT mouse OR rat) AND 2015/03/01:2016/02[dp]",
     "5-HT(2A) benzo[a]pyrene[tiab]",
     "cancer[mh] AND medline[sb] AND therapy[sh] AND 10.1000/xyz[aid]",
+    "cataract[mh:noexp] OR (lens OR eye)[majr:noexp]",
 ]
 
 
@@ -222,7 +223,7 @@ def _bare(node: Node | None) -> object:
     if isinstance(node, YearRange):
         return node.bounds
     if isinstance(node, Tagged):
-        return ("tag", node.tag, _bare(node.node))
+        return ("tag", node.tag, node.noexp, _bare(node.node))
     if isinstance(node, Not):
         return ("not", _bare(node.child))
     kind = "or" if isinstance(node, Or) else "and"

@@ -18,6 +18,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Select, Static, TextArea
 
 from ingest.pipeline import Ingestor
+from medsearch.history.store import open_history
 from medsearch.paths import Paths
 from medsearch.tui.app import MedsearchApp
 from medsearch.tui.history import History
@@ -379,6 +380,12 @@ async def test_cite_mode_suggests_references_per_citing_sentence(paths: Paths) -
         hits = app.screen.query_one(ResultsList).hits
         assert hits[0].pmid == 100 and dict(hits[0].extra).get("evidence")
         assert 102 in {h.pmid for h in hits}
+    history = open_history(paths, write=False)  # recorded, as on the command line
+    assert history is not None
+    with history:
+        (line,) = [e for e in history.entries(sets=True) if e.command == "cite"]
+    assert line.source == "tui" and line.typed.startswith("Tocilizumab lowers mortality")
+    assert line.pmids is not None and set(line.pmids.tolist()) == {h.pmid for h in hits}
 
 
 async def test_empty_home_shows_the_welcome_screen(tmp_path: Path) -> None:

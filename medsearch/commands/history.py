@@ -81,9 +81,15 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
     for e in entries:
         count = "" if e.total is None else f"{e.total:,}"
         when = e.at.replace("T", " ").removesuffix("+00:00")
-        shown = e.typed if e.line is None or e.line == e.typed else f"{e.typed}  →  {e.line}"
+        typed = e.typed if len(e.typed) <= TYPED_SHOWN else e.typed[: TYPED_SHOWN - 1] + "…"
+        shown = typed if e.shown is None or e.shown == e.typed else f"{typed}  →  {e.shown}"
         listing.add_row(f"#{e.number}", when, escape(shown), count)
     console.print(listing)
+
+
+TYPED_SHOWN = 120
+"""The most characters of the text typed that the list shows (a paragraph given to
+``cite`` is kept whole: ``--json`` and the PRISMA CSV print it)."""
 
 
 @history.command(name="rerun")
@@ -103,7 +109,7 @@ def rerun_command(ctx: click.Context, number: int, as_json: bool) -> None:
         emit_json(report.to_dict())
         return
     then, now = report.then, report.now
-    click.echo(f"#{number}: {then.line}")
+    click.echo(f"#{number}: {then.shown}")
     click.echo(f"  then {then.at}: {_count(then.total)} · {_snapshot(then)}")
     label = f" (recorded as #{report.number})" if report.number is not None else ""
     click.echo(f"  now  {now.at}: {_count(now.total)} · {_snapshot(now)}{label}")

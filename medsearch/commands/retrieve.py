@@ -146,6 +146,7 @@ def cite(
     Citation markers such as [12], [3-5,8] and (Smith et al., 2019) are recognised and
     removed before searching.
     """
+    from medsearch.history.recording import record_cite
     from medsearch.retrieval.searcher import open_searcher
 
     if file is not None:
@@ -155,10 +156,15 @@ def cite(
             raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from exc
     else:
         paragraph = sys.stdin.read()
-    with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
+    paths = paths_of(ctx)
+    with open_searcher(paths, profile=profile, device=device) as searcher:
         result = searcher.cite(
             paragraph, k=k, before=before, rerank=rerank_choice(rerank, no_rerank) or True
         )
+        try:
+            record_cite(paths, searcher, paragraph, result, k=k)
+        except HomeError as exc:  # the suggestions stand; the note says what was not kept
+            click.echo(f"note: not recorded in the history: {exc}", err=True)
     if as_json:
         emit_json(result.to_dict())
         return

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import zstandard
 
+from medsearch.errors import QuerySyntaxError
 from medsearch.query.printer import filter_clauses
 from medsearch.records import Filters
 from medsearch.store.snapshot import Snapshot
@@ -34,12 +35,14 @@ class Entry:
     at: str
     """When it ran: ISO 8601, UTC, to the second."""
     command: str
-    """``search`` (the query language) or ``similar`` (similar articles to a PMID)."""
+    """``search`` (the query language), ``similar`` (similar articles to a PMID) or
+    ``cite`` (references suggested for a paragraph's citing sentences)."""
     typed: str
     """The query as typed (``#3 AND #5`` stays as typed here)."""
     query: str | None
-    """The query as run: the parsed query printed back (:mod:`medsearch.query.printer`),
-    ``#N`` expanded; None for a line imported from the old recall file, never run here."""
+    """The query as read: the parsed query printed back (:mod:`medsearch.query.printer`),
+    ``#N`` expanded; None for a line imported from the old recall file, never run here.
+    Without MeSH installed this is also the query as run."""
     mode: str | None
     filters: Filters = field(default_factory=Filters)
     """Restrictions given beside the query (CLI flags, the TUI's filter dialog)."""
@@ -53,19 +56,45 @@ class Entry:
     """``cli``, ``tui``, or ``imported`` (a line of the old recall file)."""
     set_kept: bool = False
     """Whether the history holds the set (``pmids`` is read only when asked for)."""
+    translation: str | None = None
+    """With MeSH installed, the query as it ran: automatic term mapping and exploded
+    headings, as PubMed's "Search details" prints it (:mod:`medsearch.mesh.expand`)."""
+
+    @property
+    def as_run(self) -> str | None:
+        """The query that ran: the MeSH translation where there was one."""
+        return self.translation or self.query
+
+    @property
+    def runnable(self) -> str | None:
+        """The query ``#N`` runs: the translation when it reads back (:func:`reads_back`),
+        else the query as read, which MeSH translates again to the same set."""
+        if self.translation and reads_back(self.translation):
+            return self.translation
+        return self.query
 
     @property
     def line(self) -> str | None:
-        """The query as run with the restrictions beside it, as one query (what ``#N``
-        expands to); for similar articles, what was asked and the restrictions."""
-        if self.query is None:
+        """What ``#N`` expands to: :attr:`runnable` with the restrictions beside it, as one
+        query; for similar articles and cited references, what was asked and the
+        restrictions."""
+        return self._with_filters(self.runnable)
+
+    @property
+    def shown(self) -> str | None:
+        """The query as run with the restrictions beside it: what lists and the PRISMA
+        log print (the translation even where ``#N`` expands from the query as read)."""
+        return self._with_filters(self.as_run)
+
+    def _with_filters(self, query: str | None) -> str | None:
+        if query is None:
             return None
         clauses = filter_clauses(self.filters)
         if not clauses:
-            return self.query
+            return query
         if self.command != "search":
-            return f"{self.query}; restricted to {' AND '.join(clauses)}"
-        return " AND ".join([f"({self.query})", *clauses])
+            return f"{query}; restricted to {' AND '.join(clauses)}"
+        return " AND ".join([f"({query})", *clauses])
 
     @property
     def ran(self) -> bool:
@@ -84,7 +113,9 @@ class Entry:
             "time": self.at,
             "command": self.command,
             "query_typed": self.typed,
-            "query_as_run": self.line,
+            "query_as_run": self.shown,
+            "translation": self.translation,
+            "hash_expands_to": self.line,
             "mode": self.mode,
             "filters": filters_dict(self.filters),
             "count": self.total,
@@ -93,6 +124,35 @@ class Entry:
             "set_kept": self.has_set,
             "source": self.source,
         }
+
+
+def reads_back(translation: str) -> bool:
+    """Whether a MeSH translation is query syntax that the parser reads as the query
+    that ran: it parses, and printed again from that parse it is the same text but for
+    parentheses.
+
+    The printer (:func:`medsearch.mesh.expand.render`) writes every part of a query
+    that decides its set: tags, ``:noexp``, proximity, phrases, truncation, and the
+    Boolean structure with every group in parentheses. The parser keeps each explicit
+    group, and only flattens a run of one operator (``A OR (B OR C)`` is ``A OR B OR
+    C``), so a text that prints back the same up to its parentheses reads back as the
+    tree that ran, up to each heading's exploded keys, which MeSH resolves again when
+    it runs. Checked when ``#N`` is expanded, not when a line is recorded: a parse and
+    a print cost about twice reading the typed query (0.4 ms for four mapped words on
+    this project's loaded 2-core VM; ``benchmarks/history_translation.py``)."""
+    from medsearch.mesh.expand import translation_text
+    from medsearch.query.parser import parse_query
+
+    try:
+        parsed = parse_query(translation)
+    except QuerySyntaxError:
+        return False
+    printed = translation_text(parsed)
+    return printed == translation or _unbracketed(printed) == _unbracketed(translation)
+
+
+def _unbracketed(text: str) -> str:
+    return " ".join(text.replace("(", " ").replace(")", " ").split())
 
 
 def filters_dict(filters: Filters) -> dict[str, Any]:

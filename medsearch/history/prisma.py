@@ -41,7 +41,7 @@ def csv_text(entries: Sequence[Entry]) -> str:
             (
                 e.number,
                 e.at,
-                e.line,
+                e.shown,
                 e.typed,
                 e.mode or "",
                 "" if e.total is None else e.total,
@@ -62,9 +62,10 @@ def markdown_text(entries: Sequence[Entry], *, version: str) -> str:
         f" medsearch {version}",
         "- Interface: medsearch, PubMed's query syntax (field tags, Boolean operators);"
         " `#N` combines earlier searches",
-        "- Each line: the search exactly as run (restrictions written as field tags),"
-        " the date and time it ran (UTC), the number of records, and the state of the"
-        " local copy it ran on.",
+        "- Each line: the search exactly as run (restrictions written as field tags;"
+        " with MeSH installed, its translation: automatic term mapping and exploded"
+        " headings, as PubMed's Search details print them), the date and time it ran"
+        " (UTC), the number of records, and the state of the local copy it ran on.",
         "",
         "| # | Date (UTC) | Search as run | Records"
         " | Corpus: baseline, last file applied, articles |",
@@ -81,9 +82,9 @@ def markdown_text(entries: Sequence[Entry], *, version: str) -> str:
         count = "" if e.total is None else f"{e.total:,}"
         if e.counted == "all_words":
             count += " (ranked words; records holding every word)"
-        elif e.command == "similar":
+        elif e.command in ("similar", "cite"):
             count += " (listed)"
-        query = (e.line or "").replace("|", "\\|")
+        query = (e.shown or "").replace("|", "\\|")
         lines.append(f"| {e.number} | {e.at} | `{query}` | {count} | {corpus} |")
     return "\n".join(lines) + "\n"
 

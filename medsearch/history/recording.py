@@ -24,6 +24,7 @@ from medsearch.records import Filters
 from medsearch.store.snapshot import corpus_snapshot, provenance
 
 if TYPE_CHECKING:
+    from medsearch.retrieval.cite import CiteResult
     from medsearch.retrieval.results import SearchResult
     from medsearch.retrieval.searcher import Searcher
 
@@ -47,11 +48,15 @@ def resolver(paths: Paths) -> Callable[[int], str]:
             )
         if entry.command != "search":
             raise QuerySyntaxError(
-                f"#{number} is a list of similar articles, not a query: it cannot be combined"
+                f"#{number} is a list of {_LISTS.get(entry.command, 'articles')}, not a query:"
+                " it cannot be combined"
             )
         return entry.line
 
     return resolve
+
+
+_LISTS = {"similar": "similar articles", "cite": "suggested references"}
 
 
 def parsed_as_run(text: str, paths: Paths) -> ParsedQuery:
@@ -117,8 +122,16 @@ def record_search(
         snapshot=corpus_snapshot(searcher.store),
         pmids=result_set(searcher, parsed, filters, result),
         source=source,
+        translation=_translation(result),
     )
     return history.record(entry)
+
+
+def _translation(result: SearchResult) -> str | None:
+    """The MeSH translation the search ran (none without MeSH, or for plain words MeSH
+    left as typed)."""
+    translation = dict(result.context).get("translation")
+    return str(translation) if translation else None
 
 
 def record_similar(
@@ -151,6 +164,51 @@ def record_similar(
         filters=filters,
         total=len(result.hits),
         snapshot=corpus_snapshot(searcher.store),
+        source=source,
+    )
+    return history.record(entry)
+
+
+def record_cite(
+    paths: Paths,
+    searcher: Searcher,
+    paragraph: str,
+    result: CiteResult,
+    *,
+    k: int,
+    source: str = "cli",
+    history: HistoryStore | None = None,
+) -> int | None:
+    """Append the references suggested for a paragraph: the paragraph as typed, and
+    every suggested PMID as the line's set (its count: how many distinct ones). A list
+    ranked per sentence by the dense side, not a query: ``#N`` cannot combine it and it
+    does not re-run, as for similar articles; the set is what the log keeps of it.
+    Its ``#N``, or None in a read-only home."""
+    if history is None:
+        own = open_history(paths)
+        if own is None:
+            return None
+        with own:
+            return record_cite(paths, searcher, paragraph, result, k=k, source=source, history=own)
+    pmids = np.unique(
+        np.array([h.pmid for c in result.citances for h in c.result.hits], dtype=np.int64)
+    )
+    sentences = len(result.citances)
+    asked = f"references suggested for {sentences} citing sentence{'s' * (sentences != 1)}"
+    asked += f", top {k} each"
+    if result.before is not None:
+        asked += f", published before {result.before}"
+    modes = {c.result.mode for c in result.citances}
+    entry = Entry(
+        number=0,
+        at=now(),
+        command="cite",
+        typed=" ".join(paragraph.split()),
+        query=asked,
+        mode=modes.pop() if len(modes) == 1 else None,
+        total=len(pmids),
+        snapshot=corpus_snapshot(searcher.store),
+        pmids=pmids,
         source=source,
     )
     return history.record(entry)
@@ -198,7 +256,8 @@ class Rerun:
 def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli") -> Rerun:
     """Line ``number`` run again (lexical: a set is the same in every mode, and no model
     loads) and recorded as a new line typed ``#number``; with its diff when both runs
-    kept their set."""
+    kept their set. The query as read runs, translated by the MeSH installed now: after
+    a new year's MeSH, its tree decides the explosion, and the diff shows what changed."""
     history = open_history(paths, write=False)
     then = None
     if history is not None:
@@ -212,7 +271,9 @@ def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli")
             " to compare with"
         )
     if then.command != "search":
-        raise UsageError(f"#{number} is a list of similar articles: only searches re-run")
+        raise UsageError(
+            f"#{number} is a list of {_LISTS.get(then.command, 'articles')}: only searches re-run"
+        )
     result = searcher.search(
         then.query, mode="lexical", k=1, filters=then.filters, rerank="none", snippets=False
     )
@@ -230,6 +291,7 @@ def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli")
         snapshot=corpus_snapshot(searcher.store),
         pmids=result_set(searcher, parsed, then.filters, result),
         source=source,
+        translation=_translation(result),
     )
     writer = open_history(paths)
     new_number = None

@@ -44,11 +44,17 @@ MIGRATIONS: tuple[str, ...] = (
         pmids BLOB
     );
     """,
+    """
+    ALTER TABLE searches ADD COLUMN translation TEXT;
+    """,
 )
 _COLUMNS = (
     "number, at, source, command, typed, query, mode, filters, total, counted,"
-    " baseline_year, last_file, file_mark, articles, pmids"
+    " baseline_year, last_file, file_mark, articles, pmids, translation"
 )
+_TRANSLATION_FROM = 2
+"""The migration that added the MeSH translation: a history read (never migrated) in a
+read-only home may predate it, and its lines then have none."""
 
 
 def now() -> str:
@@ -58,9 +64,10 @@ def now() -> str:
 class HistoryStore:
     """One connection to the history file; open it with :func:`open_history`."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path, version: int) -> None:
         self.conn = conn
         self.path = path
+        self.version = version
 
     def close(self) -> None:
         self.conn.close()
@@ -89,11 +96,13 @@ class HistoryStore:
             snap.file_mark if snap else None,
             snap.articles if snap else None,
             None if entry.pmids is None else pack_pmids(entry.pmids),
+            entry.translation,
         )
+        marks = ",".join("?" * len(values))
         with self._writing():
             cur = self.conn.execute(
                 f"INSERT INTO searches({_COLUMNS.split(', ', 1)[1]})"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING number",
+                f" VALUES ({marks}) RETURNING number",
                 values,
             )
             number = int(cur.fetchone()[0])
@@ -146,11 +155,14 @@ class HistoryStore:
         return gone
 
     def _select(self) -> str:
-        return f"SELECT {_COLUMNS} FROM searches"
+        columns = _COLUMNS
+        if self.version < _TRANSLATION_FROM:
+            columns = columns.replace("translation", "NULL")
+        return f"SELECT {columns} FROM searches"
 
     def _entry(self, row: tuple[Any, ...], sets: bool) -> Entry:
         (number, at, source, command, typed, query, mode, filters) = row[:8]
-        (total, counted, year, last_file, mark, articles, blob) = row[8:]
+        (total, counted, year, last_file, mark, articles, blob, translation) = row[8:]
         snapshot = (
             None
             if articles is None
@@ -173,6 +185,7 @@ class HistoryStore:
             pmids=pmids,
             source=source,
             set_kept=blob is not None,
+            translation=translation,
         )
 
     @contextmanager
@@ -221,11 +234,11 @@ def open_history(paths: Paths, *, write: bool = True) -> HistoryStore | None:
             conn.execute("PRAGMA query_only=ON")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=5000")
-        store = HistoryStore(conn, path)
+        store = HistoryStore(conn, path, int(conn.execute("PRAGMA user_version").fetchone()[0]))
         if write:
             _migrate(store)
             _import_flat_file(store, paths.history_file)
-        elif int(conn.execute("PRAGMA user_version").fetchone()[0]) < len(MIGRATIONS):
+        elif store.version < 1:
             conn.close()
             return None
     except (sqlite3.Error, OSError) as exc:
@@ -258,6 +271,7 @@ def _migrate(store: HistoryStore) -> None:
                     conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
+        store.version = number
 
 
 def _import_flat_file(store: HistoryStore, flat: Path) -> None:

@@ -119,10 +119,16 @@ def translate(
     walk = _Walk(parsed.text, mesh, is_journal, is_author)
     node = walk.node(parsed.node) if parsed.node is not None else None
     out = replace(parsed, node=node)
+    return Translation(out, translation_text(out), tuple(dict.fromkeys(walk.notes)), walk.mapped)
+
+
+def translation_text(parsed: ParsedQuery) -> str:
+    """``parsed`` as PubMed's "Search details" prints it: the query, then the
+    restrictions lifted out of it."""
     limits = filters_text(parsed.filters)
+    node = parsed.node
     shown = (_grouped(node) if limits else render(node)) if node is not None else ""
-    text = " AND ".join(t for t in (shown, limits) if t)
-    return Translation(out, text, tuple(dict.fromkeys(walk.notes)), walk.mapped)
+    return " AND ".join(t for t in (shown, limits) if t)
 
 
 @dataclass
@@ -141,7 +147,7 @@ class _Walk:
             return Not(self.node(node.child))
         if isinstance(node, And | Or):
             if _explicit_or(node):
-                return replace(node, children=tuple(self.node(c) for c in node.children))
+                return replace(node, children=self.alternatives(node.children))
             children = self.runs(node.children)  # its words are mapped here, once
             if len(children) == 1:
                 return (
@@ -159,6 +165,25 @@ class _Walk:
             mapped = self.map_run([node])
             return mapped if mapped is not None else node
         return node
+
+    def alternatives(self, children: tuple[Node, ...]) -> tuple[Node, ...]:
+        """An explicit OR's children walked; a word whose mapping only adds what the OR
+        already holds stays a word. A translation run again (``#N``, whose expansion
+        is one) then reads as it did, not ``("Rats"[MeSH Terms] OR ("Rats"[MeSH Terms]
+        OR rats))``: the same set, a longer text."""
+        walked = [c if isinstance(c, Term) else self.node(c) for c in children]
+        held = {_alternative(c) for c in walked if isinstance(c, Tagged)}
+        out: list[Node] = []
+        for child in walked:
+            if isinstance(child, Term):
+                before = self.mapped
+                mapped = self.map_run([child])
+                if isinstance(mapped, _Mapped) and not _adds(mapped) <= held:
+                    child = mapped
+                else:
+                    self.mapped = before
+            out.append(child)
+        return tuple(out)
 
     # -- tagged headings ------------------------------------------------------------------
 
@@ -281,6 +306,16 @@ class _Walk:
         return None
 
 
+def _adds(mapped: _Mapped) -> set[tuple[str, bool, str]]:
+    """What a mapping adds to the word typed (its last child)."""
+    return {_alternative(a) for a in mapped.children[:-1] if isinstance(a, Tagged)}
+
+
+def _alternative(node: Tagged) -> tuple[str, bool, str]:
+    text = node.node.text if isinstance(node.node, Term | Phrase) else render(node.node)
+    return node.tag, node.noexp, text.casefold()
+
+
 class _Mapped(Or):
     """An ``Or`` that automatic term mapping built (not walked again)."""
 
@@ -329,8 +364,10 @@ def render(node: Node | None) -> str:
         return f"{node.start}:{node.end}[dp]"
     if isinstance(node, Tagged):
         name = _TAG_NAMES.get(node.tag, node.tag)
-        suffix = ":noexp" if node.noexp else ""
         inner = node.node
+        suffix = ":noexp" if node.noexp else ""
+        if isinstance(inner, Phrase) and inner.near is not None:
+            suffix += f":~{inner.near}"
         value = inner.text if isinstance(inner, Term | Phrase | Prefix) else render(inner)
         value += "*" if isinstance(inner, Prefix) else ""
         return f'"{value}"[{name}{suffix}]'

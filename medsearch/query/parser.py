@@ -136,18 +136,19 @@ data, which this index does not hold yet."""
 
 
 def mesh_note(parsed: ParsedQuery) -> str | None:
-    """:data:`MESH_NOTE` when ``parsed`` searches a heading with ``[mh]`` or ``[majr]``."""
-    return MESH_NOTE if _tags_in(parsed.node) & {"mh", "majr"} else None
+    """:data:`MESH_NOTE` when ``parsed`` searches a heading with ``[mh]`` or ``[majr]``
+    that would explode; ``[mh:noexp]`` asks for the heading alone, which is what runs."""
+    return MESH_NOTE if _exploding_tags(parsed.node) & {"mh", "majr"} else None
 
 
-def _tags_in(node: Node | None) -> set[str]:
+def _exploding_tags(node: Node | None) -> set[str]:
     if node is None or isinstance(node, Term | Phrase | Prefix | YearRange):
         return set()
     if isinstance(node, Tagged):
-        return {node.tag} | _tags_in(node.node)
+        return ({node.tag} if not node.noexp else set()) | _exploding_tags(node.node)
     if isinstance(node, Not):
-        return _tags_in(node.child)
-    return set().union(*(_tags_in(child) for child in node.children))
+        return _exploding_tags(node.child)
+    return set().union(*(_exploding_tags(child) for child in node.children))
 
 
 def parse_plain(text: str) -> ParsedQuery:

@@ -56,7 +56,8 @@ def format_node(node: Node) -> str:
             text = f"({text})"
         elif isinstance(inner, Term) and " " in inner.text:
             text = f'"{inner.text}"'
-        return f"{text}[{node.tag}{near}]"
+        noexp = ":noexp" if node.noexp else ""
+        return f"{text}[{node.tag}{noexp}{near}]"
     if isinstance(node, Not):
         return f"NOT {_operand(node.child)}"
     if isinstance(node, Or):

@@ -224,6 +224,19 @@ def record(
     )
 
 
+def record_cite(
+    searcher: Searcher,
+    paragraph: str,
+    answer: CiteAnswer,
+    paths: Paths,
+    recorder: HistoryStore,
+) -> int | None:
+    """Record the references suggested for a paragraph, once they are on screen."""
+    from medsearch.history.recording import record_cite as record
+
+    return record(paths, searcher, paragraph, answer.cite, k=CITE_K, source="tui", history=recorder)
+
+
 def cite(
     searcher: Searcher,
     paragraph: str,

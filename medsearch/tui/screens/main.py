@@ -206,8 +206,20 @@ class MainScreen(Screen[None]):
         except MedsearchError as exc:
             self.post_message(WorkFailed(ticket, str(exc), "cite"))
             return
-        if not cancelled():
-            self.post_message(CiteReady(ticket, answer))
+        if cancelled():  # a partial list is not recorded either
+            return
+        self.post_message(CiteReady(ticket, answer))
+        try:
+            recorder = self.session.history_recorder()
+            if recorder is None:
+                return
+            self.session.backend.run(
+                lambda s: jobs.record_cite(s, paragraph, answer, self.session.paths, recorder)
+            )
+        except MedsearchError as exc:
+            self.app.call_from_thread(
+                self.notify, f"not recorded in the history: {exc}", severity="warning"
+            )
 
     def on_results_ready(self, message: ResultsReady) -> None:
         if message.ticket != self.ticket:
