@@ -94,7 +94,7 @@ def run(n: int, sizes: list[int], queries: int, k: int, seed: int) -> list[dict[
                         "n": n,
                         "set": size,
                         "method": method,
-                        "chosen": dense_method(size) == method,
+                        "chosen": dense_method(size, n) == method,
                         "p95_ms": round(p95(times), 2),
                         "recall@10": round(float(np.mean(recalls)), 3),
                         "plain_p95_ms": round(p95(plain), 2),
@@ -178,7 +178,9 @@ def home_run(home: Path, per_class: int) -> list[dict[str, object]]:
                     "articles": len(dense.articles),
                     "set": f"{lo:,}-{hi:,}",
                     "sizes": [s for _, s in words],
-                    "method": dense_method(int(np.median([s for _, s in words]))),
+                    "method": dense_method(
+                        int(np.median([s for _, s in words])), len(dense.articles)
+                    ),
                     "hybrid_p50_ms": round(float(np.percentile(times, 50)) * 1000, 1),
                     "hybrid_p95_ms": round(p95(times), 1),
                     "plain_hybrid_p95_ms": round(p95(plain), 1),

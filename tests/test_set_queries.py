@@ -176,7 +176,7 @@ def test_a_set_past_the_lexical_candidates_is_searched_either_way_with_the_same_
 
     monkeypatch.setattr(searcher.lexical, "members", counted)
     want = expected(lambda r: "cataract" in r.words)
-    assert sets.dense_method(len(want)) == ("oversample" if list_max == 0 else "listed")
+    assert sets.dense_method(len(want), 1_000) == ("oversample" if list_max == 0 else "listed")
     result = searcher.search("catar*", mode="dense", k=5)
     assert result.total == len(want)
     assert [h.pmid for h in result.hits] == dense_order(home, searcher, "catar", want)[:5]
@@ -252,3 +252,14 @@ def test_one_call_searches_and_reranks_by_one_rule(searcher: Searcher) -> None:
     assert lexical.rerankers == () and not searcher.wants_cross(lexical, "cross")
     empty = searcher.search_reranked("brca1[ti] AND review[pt]", k=5, rerank="cross")
     assert empty.hits == () and empty.rerankers == ()
+
+
+def test_the_dense_side_lists_small_sets_and_oversamples_large_shares() -> None:
+    """Listing restricts the vectors to the set however rare it is; a set that is a large
+    share of the corpus is met by a deepened whole-corpus search instead."""
+    assert sets.dense_method(10, 40_900_000) == "listed"
+    assert sets.dense_method(150_000, 10_000_000) == "listed"  # 1.5%
+    assert sets.dense_method(200_000, 10_000_000) == "oversample"  # 2%
+    assert sets.dense_method(300_000, 40_900_000) == "oversample"  # past the listing bound
+    assert sets.dense_method(20_000, 1_000_000) == "oversample"
+    assert sets.dense_method(500, 1_000) == "listed"  # a small corpus's share is a handful

@@ -503,7 +503,7 @@ class Searcher:
         accept: Callable[[Sequence[int]], set[int]] | None = None
         if size <= len(lexical):
             allowed = np.array([c.pmid for c in lexical], dtype=np.int64)
-        elif dense_method(size) == "listed":
+        elif dense_method(size, len(self.dense_side("dense search").articles)) == "listed":
             allowed = self.lexical.set_pmids(query_plan.parsed, size, filters)
         else:
 
