@@ -98,6 +98,7 @@ def test_adding_through_torch_stores_the_same_lists_and_codes(by_residual: bool)
     assert lists_of(ours) == lists_of(theirs)
 
 
+@pytest.mark.thorough  # several seconds; .ci/run runs it
 def test_pq_codes_made_on_the_device_are_faiss_codes_at_sentence_width() -> None:
     """768-d vectors, PQ96 (8-dimensional sub-vectors), as the sentence collection."""
     rng = np.random.default_rng(17)

@@ -109,6 +109,7 @@ def test_a_file_that_fails_to_parse_is_a_unit_of_its_own(tmp_path: Path) -> None
     assert indexed(paths) == FIRST + 3 + 3
 
 
+@pytest.mark.thorough  # several seconds; .ci/run runs it
 def test_ctrl_c_inside_a_unit_keeps_none_of_it_and_the_rerun_writes_it_all(
     tmp_path: Path,
 ) -> None:

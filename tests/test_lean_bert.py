@@ -84,6 +84,7 @@ def test_the_lean_encoder_gives_transformers_vectors_from_the_same_tokens(
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.thorough  # several seconds; .ci/run runs it
 def test_the_encoder_a_search_loads_never_imports_transformers(tiny: TinyModels) -> None:
     profile = tiny_profile_for(tiny)
     code = (

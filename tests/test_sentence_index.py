@@ -593,6 +593,7 @@ def searcher(tmp_path: Path, tiny: TinyModels, small_limits: None) -> Iterator[S
     s.close()
 
 
+@pytest.mark.thorough  # several seconds; .ci/run runs it
 def test_sentence_search_rescores_compressed_candidates_exactly(searcher: Searcher) -> None:
     dense = searcher.dense
     assert dense is not None and dense.sentences is not None
