@@ -135,7 +135,9 @@ def title_words_by_size(
     return found
 
 
-def home_run(home: Path, per_class: int) -> list[dict[str, object]]:
+def home_run(
+    home: Path, per_class: int, older_index: tuple[int, ...] = ()
+) -> list[dict[str, object]]:
     from benchmarks.lexical import VOCAB_SIZE
     from benchmarks.synth import pseudo_vocabulary
     from medsearch.paths import Paths
@@ -144,6 +146,10 @@ def home_run(home: Path, per_class: int) -> list[dict[str, object]]:
 
     vocab = pseudo_vocabulary(VOCAB_SIZE, 0)
     rows: list[dict[str, object]] = []
+    if older_index:  # word[ti] reads the title fields, which every format since 3 holds
+        from medsearch.index import lexical_schema
+
+        lexical_schema.READABLE_VERSIONS = (*lexical_schema.READABLE_VERSIONS, *older_index)
     with open_searcher(Paths(home), device="cpu", load=True) as searcher:
         searcher.search("warm up the model", mode="hybrid")
         dense = searcher.dense_side("benchmark")
@@ -229,6 +235,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--home", type=Path, help="time the real Searcher over this data home")
     ap.add_argument("--per-class", type=int, default=8)
+    ap.add_argument(
+        "--read-format",
+        type=int,
+        action="append",
+        default=[],
+        help="also read a home whose lexical index has this older format (its [ti] fields"
+        " are the same), instead of rebuilding a large home's index first",
+    )
     ap.add_argument("--selector", action="store_true", help="exact scoring against the ID selector")
     ap.add_argument("--dim", type=int, default=768)
     ap.add_argument("--n", type=int, default=200_000)
@@ -238,7 +252,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if args.home is not None:
-        home_run(args.home, args.per_class)
+        home_run(args.home, args.per_class, tuple(args.read_format))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.selector:
