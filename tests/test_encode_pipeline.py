@@ -203,6 +203,7 @@ def test_the_device_goes_on_encoding_while_the_writer_commits(tiny: TinyModels) 
     assert sorted(written) == list(range(total))
 
 
+@pytest.mark.thorough  # seconds of CPU; .ci/run runs it
 def test_reader_processes_prepare_what_the_reader_thread_would(
     tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,6 +227,7 @@ def test_the_first_big_chunk_is_cut_into_growing_pieces_so_the_device_starts_ear
     assert list(stage.ramped(iter([]), first=1_024)) == []
 
 
+@pytest.mark.thorough  # seconds of CPU; .ci/run runs it
 @pytest.mark.parametrize("processes", [0, 2])
 def test_ramped_chunks_store_exactly_what_whole_chunks_store(
     tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch, processes: int

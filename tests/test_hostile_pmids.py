@@ -104,6 +104,7 @@ def tree(root: Path, skip: Path) -> set[str]:
     return found
 
 
+@pytest.mark.thorough  # seconds of CPU; .ci/run runs it
 def test_absurd_pmids_are_skipped_and_reported_and_every_good_record_is_kept(
     tmp_path: Path,
 ) -> None:

@@ -208,6 +208,7 @@ def test_the_printf_bomb_stays_in_bounded_memory(store: Store, tmp_path: Path) -
     assert time.monotonic() - started < 1 + GRACE + 15  # start-up on a loaded machine
 
 
+@pytest.mark.thorough  # seconds of CPU; .ci/run runs it
 def test_a_recursive_cte_doubling_a_string_stops_at_the_length_limit(
     store: Store, tmp_path: Path
 ) -> None:
@@ -261,6 +262,7 @@ def test_a_timeout_must_be_positive(store: Store) -> None:
         (PRINTF_BOMB, GRACE + 10),  # one step that runs long: the backstop ends the process
     ],
 )
+@pytest.mark.thorough  # seconds of CPU; .ci/run runs it
 def test_ctrl_c_stops_a_query_that_has_not_produced_a_row(
     store: Store, tmp_path: Path, query: str, within: float
 ) -> None:

@@ -293,6 +293,7 @@ for room in (wal // 2, wal + segments // 2, wal + segments + (1 << 20)):
 """
 
 
+@pytest.mark.thorough  # seconds of CPU; .ci/run runs it
 def test_a_full_disk_at_any_point_of_a_unit_is_mended_by_the_next_ingest(
     tmp_path: Path, inputs: Path
 ) -> None:

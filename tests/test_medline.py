@@ -319,6 +319,7 @@ def test_export_then_read_gives_back_what_the_format_carries(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.thorough  # seconds of CPU; .ci/run runs it
 def test_every_real_record_survives_export_and_read(tmp_path: Path) -> None:
     root = shared_data("pubmed")
     articles = [

@@ -97,6 +97,7 @@ def test_a_sample_is_drawn_from_dense_and_sparse_pmid_ranges_alike(tmp_path: Pat
         assert len(store.sample(20)) == 20
 
 
+@pytest.mark.thorough  # seconds of CPU; .ci/run runs it
 def test_sampling_a_dense_store_does_not_read_the_whole_table(tmp_path: Path) -> None:
     """`stats` samples records to project the store's size: at 40M articles a scan of
     the table (as `SELECT MIN(pmid), MAX(pmid)` does) would read the whole store."""

@@ -199,6 +199,7 @@ def test_a_record_whose_dictionary_is_missing_is_a_store_error() -> None:
         codec.decode(blob)
 
 
+@pytest.mark.thorough  # seconds of CPU; .ci/run runs it
 def test_rows_a_parser_compressed_with_the_stores_dictionary_are_stored_as_they_are(
     tmp_path: Path,
 ) -> None:

@@ -87,6 +87,7 @@ def near(x: np.ndarray, n: int, seed: int = 7) -> np.ndarray:
     return out
 
 
+@pytest.mark.thorough  # seconds of CPU; .ci/run runs it
 def test_ivfpq_with_rescoring_keeps_recall(tmp_path: Path) -> None:
     x = clustered(4_000, centres=40)
     ids = np.arange(len(x), dtype=np.int64) + 1
