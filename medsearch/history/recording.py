@@ -29,16 +29,22 @@ if TYPE_CHECKING:
     from medsearch.retrieval.searcher import Searcher
 
 
+def _line(paths: Paths, number: int) -> Entry | None:
+    """Line ``number`` of this home's history, read-only; None when there is no such
+    line (or no history yet)."""
+    history = open_history(paths, write=False)
+    if history is None:
+        return None
+    with history:
+        return history.get(number)
+
+
 def resolver(paths: Paths) -> Callable[[int], str]:
     """``#N`` -> the query as run of line N of this home's history (read when a query
     holds a reference, never otherwise)."""
 
     def resolve(number: int) -> str:
-        history = open_history(paths, write=False)
-        entry = None
-        if history is not None:
-            with history:
-                entry = history.get(number)
+        entry = _line(paths, number)
         if entry is None:
             raise QuerySyntaxError(f"no search #{number} in the history (see: medsearch history)")
         if not entry.ran or entry.line is None:
@@ -258,11 +264,7 @@ def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli")
     loads) and recorded as a new line typed ``#number``; with its diff when both runs
     kept their set. The query as read runs, translated by the MeSH installed now: after
     a new year's MeSH, its tree decides the explosion, and the diff shows what changed."""
-    history = open_history(paths, write=False)
-    then = None
-    if history is not None:
-        with history:
-            then = history.get(number)
+    then = _line(paths, number)
     if then is None:
         raise NotFoundError(f"no search #{number} in the history (see: medsearch history)")
     if not then.ran or then.query is None:

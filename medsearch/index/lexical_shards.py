@@ -19,10 +19,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -39,6 +39,8 @@ from medsearch.index.lexical import (
 from medsearch.index.lexical_query import Frequencies
 from medsearch.query.nodes import ParsedQuery
 from medsearch.records import Article, Filters
+
+T = TypeVar("T")
 
 SHARDS_FILE = "shards.json"
 SHARD_DOCS = 2_000_000
@@ -198,14 +200,22 @@ class ShardedLexicalIndex(LexicalIndex):
         within: Any | None = None,
     ) -> set[int]:
         """:meth:`LexicalIndex.members`, every shard at once."""
-        restrictions = within or [None] * len(self.shards)
         found: set[int] = set()
-        for part in self._pool.map(
-            lambda sw: sw[0].members(pmids, query, filters, sw[1]),
-            zip(self.shards, restrictions, strict=True),
+        for part in self._restricted(
+            within, lambda shard, part_within: shard.members(pmids, query, filters, part_within)
         ):
             found |= part
         return found
+
+    def _restricted(
+        self, within: Any | None, call: Callable[[LexicalIndex, Any], T]
+    ) -> Iterator[T]:
+        """``call(shard, its part of within)`` on every shard at once (``within``: what
+        :meth:`within` built, one restriction per shard, or None)."""
+        restrictions = within or [None] * len(self.shards)
+        return self._pool.map(
+            lambda pair: call(pair[0], pair[1]), zip(self.shards, restrictions, strict=True)
+        )
 
     def scores(
         self,
@@ -216,12 +226,11 @@ class ShardedLexicalIndex(LexicalIndex):
         within: Any | None = None,
     ) -> dict[int, float]:
         """:meth:`LexicalIndex.scores`, every shard at once, leaving out the same words."""
-        frequencies = frequencies or self.shards[0].frequencies()
-        restrictions = within or [None] * len(self.shards)
+        shared = frequencies or self.shards[0].frequencies()
         found: dict[int, float] = {}
-        for part in self._pool.map(
-            lambda sw: sw[0].scores(pmids, query, filters, frequencies, sw[1]),
-            zip(self.shards, restrictions, strict=True),
+        for part in self._restricted(
+            within,
+            lambda shard, part_within: shard.scores(pmids, query, filters, shared, part_within),
         ):
             found.update(part)
         return found
