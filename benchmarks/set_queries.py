@@ -22,6 +22,16 @@ query encoder too), with a plain two-word hybrid search timed in the same run as
 reference; recall@10 of dense mode against exact scoring of the listed set.
 
     python -m benchmarks.set_queries --home /work/h1m/home --per-class 8
+
+``--home DIR --lexical`` times only the parts of a set query whose cost grows with the
+corpus, for a home without vectors (a 10M home's vectors take hours to build on 2
+cores): the lexical set query (count, top 10 by BM25, hit records and snippets) against
+a plain two-word lexical search in the same run, and listing the whole set in PMID
+order (``LexicalIndex.set_pmids``, the dense side's input for a listed set). What the
+dense side does with a listed set depends on the set's size, not the corpus's, and is
+measured by ``--selector``.
+
+    python -m benchmarks.set_queries --home DIR/home --lexical --per-class 8
 """
 
 from __future__ import annotations
@@ -200,6 +210,56 @@ def home_run(
     return rows
 
 
+def lexical_home_run(home: Path, per_class: int) -> list[dict[str, object]]:
+    from benchmarks.lexical import VOCAB_SIZE
+    from benchmarks.synth import pseudo_vocabulary
+    from medsearch.paths import Paths
+    from medsearch.query.parser import parse_query
+    from medsearch.retrieval.searcher import open_searcher
+    from medsearch.retrieval.sets import SET_LIST_MAX
+
+    vocab = pseudo_vocabulary(VOCAB_SIZE, 0)
+    rows: list[dict[str, object]] = []
+    with open_searcher(Paths(home), device="cpu", load=False) as searcher:
+        corpus = searcher.store.count()
+        searcher.search("warm up", mode="lexical")
+        classes = title_words_by_size(searcher.lexical, vocab, per_class)
+        rng = np.random.default_rng(0)
+        for (lo, hi), words in classes.items():
+            if not words:
+                continue
+            times, plain, listing = [], [], []
+            for word, size in words:
+                other = vocab[int(rng.integers(100, 5_000))]
+                t = time.perf_counter()
+                searcher.search(f"{word} {other}", mode="lexical", k=10)
+                plain.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                result = searcher.search(f"{word}[ti]", mode="lexical", k=10)
+                times.append(time.perf_counter() - t)
+                assert result.total == size, (word, result.total, size)
+                if size <= SET_LIST_MAX:
+                    t = time.perf_counter()
+                    listed = searcher.lexical.set_pmids(parse_query(f"{word}[ti]"), size)
+                    listing.append(time.perf_counter() - t)
+                    assert len(listed) == size, (word, len(listed), size)
+            rows.append(
+                {
+                    "articles": corpus,
+                    "set": f"{lo:,}-{hi:,}",
+                    "sizes": [s for _, s in words],
+                    "method": dense_method(int(np.median([s for _, s in words])), corpus),
+                    "lexical_p50_ms": round(float(np.percentile(times, 50)) * 1000, 1),
+                    "lexical_p95_ms": round(p95(times), 1),
+                    "plain_lexical_p95_ms": round(p95(plain), 1),
+                    "ratio": round(p95(times) / p95(plain), 2),
+                    "listing_p95_ms": round(p95(listing), 1) if listing else None,
+                }
+            )
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def selector_run(n: int, dim: int, sizes: list[int], queries: int, seed: int) -> None:
     """The listed path's two ways, side by side: exact scoring of the set's rows against
     the IVF-PQ index searched with the set as a Faiss ID selector (exact is the reference,
@@ -243,6 +303,9 @@ def main() -> None:
         help="also read a home whose lexical index has this older format (its [ti] fields"
         " are the same), instead of rebuilding a large home's index first",
     )
+    ap.add_argument(
+        "--lexical", action="store_true", help="with --home: the corpus-bound parts only"
+    )
     ap.add_argument("--selector", action="store_true", help="exact scoring against the ID selector")
     ap.add_argument("--dim", type=int, default=768)
     ap.add_argument("--n", type=int, default=200_000)
@@ -251,6 +314,9 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    if args.home is not None and args.lexical:
+        lexical_home_run(args.home, args.per_class)
+        return
     if args.home is not None:
         home_run(args.home, args.per_class, tuple(args.read_format))
         return
