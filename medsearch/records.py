@@ -13,6 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from medsearch.field_keys import date_span, journal_key, journal_keys
+from medsearch.notice_links import is_retracted
+
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
@@ -527,9 +530,6 @@ class Filters:
 
     def accepts(self, article: Article) -> bool:
         """The reference semantics: what an index-side filter must agree with."""
-        from medsearch.field_keys import date_span, journal_key, journal_keys
-        from medsearch.notices import is_retracted
-
         if self.exclude_retracted and is_retracted(article):
             return False
 

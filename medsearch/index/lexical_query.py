@@ -22,7 +22,7 @@ import tantivy
 from medsearch import field_keys as fk
 from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical_terms import MAX_EXPANSIONS, cut, proximity_query, truncation_query
-from medsearch.notices import RETRACTED_TYPE
+from medsearch.notice_links import RETRACTED_TYPE
 from medsearch.query.nodes import And, Node, Not, Or, Phrase, Prefix, Tagged, Term, YearRange
 from medsearch.records import Filters
 

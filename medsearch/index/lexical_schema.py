@@ -37,7 +37,7 @@ import regex
 import tantivy
 
 from medsearch import field_keys as fk
-from medsearch.notices import RETRACTED_TYPE, is_retracted
+from medsearch.notice_links import RETRACTED_TYPE, is_retracted
 from medsearch.query.normalize import normalize_text
 from medsearch.records import Article
 
