@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from medsearch.models.backbone import in_order_on_host, pad_rows
+from medsearch.models.backbone import in_order_on_host
 from medsearch.models.batching import (
     GPU_BATCH_TOKENS,
     GPU_PAD_MULTIPLE,
@@ -17,6 +17,7 @@ from medsearch.models.batching import (
     plan_with_budget,
     restore_order,
 )
+from medsearch.models.host_text import pad_rows
 
 lengths_st = st.lists(st.integers(min_value=0, max_value=600), max_size=80)
 budget_st = st.builds(

@@ -389,7 +389,9 @@ def test_stacked_parts_search_exactly_like_one_index_of_the_same_codes(
     committed(path, x, ids, 1_000, 1_200, 1_400, 1_600)
     with SentenceCollection.open(path, readonly=True) as reader:
         assert [p.entries for p in reader.parts] == [1_000, 400, 200]
-        indexes = [reader._part_index(p) for p in reader.parts]
+        stack = reader._ivf
+        assert stack is not None
+        indexes = [stack.index(p) for p in reader.parts]
         # Only the first part carries the coarse centroids (50 MB each at PubMed scale).
         centroids = [faiss.extract_index_ivf(i).quantizer.ntotal for i in indexes]
         assert centroids[0] > 0 and centroids[1:] == [0, 0]

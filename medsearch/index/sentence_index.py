@@ -207,10 +207,6 @@ class SentenceCollection(SlotStore):
         """The committed files of codes, oldest first (empty while exact)."""
         return [] if self._ivf is None else list(self._ivf.parts)
 
-    def _part_index(self, part: Part) -> Any:
-        assert self._ivf is not None
-        return self._ivf.index(part)
-
     # -- writing ---------------------------------------------------------------------
 
     def add(self, ids: IdsLike, vectors: np.ndarray) -> None:
