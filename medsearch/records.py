@@ -233,7 +233,7 @@ class Article:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data; written out by hand because ``dataclasses.asdict`` deep-copies
-        recursively and was a third of the store's write time at ingest."""
+        recursively, which costs a third of the store's write time at ingest."""
         d = self.pub_date
         return {
             "pmid": self.pmid,

@@ -225,7 +225,8 @@ def bytes_at_scale(kind: str, dim: int) -> float:
 
     A small collection is exact (flat) and says little about its bytes per vector at
     40.9M articles or ~350M sentences: articles then keep a float16 row, a PQ code and
-    their ids (1,760 B at 768-d; ~1.75 KB measured in issue 10); sentences only a PQ
+    their ids (1,760 B at 768-d; ~1.75 KB measured on 60K real abstracts,
+    docs/benchmarks-history.md, "`ingest --download` disk check"); sentences only a PQ
     code and ids (128 B at 768-d, measured at 1M in BENCHMARKS.md), plus the fixed
     training sample.
     """

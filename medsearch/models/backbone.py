@@ -371,9 +371,10 @@ def in_order_on_host(rows: Sequence[np.ndarray], outputs: Sequence[torch.Tensor]
     nothing queued. Copying a sentence chunk's 20 batches back (70K x 768 float32, 215
     MB, into fresh pages) and scattering them into a fresh array on the host took 46-550
     ms here (page faults included), and the H100's sentence pass spent ~330 ms a chunk
-    more in its device thread than the bare forward's kernels (BENCHMARKS.md, session
-    23); a scatter on the GPU takes a millisecond. Short of device memory for the
-    ordered copy, the rows come back first and are ordered on the host, as before.
+    more in its device thread than the bare forward's kernels
+    (docs/benchmarks-history.md, "Measured on an H100 again"); a scatter on the GPU
+    takes a millisecond. Short of device memory for the ordered copy, the rows come back
+    first and are ordered on the host.
     """
     first = outputs[0]
     total = sum(len(o) for o in outputs)
