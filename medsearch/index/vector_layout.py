@@ -220,7 +220,7 @@ ENTRY_BYTES = 8 + 8 + 16
 SAMPLE_MAX = 524_288
 
 
-def bytes_at_scale(kind: str, dim: int) -> float:
+def bytes_at_scale(collection: str, dim: int) -> float:
     """Bytes per vector once a collection has the layout it has at PubMed scale.
 
     A small collection is exact (flat) and says little about its bytes per vector at
@@ -230,7 +230,7 @@ def bytes_at_scale(kind: str, dim: int) -> float:
     code and ids (128 B at 768-d, measured at 1M in BENCHMARKS.md), plus the fixed
     training sample.
     """
-    if kind == "sentences":
+    if collection == "sentences":
         return sentence_pq_bytes(dim) + ENTRY_BYTES
     return 2 * dim + pq_subquantizers(dim) + ENTRY_BYTES
 
