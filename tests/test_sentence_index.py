@@ -683,11 +683,12 @@ def test_a_data_home_with_old_sentence_vectors_says_so_then_ingest_converts_it(
 def test_a_cpu_rescores_fewer_candidates_unless_configured(
     searcher: Searcher, tmp_path: Path, tiny: TinyModels
 ) -> None:
-    """Re-encoding 400 sentences is one GPU batch but seconds on a CPU: 100 there."""
-    from medsearch.retrieval.dense import SENTENCE_CANDIDATES_CPU
+    """Re-encoding the candidate sentences is one GPU batch but seconds on a CPU, so a
+    CPU re-scores fewer unless the config says otherwise."""
+    from medsearch.retrieval.dense import SENTENCE_CANDIDATES, SENTENCE_CANDIDATES_CPU
 
     assert searcher.dense is not None
-    assert searcher.dense.sentence_candidates == SENTENCE_CANDIDATES_CPU == 100
+    assert searcher.dense.sentence_candidates == SENTENCE_CANDIDATES_CPU < SENTENCE_CANDIDATES
     paths = Paths(tmp_path / "home")
     write_tiny_config(paths, tiny, search="sentence_candidates = 250")
     with open_searcher(paths, device="cpu", load=True) as configured:
