@@ -1,3 +1,5 @@
+# Over 450 lines: the Ingestor's units, ledger and crash recovery are one transaction
+# discipline; parsing is workers.py, the lexical side lexical_sync.py.
 """parse -> store -> lexical index (-> encode -> vector index); resumable, file by file.
 
 The unit of work is one input file, or a few consecutive ones that the parsers have

@@ -1,3 +1,5 @@
+# Over 450 lines: every dataclass the layers hand each other, with its dict round trip;
+# one module keeps the bottom layer one import.
 """The records that flow through medsearch: XML -> records -> store -> indexes -> searcher.
 
 All frozen dataclasses built from tuples, so they hash, pickle cheaply between the

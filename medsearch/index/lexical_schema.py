@@ -1,3 +1,5 @@
+# Over 450 lines: the fields, the analyzers and the Article -> document mapping change
+# together, under one format version.
 """The lexical index's schema, analyzers and Article -> document mapping.
 
 One analyzer definition serves indexing and querying: :func:`analyzers` builds the
