@@ -172,7 +172,7 @@ def article_row(article: Article) -> ArticleRow:
         article.year,
         article.journal or None,
         article.journal_abbrev or None,
-        (authors[0].display or None) if authors else None,
+        article.first_author or None,
         (authors[-1].display or None) if authors else None,
         article.doi or None,
         article.pmcid or None,
