@@ -1,3 +1,5 @@
+# Over 450 lines: listing, one verified resumable fetch and its retries share one error
+# policy; fetching several at once is download_ahead.py, the HTTP is http_get.py.
 """Fetch PubMed baseline and update files from NCBI: verified, resumable and patient.
 
 NCBI publishes ``pubmed/baseline/`` (the yearly snapshot, ~1,300 gzipped XML files of

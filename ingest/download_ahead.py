@@ -1,10 +1,11 @@
 """Downloads running beside the ingest: several files at once, handed over in order.
 
-``ingest --download`` used to fetch the whole baseline (51.8 GB) and only then ingest it;
-:class:`BackgroundDownload` fetches on its own threads and hands each verified file to
-the running ingest (:class:`ingest.incoming.Incoming`) as soon as it and every file
-before it have landed, so downloading and ingesting overlap (BENCHMARKS.md, session 27).
-The fetching itself, with its retries, resumes and checksums, is :mod:`ingest.download`'s.
+Fetching the whole baseline (51.8 GB) before ingesting any of it would leave the ingest
+idle for hours; :class:`BackgroundDownload` fetches on its own threads and hands each
+verified file to the running ingest (:class:`ingest.incoming.Incoming`) as soon as it
+and every file before it have landed, so downloading and ingesting overlap
+(BENCHMARKS.md, "Ingest"). The fetching itself, with its retries, resumes and checksums,
+is :mod:`ingest.download`'s.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Three kinds of thread, joined by bounded queues::
 
 - The *reader* fetches stale articles with its own read-only store connection, splits
   sentences, tokenises with the ``tokenizers`` batch API and pads batches on the host:
-  everything that used to run serially between GPU calls. With GPUs it hands each
+  everything that would otherwise run serially between GPU calls. With GPUs it hands each
   chunk to worker processes (``encode_stage._chunks_in_processes``), so that Python
   work does not hold the GIL against the threads launching kernels.
 - Each *device* thread takes the next prepared chunk when it is free (work stealing: a
@@ -117,7 +117,7 @@ def run_pipeline(
     ``threaded=None`` runs the threads unless the only device is the CPU: there torch
     already keeps every core busy, and a reader thread beside it only makes OpenMP's
     spinning workers contend (a 2-core machine ran slower), so the chunks are read and
-    encoded in turn, as before.
+    encoded in turn.
 
     ``busy`` (when given) accumulates each part's working seconds, waits excluded:
     ``read`` (fetching, splitting, tokenising), one key per device, and ``write``. The

@@ -1,3 +1,4 @@
+# Over 450 lines: the MEDLINE format's whole tag vocabulary, a few lines per tag group.
 """PubMed's MEDLINE format (``.nbib``, MEDLINE ``.txt``): one file -> ``Iterator[Article]``.
 
 What PubMed's "Save -> PubMed format" and "Send to -> Citation manager" write, and what

@@ -1,3 +1,5 @@
+# Over 450 lines: the Ingestor's units, ledger and crash recovery are one transaction
+# discipline; parsing is workers.py, the lexical side lexical_sync.py.
 """parse -> store -> lexical index (-> encode -> vector index); resumable, file by file.
 
 The unit of work is one input file, or a few consecutive ones that the parsers have
@@ -58,7 +60,7 @@ UNIT_FILES = 4
 A commit stalls the writer (tantivy flushes its segments; ~0.3-0.6 s a baseline file on
 16 cores, by the model in BENCHMARKS.md), and on many cores that writer is the ceiling,
 so files already parsed whole are written together; a file still parsing starts a unit
-of its own, so 2 cores and single files behave as before."""
+of its own, so on 2 cores, or with single files, a unit is one file."""
 UNIT_ARTICLES = 100_000
 """Articles after which a unit takes no more files: what a crash or Ctrl-C can lose
 (seconds of work) and what tantivy holds staged (~1.3 KB a staged delete)."""

@@ -7,18 +7,17 @@ normalised, keys folded: :func:`~medsearch.index.lexical_schema.article_fields`)
 writer then inserts the blobs and the ``articles`` rows (the SQL columns,
 :mod:`medsearch.store.columns`: always computed here, whoever compresses) and hands
 tantivy its documents (as JSON: :func:`~medsearch.index.lexical_schema.document`).
-Before this split the writer rebuilt every article from its JSON
-to index it (~47 us) and compressed it (~16 us): ~85 us of writer CPU per article capped
-ingest near 11,800 articles/s on any number of cores (BENCHMARKS.md, "Ingest that
-scales").
+A writer that rebuilt every article from its JSON to index it (~47 us) and compressed
+it (~16 us) spent ~85 us of CPU per article, which capped ingest near 11,800
+articles/s on any number of cores (docs/benchmarks-history.md,
+"Ingest that scales").
 
-Before the parser became a third cheaper (session 23), a lone parser process on 2
-cores was ingest's critical path and left this work to the writer; measured since, the
-lone parser doing it too ingests 1.00-1.28x as fast (median ~1.07, six alternated
-pairs), so every parser does. A parser compresses only with a dictionary the store
-gave it when it started; before a store has one (its first
+Even a lone parser process on 2 cores does this work rather than leave it to the
+writer: measured, it ingests 1.00-1.28x as fast that way (median ~1.07, six
+alternated pairs). A parser compresses only with a dictionary the store gave it when
+it started; before a store has one (its first
 :data:`~medsearch.store.db.TRAIN_RECORDS` records) rows travel as plain JSON and the
-writer trains and compresses as before. The writer checks every blob's dictionary
+writer trains the dictionary and compresses them itself. The writer checks every blob's dictionary
 (:meth:`~medsearch.store.db.Store.upsert_rows`), so a parser started with a dictionary
 that a rolled-back transaction discarded cannot store undecodable records.
 """

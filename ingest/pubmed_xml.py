@@ -1,3 +1,5 @@
+# Over 450 lines: one small reader per PubMed element a record keeps; the streaming is
+# xml_stream.py and the text rules text.py.
 """Streaming PubMed/MEDLINE XML parser: one file -> ``Iterator[Article | Deletion]``.
 
 Baseline and update files hold ~30K citations (~200 MB of XML each), so the parser

@@ -72,10 +72,11 @@ MEASURED = PerCitation(store=900, lexical=520, article_vectors=1_750, sentence_v
 out past 500K vectors (the size where this check matters): store from
 ``benchmarks/footprint.py`` (SciFact + the real PubMed files, dictionary-compressed
 records and bookkeeping: 892 B); lexical index, article vectors (IVF-PQ + float16 copy,
-~70 GB at 40.9M) from issue 10's 60K real abstracts; sentence vectors as compressed
+~70 GB at 40.9M) from 60K real abstracts (docs/benchmarks-history.md, "``ingest
+--download`` disk check"); sentence vectors as compressed
 codes: 128 B per sentence (``benchmarks/sentence_index.py``) x ~8.6 sentences per
-citation, plus their id files (~46 GB at 350M sentences; it was ~610 GB with a float16
-copy).
+citation, plus their id files (~46 GB at 350M sentences; a float16 copy would add
+~540 GB).
 Update them when the vector layout changes; a corpus of 1,000+ articles uses its own."""
 
 

@@ -6,11 +6,11 @@ complete. The writer applies files strictly in the order given (NCBI's order, se
 :mod:`ingest.inputs`), as update semantics require, reading each spool back one batch
 at a time, so memory stays flat whatever a file holds.
 
-Why spool files and not a bounded queue of batches (as before): a baseline file holds
-30,000 articles, and a queue of 8 batches let the parser of a file ahead of the writer
+Why spool files and not a bounded queue of batches: a baseline file holds 30,000
+articles, and a queue of 8 batches would let the parser of a file ahead of the writer
 run only 8,000 articles ahead before it blocked. On many cores every parser but the one
-of the file being written then stood still, and ingest ran at about one parser's speed
-however many ``jobs`` it had. Through a spool a parser never waits for the writer: it
+of the file being written would then stand still, and ingest would run at about one
+parser's speed however many ``jobs`` it had. Through a spool a parser never waits for the writer: it
 finishes its file and the next file starts. At most ``jobs`` files parse at once and
 :data:`SPOOL_AHEAD` more wait, parsed, for the writer, so the disk holds a few files'
 batches (~2.9 KB a real article pickled: ~90 MB a baseline file), in the data home's ``tmp``

@@ -27,10 +27,11 @@ class Settings:
     """auto picks cuda, then mps, then cpu."""
 
     lexical_candidates: int = 1000
-    """Lexical top-N fed to fusion. Measured (BENCHMARKS.md, issue 10): hybrid nDCG@10 on
-    SciFact is flat from 50 to 1000 (0.7196-0.7212) and Recall@100 from 200 up; at 1M
-    documents top-300 costs what top-1000 does (tantivy scores every match of the
-    multi-field query either way), so the deeper list, safer on a 40M corpus, is kept."""
+    """Lexical top-N fed to fusion. Measured (docs/benchmarks-history.md, "Hybrid
+    candidate depths"): hybrid nDCG@10 on SciFact is flat from 50 to 1000
+    (0.7196-0.7212) and Recall@100 from 200 up; at 1M documents top-300 costs what
+    top-1000 does (tantivy scores every match of the multi-field query either way), so
+    the deeper list, safer on a 40M corpus, is kept."""
 
     dense_candidates: int = 1000
     """Dense top-N fed to fusion: 200-1000 measured equal on SciFact (within 0.001)."""

@@ -10,60 +10,48 @@ notices get ``Retraction of Publication``, ``Expression of Concern`` or ``Publis
 Erratum``. Everything here is computed from one record, so the parser processes, the
 store's SQL columns, the lexical index and the hits all agree on an article's status.
 
-The statuses, strongest first: a retracted article that also had an erratum is shown
-as retracted.
+Which link or publication type gives which status is :mod:`medsearch.notice_links`;
+this module turns a record's links into :class:`~medsearch.records.Notice` records and
+names them for a reader. The statuses, strongest first: a retracted article that also
+had an erratum is shown as retracted.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from medsearch.notice_links import (
+    ABOUT,
+    CONCERN,
+    CORRECTED,
+    NOTICE_OF,
+    NOTICE_TYPES,
+    RETRACTED,
+    RETRACTED_TYPE,
+    STATUSES,
+    UPDATED,
+)
 from medsearch.records import Article, Correction, Notice
 
-RETRACTED = "retracted"
-CONCERN = "expression of concern"
-CORRECTED = "corrected"
-UPDATED = "updated"
-STATUSES = (RETRACTED, CONCERN, CORRECTED, UPDATED)
-"""Strongest first: :func:`notices` sorts by this order."""
-
-ABOUT = {
-    "RetractionIn": RETRACTED,
-    "RetractedandRepublishedIn": RETRACTED,
-    "ExpressionOfConcernIn": CONCERN,
-    "PartialRetractionIn": CORRECTED,
-    "ErratumIn": CORRECTED,
-    "CorrectedandRepublishedIn": CORRECTED,
-    "UpdateIn": UPDATED,
-}
-"""Links on an article's own record naming a notice about it. A partial retraction
-leaves the rest of the article standing, so it counts as a correction (its ``ref_type``
-still says what it was)."""
-
-NOTICE_OF = {
-    "RetractionOf": RETRACTED,
-    "RetractedandRepublishedFrom": RETRACTED,
-    "ExpressionOfConcernFor": CONCERN,
-    "PartialRetractionOf": CORRECTED,
-    "ErratumFor": CORRECTED,
-    "CorrectedandRepublishedFrom": CORRECTED,
-    "UpdateOf": UPDATED,
-}
-"""The same links seen from the notice's record: it names the article it is about."""
-
-ABOUT_OF = {
-    "RetractionOf": "RetractionIn",
-    "RetractedandRepublishedFrom": "RetractedandRepublishedIn",
-    "ExpressionOfConcernFor": "ExpressionOfConcernIn",
-    "PartialRetractionOf": "PartialRetractionIn",
-    "ErratumFor": "ErratumIn",
-    "CorrectedandRepublishedFrom": "CorrectedandRepublishedIn",
-    "UpdateOf": "UpdateIn",
-    "Retraction of Publication": "RetractionIn",
-    "Expression of Concern": "ExpressionOfConcernIn",
-    "Published Erratum": "ErratumIn",
-}
-"""A notice's link (or type) as the article's own record names it."""
+__all__ = [
+    # the statuses, named here too because every reader of notices compares with them
+    "CONCERN",
+    "CORRECTED",
+    "LABELS",
+    "MEDLINE_LINKS",
+    "MEDLINE_TAGS",
+    "NOTICE_NAMES",
+    "RETRACTED",
+    "STATUSES",
+    "UPDATED",
+    "describe",
+    "describe_for",
+    "notice_for",
+    "notices",
+    "ordered",
+    "status",
+    "with_notices",
+]
 
 MEDLINE_LINKS = {
     "CIN": "CommentIn",
@@ -90,16 +78,6 @@ MEDLINE_LINKS = {
 """The MEDLINE format's tags for the XML's ``CommentsCorrections`` links (its RefType).
 PubMed writes each as ``RIN - Source. PMID: 123``."""
 MEDLINE_TAGS = {ref_type: tag for tag, ref_type in MEDLINE_LINKS.items()}
-
-RETRACTED_TYPE = "Retracted Publication"
-"""The publication type NLM gives a retracted article; it counts without a link."""
-
-NOTICE_TYPES = {
-    "Retraction of Publication": RETRACTED,
-    "Expression of Concern": CONCERN,
-    "Published Erratum": CORRECTED,
-}
-"""Publication types of the notices themselves."""
 
 LABELS = {
     "RetractionIn": "retraction",
@@ -149,10 +127,6 @@ def status(article: Article) -> str | None:
     """The strongest status of ``article`` (None: no notice about it)."""
     found = notices(article)
     return found[0].status if found else None
-
-
-def is_retracted(article: Article) -> bool:
-    return status(article) == RETRACTED
 
 
 def describe(found: tuple[Notice, ...]) -> str:

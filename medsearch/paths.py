@@ -62,11 +62,11 @@ class Paths:
 
     @property
     def vectors(self) -> Path:
-        """Root of the vector indexes; one sub-directory per kind (articles, sentences)."""
+        """Root of the vector indexes; one sub-directory per collection (articles, sentences)."""
         return self.home / "vectors"
 
-    def vector_dir(self, kind: str) -> Path:
-        return self.vectors / kind
+    def vector_dir(self, collection: str) -> Path:
+        return self.vectors / collection
 
     @property
     def citations(self) -> Path:

@@ -82,15 +82,15 @@ def corpus_status(paths: Paths) -> dict[str, Any]:
                 " `medsearch ingest` rebuilds it from the store"
             )
     vectors = vector_manifests(paths)
-    for kind, manifest in vectors.items():
-        info[f"{kind}_vectors"] = {
+    for collection, manifest in vectors.items():
+        info[f"{collection}_vectors"] = {
             "count": manifest.get("live", manifest.get("count")),
             "profile": manifest.get("profile"),
             "kind": manifest.get("kind"),
-            "bytes": dir_size(paths.vector_dir(kind)),
+            "bytes": dir_size(paths.vector_dir(collection)),
         }
         if manifest.get("segments"):  # compressed sentence codes: how many files
-            info[f"{kind}_vectors"]["parts"] = len(manifest["segments"])
+            info[f"{collection}_vectors"]["parts"] = len(manifest["segments"])
     from medsearch.lock import active_writer
 
     writer = active_writer(paths)
@@ -133,13 +133,15 @@ def vector_part(name: str, size: int, unit: Unit, paths: Paths) -> Part:
     dominate a small one's bytes per sentence. Article collections while exact (below
     500K): their float32 index is not what 40.9M articles will keep.
     """
-    kind = "sentences" if unit == "sentence" else "articles"
-    manifest = vector_manifests(paths).get(kind) or {}
+    collection = "sentences" if unit == "sentence" else "articles"
+    manifest = vector_manifests(paths).get(collection) or {}
     dim = manifest.get("dim")
-    if not isinstance(dim, int) or (kind == "articles" and manifest.get("kind") != "flat"):
+    exact = manifest.get("kind") == "flat"  # the manifest's kind: the index type
+    if not isinstance(dim, int) or (collection == "articles" and not exact):
         return Part(name, size, unit)
-    fixed = SAMPLE_MAX * 2 * dim if kind == "sentences" else 0
-    return Part(name, size, unit, at_scale=bytes_at_scale(kind, dim), fixed_at_scale=fixed)
+    fixed = SAMPLE_MAX * 2 * dim if collection == "sentences" else 0
+    at_scale = bytes_at_scale(collection, dim)
+    return Part(name, size, unit, at_scale=at_scale, fixed_at_scale=fixed)
 
 
 def footprint(paths: Paths, info: dict[str, Any], share: float, ratio: float) -> dict[str, Any]:

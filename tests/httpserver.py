@@ -76,6 +76,7 @@ class LocalServer:
         self._fail: dict[str, list[int]] = {}  # path -> [remaining, status]
         self._cut: dict[str, list[int]] = {}  # path -> [remaining, after_bytes]
         self._stall: dict[str, list[float]] = {}  # path -> [remaining, seconds]
+        self._hold: dict[str, list[Any]] = {}  # path -> [remaining, (event, seconds)]
         self._bodies: dict[str, bytes] = {}
         self._endless: dict[str, Endless] = {}
         self._httpd = _QuietServer(("127.0.0.1", 0), _Handler)
@@ -105,6 +106,12 @@ class LocalServer:
     def stall_first(self, path: str, n: int, seconds: float) -> None:
         with self._lock:
             self._stall[_norm(path)] = [n, seconds]
+
+    def hold_first(self, path: str, until: threading.Event, seconds: float = 60.0) -> None:
+        """Answer the first GET of ``path`` once ``until`` is set (or ``seconds`` pass, so
+        a test whose event never comes fails on what it checks instead of hanging)."""
+        with self._lock:
+            self._hold[_norm(path)] = [1, (until, seconds)]
 
     def override(self, path: str, body: bytes) -> None:
         with self._lock:
@@ -198,6 +205,9 @@ class _Handler(BaseHTTPRequestHandler):
         stall = local._take(local._stall, path)
         if stall is not None:
             time.sleep(stall)
+        if send_body and (hold := local._take(local._hold, path)) is not None:
+            event, seconds = hold
+            event.wait(seconds)
         status = local._take(local._fail, path)
         if status is not None:
             self._send_simple(path, status, b"injected failure\n", send_body, range_header)

@@ -8,15 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from medsearch.models.backbone import in_order_on_host, pad_rows
+from medsearch.models.backbone import in_order_on_host
 from medsearch.models.batching import (
-    GPU_BATCH_TOKENS,
-    GPU_PAD_MULTIPLE,
     TokenBudget,
     budget_for,
     plan_with_budget,
     restore_order,
 )
+from medsearch.models.host_text import pad_rows
 
 lengths_st = st.lists(st.integers(min_value=0, max_value=600), max_size=80)
 budget_st = st.builds(
@@ -51,18 +50,37 @@ def test_rows_come_back_in_the_callers_order(lengths: list[int], budget: TokenBu
 def test_a_gpu_puts_thousands_of_sentences_in_one_batch_and_a_cpu_does_not() -> None:
     gpu = budget_for("cuda:0", batch_size=64, max_length=64)
     cpu = budget_for("cpu", batch_size=16, max_length=64)
-    sentences = [30] * 10_000  # ~30 tokens, padded to 32 on the GPU
-    gpu_batches = plan_with_budget(sentences, gpu)
-    assert (gpu.tokens, gpu.multiple) == (GPU_BATCH_TOKENS, GPU_PAD_MULTIPLE)
-    assert len(gpu_batches[0]) == 4_096  # capped by rows: 4,096 x 32 = the whole budget
-    assert len(plan_with_budget(sentences, cpu)[0]) == 34  # 1,024 tokens / 30
-    articles = plan_with_budget([330] * 1_000, gpu)
-    assert len(articles[0]) == GPU_BATCH_TOKENS // 352  # 330 padded to 352
+    sentences = [30] * 10_000  # ~30 tokens
+    on_gpu = plan_with_budget(sentences, gpu)[0]
+    on_cpu = plan_with_budget(sentences, cpu)[0]
+    assert len(on_gpu) >= 1_000 and len(on_cpu) < 100
+    # the GPU pads to a multiple, so batch shapes repeat; every batch keeps its budget
+    assert gpu.multiple > 1 and gpu.padded(30) % gpu.multiple == 0 and gpu.padded(30) >= 30
+    assert len(on_gpu) <= gpu.rows and len(on_gpu) * gpu.padded(30) <= gpu.tokens
+    articles = plan_with_budget([330] * 1_000, gpu)[0]
+    assert len(articles) * gpu.padded(330) <= gpu.tokens
+    assert len(articles) > len(plan_with_budget([330] * 1_000, cpu)[0])
 
 
-def test_the_cpu_budget_is_what_medsearch_always_used() -> None:
-    assert budget_for("cpu", batch_size=16, max_length=512) == TokenBudget(8192, 64, 1)
-    assert budget_for("mps", batch_size=64, max_length=512) == TokenBudget(32768, 256, 1)
+def test_a_cpu_batch_is_the_callers_batch_size_at_full_length_and_more_when_short() -> None:
+    """CPU and MPS pad to the longest text only, take ``batch_size`` texts of the
+    longest length, and a few times as many short ones (never unboundedly many)."""
+    for device in ("cpu", "mps"):
+        budget = budget_for(device, batch_size=16, max_length=512)
+        assert budget.multiple == 1
+        assert len(plan_with_budget([512] * 100, budget)[0]) == 16
+        short = len(plan_with_budget([8] * 1_000, budget)[0])
+        assert 16 < short <= 4 * 16
+    assert budget_for("mps", batch_size=16, max_length=512) == budget_for(
+        "cpu", batch_size=16, max_length=512
+    )
+
+
+def test_a_gpu_budget_is_never_smaller_than_the_cpu_one() -> None:
+    for batch_size, max_length in ((16, 64), (64, 512), (4_096, 512)):
+        cpu = budget_for("cpu", batch_size=batch_size, max_length=max_length)
+        gpu = budget_for("cuda", batch_size=batch_size, max_length=max_length)
+        assert gpu.tokens >= cpu.tokens and gpu.rows >= cpu.rows
 
 
 def test_a_budget_must_be_positive() -> None:

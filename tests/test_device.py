@@ -21,6 +21,7 @@ from medsearch.models.batching import (
     run_with_backoff,
 )
 from medsearch.models.device import (
+    MAX_CPU_THREADS,
     DeviceSupport,
     cpu_threads,
     dtype_for,
@@ -66,8 +67,12 @@ def test_half_precision_on_gpus_full_precision_on_cpu() -> None:
 
 
 def test_cpu_threads_use_small_machines_fully_and_leave_a_core_on_big_ones() -> None:
-    assert [cpu_threads(n) for n in (None, 0, 1, 2, 3, 8)] == [1, 1, 1, 2, 2, 7]
-    assert cpu_threads(128) == 16
+    assert cpu_threads(None) == cpu_threads(0) == 1  # unknown: one thread is safe
+    assert [cpu_threads(n) for n in (1, 2)] == [1, 2]  # every core of a small machine
+    counts = [cpu_threads(n) for n in range(3, 257)]
+    assert all(1 <= t < n for n, t in zip(range(3, 257), counts, strict=True))
+    assert counts == sorted(counts)  # more cores never mean fewer threads
+    assert cpu_threads(256) == MAX_CPU_THREADS < 256 - 1  # a bound past which it stops
 
 
 def test_pick_device_on_this_machine_is_the_cpu() -> None:

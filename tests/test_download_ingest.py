@@ -79,20 +79,26 @@ def test_the_parsers_take_files_that_are_still_arriving_and_stop_when_the_feed_e
         for f in (1, 2)
     ]
     feed = Arrivals(ended=False)
+    first_out = threading.Event()
+    waited: list[bool] = []
 
     def arrive() -> None:
-        time.sleep(0.3)
         feed.add(files[0])
-        time.sleep(0.6)
+        # The second file comes only once the first is through the pool: a pool that
+        # waited for more files, or for the feed's end, before handing the first over
+        # would hold this thread here until the wait runs out.
+        waited.append(first_out.wait(60))
         feed.add(files[1])
         feed.end()
 
-    threading.Thread(target=arrive, daemon=True).start()
     pool = ParserPool(feed, jobs=2, batch_size=2, spool_root=tmp_path / "tmp")
+    threading.Thread(target=arrive, daemon=True).start()
     got = []
     for path, messages in pool:
         got.append((path, [r[0] for k, p in messages if k == "articles" for r in p.rows]))
+        first_out.set()
     assert got == [(files[0], [10, 11, 12]), (files[1], [20, 21, 22])]
+    assert waited == [True]
     assert feed.exhausted and feed.taken == 2
 
 
@@ -108,15 +114,21 @@ def test_a_feed_that_ends_empty_gives_nothing(tmp_path: Path) -> None:
 def test_a_file_is_in_the_store_before_a_later_one_has_downloaded(tmp_path: Path) -> None:
     root = site(tmp_path, 3)
     dest = tmp_path / "downloads"
+    names = [f"pubmed26n000{n}.xml.gz" for n in (1, 2, 3)]
     when: dict[str, float] = {}
+    two_written = threading.Event()
     with serve(root) as server, Ingestor(Paths.resolve(tmp_path / "home"), jobs=1) as ing:
-        third = "/pubmed/baseline/pubmed26n0003.xml.gz"
-        server.stall_first(third, 1, 1.5)  # a slow link, for the last file only
+        # The last file is sent only once the first two are in the store: an ingest that
+        # waited for every download first would never get it (until the hold runs out,
+        # and the order below fails).
+        server.hold_first(f"/pubmed/baseline/{names[2]}", two_written)
         wanted = list_remote("baseline", mirror=server.url + "pubmed/")
 
         def finished(item: InputFile, in_store: bool) -> None:
             when[f"written {item.name}"] = time.monotonic()
             assert in_store
+            if item.name == names[1]:
+                two_written.set()
             download.release()
 
         def deliver(path: Path, md5: str) -> None:
@@ -132,7 +144,6 @@ def test_a_file_is_in_the_store_before_a_later_one_has_downloaded(tmp_path: Path
         assert download.error is None
         assert (summary.files, summary.ingested, summary.added) == (3, 3, 15)
         assert ing.store.count() == 15
-    names = [f"pubmed26n000{n}.xml.gz" for n in (1, 2, 3)]
     assert when[f"written {names[0]}"] < when[f"downloaded {names[2]}"]
     assert when[f"written {names[1]}"] < when[f"downloaded {names[2]}"]
     assert sorted(when, key=when.get)[-1] == f"written {names[2]}"  # type: ignore[arg-type]
@@ -210,21 +221,32 @@ def recording(
 
 
 def test_the_download_waits_while_a_window_of_files_waits_for_the_ingest(tmp_path: Path) -> None:
+    """With a window of one file, a file starts only once the one before it is released,
+    even with a second connection idle from the start (which, if the window let it,
+    would start the second file at once, while the first is still downloading)."""
     root = site(tmp_path, 3)
     delivered: list[str] = []
+    events: list[str] = []  # appended by the download threads and this one, in order
     with serve(root) as server:
         wanted = list_remote("baseline", mirror=server.url + "pubmed/")
-        download = recording(wanted, tmp_path / "downloads", delivered, ahead=1)
+        download = recording(
+            wanted,
+            tmp_path / "downloads",
+            delivered,
+            ahead=1,
+            connections=2,
+            on_file=lambda remote, index, total: events.append(f"start {index}"),
+        )
         with download:
-            assert wait_until(lambda: len(delivered) == 1)
-            time.sleep(0.4)
-            second = "/pubmed/baseline/pubmed26n0002.xml.gz"
-            assert len(delivered) == 1 and not server.requests_for(second)
+            assert wait_until(lambda: len(delivered) >= 1)
+            events.append("release 1")
             download.release()
-            assert wait_until(lambda: len(delivered) == 2)
+            assert wait_until(lambda: len(delivered) >= 2)
+            events.append("release 2")
             download.release()
             download.join(10)
-            assert delivered == [r.name for r in wanted]
+    assert delivered == [r.name for r in wanted]
+    assert events == ["start 0", "release 1", "start 1", "release 2", "start 2"]
 
 
 def test_several_connections_fetch_at_once_and_deliver_in_the_listing_order(
@@ -233,9 +255,18 @@ def test_several_connections_fetch_at_once_and_deliver_in_the_listing_order(
     root = site(tmp_path, 4)
     delivered: list[str] = []
     counted: list[tuple[int, int | None]] = []
+    started: dict[int, int] = {}  # file index -> files delivered when it started
+    others_started = threading.Event()
+
+    def on_file(remote: RemoteFile, index: int, total: int) -> None:
+        started[index] = len(delivered)
+        if {1, 2} <= started.keys():
+            others_started.set()
+
     with serve(root) as server:
-        first = "/pubmed/baseline/pubmed26n0001.xml.gz"
-        server.stall_first(first, 1, 1.0)  # the first file is slow: the others land first
+        # The first file is answered only once the second and third have started: one
+        # connection at a time would start them only after the first had come.
+        server.hold_first("/pubmed/baseline/pubmed26n0001.xml.gz", others_started, 20)
         wanted = list_remote("baseline", mirror=server.url + "pubmed/")
         download = recording(
             wanted,
@@ -243,11 +274,11 @@ def test_several_connections_fetch_at_once_and_deliver_in_the_listing_order(
             delivered,
             connections=3,
             progress=lambda done, total: counted.append((done, total)),
+            on_file=on_file,
         )
         with download:
-            download.join(20)
-        later = [server.requests_for(f"/pubmed/baseline/pubmed26n000{n}.xml.gz") for n in (2, 3)]
-        assert all(later)  # asked for while the first was still stalled
+            download.join(30)
+    assert started[1] == started[2] == 0  # started while the first was still on its way
     assert delivered == [r.name for r in wanted]
     assert download.error is None and download.fetched == [
         tmp_path / "downloads" / n for n in delivered

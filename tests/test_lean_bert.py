@@ -128,7 +128,7 @@ def test_weights_saved_under_other_names_load_through_transformers(
     tiny: TinyModels, tmp_path: Path
 ) -> None:
     """A BERT whose weights do not map onto the lean module is not an error: transformers
-    loads it, as before (it knows every historical naming)."""
+    loads it (it knows every naming BERT checkpoints have used)."""
     from safetensors.torch import load_file, save_file
 
     folder = tmp_path / "renamed"

@@ -178,7 +178,7 @@ def test_an_index_built_with_the_regex_tokenizer_answers_as_one_built_from_split
     new.close()
     assert all(expected), [q for q, hits in zip(QUERIES, expected, strict=True) if not hits]
 
-    def regex_register(index: Any) -> None:  # what every index was built with until now
+    def regex_register(index: Any) -> None:  # the tokenizers of an index built from unsplit text
         index.register_tokenizer(ls.TEXT_ANALYZER, ls._analyzer(stem=True))
         index.register_tokenizer(ls.NAME_ANALYZER, ls._analyzer(stem=False))
 

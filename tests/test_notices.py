@@ -30,6 +30,7 @@ from ingest.pubmed_xml import parse_file
 from medsearch import notices as nt
 from medsearch.cli import main
 from medsearch.export import export
+from medsearch.notice_links import is_retracted
 from medsearch.records import Article, Correction, Hit, Notice
 from medsearch.references import Reference, read
 from medsearch.store.db import Store
@@ -123,13 +124,16 @@ def test_each_status_and_each_notice_is_derived_from_the_record() -> None:
         Notice("updated", "UpdateIn", None),
     )
     assert nt.notices(found[39000009]) == ()
-    assert nt.is_retracted(found[39000012])  # the link alone, without the publication type
+    assert is_retracted(found[39000012])  # the link alone, without the publication type
+    # the filters' quick test agrees with the strongest status on every record
+    assert all(is_retracted(a) == (nt.status(a) == "retracted") for a in found.values())
     assert nt.notice_for(found[39000002]) == (Notice("retracted", "RetractionOf", 39000001),)
     assert nt.notice_for(found[39000005]) == (
         Notice("expression of concern", "ExpressionOfConcernFor", 39000004),
     )
     bare = Article(pmid=1, publication_types=("Retracted Publication",))
     assert nt.notices(bare) == (Notice("retracted", "Retracted Publication", None),)
+    assert is_retracted(bare)
     assert nt.describe(nt.notices(found[39000001])) == (
         "RETRACTED (retraction PMID 39000002; erratum PMID 39000003)"
     )

@@ -77,12 +77,6 @@ def test_profiles_round_trip_through_plain_data() -> None:
         assert ModelProfile.from_dict(json.loads(json.dumps(profile.to_dict()))) == profile
 
 
-def test_vector_identity_ignores_what_does_not_change_stored_vectors() -> None:
-    other = ModelProfile.from_dict({**MEDCPT.to_dict(), "name": "mine", "cross_model": None})
-    assert other.vector_identity() == MEDCPT.vector_identity()
-    assert MINILM.vector_identity() != MEDCPT.vector_identity()
-
-
 # --- profiles from config.toml ---------------------------------------------------------
 
 

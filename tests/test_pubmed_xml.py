@@ -363,7 +363,7 @@ def test_a_space_between_two_tags_is_a_word_boundary_through_the_parser(
 ) -> None:
     """``<i>Drosophila</i> <i>melanogaster</i>``: the only text between the tags is a
     space. lxml's ``remove_blank_text`` parses real records ~7% faster but drops exactly
-    these (``Drosophilamelanogaster``; BENCHMARKS.md, session 27), so it stays off."""
+    these (``Drosophilamelanogaster``; BENCHMARKS.md, "Decisions"), so it stays off."""
     path = tmp_path / "species.xml"
     path.write_text(
         "<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>7</PMID><Article>"

@@ -248,7 +248,7 @@ MODEL = DeltaStatus(_scorer())
         ("auto", None, MODEL, False, (True, False)),  # lexical-only corpus on a laptop
         ("auto", "cuda", MODEL, True, (False, True)),  # a GPU reranks with the cross-encoder
         ("auto", "cuda", MODEL, False, (True, False)),
-        ("auto", "cpu", NO_MODEL, True, (False, True)),  # as before Delta existed
+        ("auto", "cpu", NO_MODEL, True, (False, True)),  # no Delta model: the cross-encoder alone
         ("delta", "cuda", MODEL, True, (True, False)),
         ("cross", "cpu", MODEL, True, (False, True)),
         ("none", "cpu", MODEL, True, (False, False)),

@@ -94,7 +94,7 @@ def searcher(home: Paths) -> Searcher:
 def test_a_loaded_searcher_keeps_the_garbage_collector_off_its_models(home: Paths) -> None:
     gc.unfreeze()
     with open_searcher(home, device="cpu", load=True) as s:
-        # a full collection no longer walks the model: it cost ~75 ms a few queries apart
+        # frozen, so a full collection does not walk the model (~75 ms, a few queries apart)
         assert gc.get_freeze_count() > 10_000
         model = s.encoder("dense search")
         assert all(o is not model for o in gc.get_objects(generation=2))

@@ -389,7 +389,9 @@ def test_stacked_parts_search_exactly_like_one_index_of_the_same_codes(
     committed(path, x, ids, 1_000, 1_200, 1_400, 1_600)
     with SentenceCollection.open(path, readonly=True) as reader:
         assert [p.entries for p in reader.parts] == [1_000, 400, 200]
-        indexes = [reader._part_index(p) for p in reader.parts]
+        stack = reader._ivf
+        assert stack is not None
+        indexes = [stack.index(p) for p in reader.parts]
         # Only the first part carries the coarse centroids (50 MB each at PubMed scale).
         centroids = [faiss.extract_index_ivf(i).quantizer.ntotal for i in indexes]
         assert centroids[0] > 0 and centroids[1:] == [0, 0]
@@ -681,11 +683,12 @@ def test_a_data_home_with_old_sentence_vectors_says_so_then_ingest_converts_it(
 def test_a_cpu_rescores_fewer_candidates_unless_configured(
     searcher: Searcher, tmp_path: Path, tiny: TinyModels
 ) -> None:
-    """Re-encoding 400 sentences is one GPU batch but seconds on a CPU: 100 there."""
-    from medsearch.retrieval.dense import SENTENCE_CANDIDATES_CPU
+    """Re-encoding the candidate sentences is one GPU batch but seconds on a CPU, so a
+    CPU re-scores fewer unless the config says otherwise."""
+    from medsearch.retrieval.dense import SENTENCE_CANDIDATES, SENTENCE_CANDIDATES_CPU
 
     assert searcher.dense is not None
-    assert searcher.dense.sentence_candidates == SENTENCE_CANDIDATES_CPU == 100
+    assert searcher.dense.sentence_candidates == SENTENCE_CANDIDATES_CPU < SENTENCE_CANDIDATES
     paths = Paths(tmp_path / "home")
     write_tiny_config(paths, tiny, search="sentence_candidates = 250")
     with open_searcher(paths, device="cpu", load=True) as configured:

@@ -22,7 +22,13 @@ from medsearch.errors import (
     VectorsMissingError,
 )
 from medsearch.index.vector import VectorCollection
-from medsearch.index.vector_layout import choose_factory, nlist_for, pq_subquantizers
+from medsearch.index.vector_layout import (
+    MAX_NLIST,
+    MIN_NLIST,
+    choose_factory,
+    nlist_for,
+    pq_subquantizers,
+)
 
 DIM = 32
 
@@ -428,11 +434,22 @@ def test_untrainable_factory_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_index_choice_by_size() -> None:
+    """Exact while small; past that IVF-PQ, its code one byte per at most four
+    dimensions, its lists a power of two that grows with the collection and never has
+    too few vectors to train each list (39 a list, Faiss's warning threshold)."""
     assert choose_factory(1_000, 768) == ("flat", "IDMap,Flat")
     kind, factory = choose_factory(40_000_000, 768)
-    assert kind == "ivfpq" and factory == f"IVF{nlist_for(40_000_000)},PQ192"
-    assert pq_subquantizers(384) == 96 and pq_subquantizers(100) == 25
-    assert nlist_for(1_000_000) == 4096
+    assert kind == "ivfpq"
+    assert factory == f"IVF{nlist_for(40_000_000)},PQ{pq_subquantizers(768)}"
+    for dim in (100, 384, 768, 1024):
+        m = pq_subquantizers(dim)
+        assert dim % m == 0 and m <= dim // 4 and m >= dim // 8
+    sizes = [10**k for k in range(3, 9)] + [40_000_000]
+    lists = [nlist_for(n) for n in sizes]
+    assert lists == sorted(lists) and lists[0] == MIN_NLIST and lists[-1] <= MAX_NLIST
+    for n, nlist in zip(sizes, lists, strict=True):
+        assert nlist & (nlist - 1) == 0  # a power of two
+        assert nlist == MIN_NLIST or nlist * 39 <= n
 
 
 @pytest.mark.parametrize("size", [3, 700], ids=["sparse", "dense"])

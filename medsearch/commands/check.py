@@ -147,7 +147,7 @@ def counts(checked: list[Checked]) -> dict[str, int]:
     for how in ("pmid", "doi", "title"):
         out[f"by_{how}"] = sum(c.resolved_by == how for c in checked)
     out["unresolved"] = out["references"] - out["resolved"]
-    from medsearch.notices import STATUSES
+    from medsearch.notice_links import STATUSES
 
     for status in STATUSES:
         out[status.replace(" ", "_")] = sum(c.notice == status for c in checked)

@@ -20,8 +20,6 @@ from medsearch.errors import HomeError, NotFoundError, QuerySyntaxError, UsageEr
 from medsearch.records import Filters
 
 if TYPE_CHECKING:
-    from medsearch.history.store import HistoryStore
-    from medsearch.paths import Paths
     from medsearch.retrieval.results import SearchResult
 
 
@@ -203,22 +201,6 @@ def search(
         click.echo(f"note: {note}", err=True)
     if suggestion is not None:
         click.echo(f"note: {suggestion.note}", err=True)
-
-
-def _recorder(ctx: click.Context, paths: Paths) -> HistoryStore | None:
-    """The history this search is recorded in, closed when the command is done: after
-    the output, as its close is what syncs the file. None in a read-only home, or with a
-    note when it cannot be opened (the search runs all the same)."""
-    from medsearch.history.store import open_history
-
-    try:
-        recorder = open_history(paths)
-    except HomeError as exc:
-        click.echo(f"note: not recorded in the history: {exc}", err=True)
-        return None
-    if recorder is not None:
-        ctx.call_on_close(recorder.close)
-    return recorder
 
 
 def explanation(result: SearchResult, mesh_installed: bool) -> str:

@@ -66,11 +66,12 @@ class TorchCoarse(Coarse):
     On CUDA, placement (:meth:`encode`, :meth:`assign`) runs on a stream of its own. The
     caller is the stage's writer thread, while an encoder thread queues a whole chunk of
     forward passes (~20 batches, ~1.6 s) on the device's default stream; on that stream
-    the writer's copy of the lists back waited for all of them. Measured on an H100
-    (BENCHMARKS.md, session 23, 120K articles): the writer's busy time fell by 9% and
-    the stage did not change, since the writer no longer bounds it; the stream is kept
-    for the headroom it leaves a writer fed by two GPUs. ``side_stream=False`` is the
-    old way, for the benchmark's A/B.
+    the writer's copy of the lists back waits for all of them. Measured on an H100
+    (docs/benchmarks-history.md, "Measured on an H100 again", 120K articles): the
+    writer's busy time is 9% lower on its own stream and the stage takes as long, since
+    the writer does not bound it; the stream is kept for the headroom it leaves a writer
+    fed by two GPUs. ``side_stream=False`` places on the default stream, for the
+    benchmark's A/B.
     """
 
     def __init__(self, device: str, *, side_stream: bool = True) -> None:

@@ -404,17 +404,6 @@ def gather(
     target.ntotal = out.ntotal = out.invlists.compute_ntotal()
 
 
-def ids_of(part: Any) -> np.ndarray:
-    """Every id (slot) a part holds, in list order."""
-    lists = _ivf(part).invlists
-    chunks = [
-        faiss.rev_swig_ptr(lists.get_ids(i), lists.list_size(i)).copy()
-        for i in range(_ivf(part).nlist)
-        if lists.list_size(i)
-    ]
-    return np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
-
-
 def _list_entries(lists: Any, lst: int, code_size: int) -> tuple[np.ndarray, np.ndarray]:
     n = lists.list_size(lst)
     if n == 0:

@@ -1,3 +1,6 @@
+# Over 450 lines: LexicalIndex is one resource (writer, reader, commits, format version)
+# whose methods share its locks; queries are built in lexical_query.py, filters in
+# lexical_filters.py, snippets in lexical_snippets.py.
 """BM25 search over title, abstract, MeSH, keywords, authors and journal (tantivy).
 
 One directory holds one tantivy index. The writer is opened lazily, on the first

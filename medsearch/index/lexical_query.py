@@ -1,3 +1,5 @@
+# Over 450 lines: QueryBuilder is one translation, node by node, whose boosts and word
+# budget are read together; filters are lexical_filters.py.
 """Query AST + Filters -> a tantivy ``Query``, built programmatically.
 
 Nothing user-typed reaches tantivy's own query parser (it throws on ``IL-6`` and
@@ -21,8 +23,8 @@ import tantivy
 
 from medsearch import field_keys as fk
 from medsearch.index import lexical_schema as ls
+from medsearch.index.lexical_filters import date_range, exclude, filter_clauses, match_all
 from medsearch.index.lexical_terms import MAX_EXPANSIONS, cut, proximity_query, truncation_query
-from medsearch.notices import RETRACTED_TYPE
 from medsearch.query.nodes import And, Node, Not, Or, Phrase, Prefix, Tagged, Term, YearRange
 from medsearch.records import Filters
 
@@ -496,95 +498,3 @@ def _drop_stop_words(children: tuple[Node, ...]) -> tuple[Node, ...]:
     """
     kept = tuple(c for c in children if not (isinstance(c, Term) and c.text in STOP_WORDS))
     return kept or children
-
-
-def match_all() -> Any:
-    """Every article (the bookkeeping document has no PMID), scoring 0."""
-    return tantivy.Query.const_score_query(tantivy.Query.exists_query(ls.PMID), 0.0)
-
-
-def exclude(base: Any, excluded: Any) -> Any:
-    return tantivy.Query.boolean_query(
-        [(tantivy.Occur.Must, base), (tantivy.Occur.MustNot, excluded)]
-    )
-
-
-def year_range(schema: Any, start: int | None, end: int | None) -> Any:
-    return tantivy.Query.range_query(
-        schema, ls.YEAR, tantivy.FieldType.Integer, lower_bound=start, upper_bound=end
-    )
-
-
-def date_range(schema: Any, first: int | None, last: int | None) -> Any:
-    """Articles published in ``first``..``last`` (``YYYYMMDD``), as PubMed's ``[dp]``
-    reads it: the print date's span (``field_keys.date_span``) overlaps the range, or
-    the electronic date falls in it."""
-    printed = _print_date_range(schema, first, last)
-    if first is None and last is None:
-        return printed
-    electronic = tantivy.Query.range_query(
-        schema,
-        ls.ELECTRONIC_DATE,
-        tantivy.FieldType.Integer,
-        lower_bound=first,
-        upper_bound=last,
-    )
-    return tantivy.Query.boolean_query(
-        [(tantivy.Occur.Should, printed), (tantivy.Occur.Should, electronic)]
-    )
-
-
-def _print_date_range(schema: Any, first: int | None, last: int | None) -> Any:
-    """The print date's span overlaps ``first``..``last``: it starts by ``last`` and
-    ends from ``first``."""
-    clauses = []
-    if last is not None:
-        clauses.append(
-            tantivy.Query.range_query(
-                schema,
-                ls.DATE_START,
-                tantivy.FieldType.Integer,
-                lower_bound=None,
-                upper_bound=last,
-            )
-        )
-    if first is not None:
-        clauses.append(
-            tantivy.Query.range_query(
-                schema,
-                ls.DATE_END,
-                tantivy.FieldType.Integer,
-                lower_bound=first,
-                upper_bound=None,
-            )
-        )
-    if not clauses:
-        return tantivy.Query.exists_query(ls.DATE_START)
-    if len(clauses) == 1:
-        return clauses[0]
-    return tantivy.Query.boolean_query([(tantivy.Occur.Must, c) for c in clauses])
-
-
-def _any_of(
-    schema: Any, field_name: str, values: tuple[str, ...], key: Callable[[str], str] = ls.exact_key
-) -> Any:
-    keys = sorted({key(v) for v in values})
-    return tantivy.Query.term_set_query(schema, field_name, keys)
-
-
-def filter_clauses(schema: Any, filters: Filters) -> list[Any]:
-    """Each restriction as a constant-0 query: they select, they never rank."""
-    clauses: list[Any] = []
-    if filters.year_from is not None or filters.year_to is not None:
-        clauses.append(year_range(schema, filters.year_from, filters.year_to))
-    if filters.date_from is not None or filters.date_to is not None:
-        clauses.append(date_range(schema, filters.date_from, filters.date_to))
-    if filters.journals:
-        clauses.append(_any_of(schema, ls.JOURNAL_KEY, filters.journals, fk.journal_key))
-    if filters.publication_types:
-        clauses.append(_any_of(schema, ls.PUB_TYPE, filters.publication_types))
-    if filters.languages:
-        clauses.append(_any_of(schema, ls.LANGUAGE, filters.languages))
-    if filters.exclude_retracted:
-        clauses.append(exclude(match_all(), _any_of(schema, ls.PUB_TYPE, (RETRACTED_TYPE,))))
-    return [tantivy.Query.const_score_query(c, 0.0) for c in clauses]

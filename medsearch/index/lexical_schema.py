@@ -1,3 +1,5 @@
+# Over 450 lines: the fields, the analyzers and the Article -> document mapping change
+# together, under one format version.
 """The lexical index's schema, analyzers and Article -> document mapping.
 
 One analyzer definition serves indexing and querying: :func:`analyzers` builds the
@@ -37,7 +39,7 @@ import regex
 import tantivy
 
 from medsearch import field_keys as fk
-from medsearch.notices import RETRACTED_TYPE, is_retracted
+from medsearch.notice_links import RETRACTED_TYPE, is_retracted
 from medsearch.query.normalize import normalize_text
 from medsearch.records import Article
 

@@ -1,3 +1,5 @@
+# Over 450 lines: a SentenceCollection's parts, tombstones and retraining change one
+# manifest together; the Faiss work is in sentence_faiss.py and ivf_parts.py.
 """Abstract-sentence vectors without a float copy per sentence.
 
 PubMed has ~350M abstract sentences; a float16 copy of each at 768-d is 1.5 KB, ~540 GB,
@@ -206,10 +208,6 @@ class SentenceCollection(SlotStore):
     def parts(self) -> list[Part]:
         """The committed files of codes, oldest first (empty while exact)."""
         return [] if self._ivf is None else list(self._ivf.parts)
-
-    def _part_index(self, part: Part) -> Any:
-        assert self._ivf is not None
-        return self._ivf.index(part)
 
     # -- writing ---------------------------------------------------------------------
 

@@ -158,13 +158,6 @@ def rare(word: str, df: DocFreq, documents: int) -> tuple[str, int] | None:
     return None if seen > max(1, documents * RARE_SHARE) else (typed, seen)
 
 
-def correct(word: str, df: DocFreq, documents: int) -> str | None:
-    """The most common word one edit from ``word``, if ``word`` is rare and
-    that word common enough (see :data:`MIN_COMMON`, :data:`FACTOR`)."""
-    found = rare(word, df, documents)
-    return None if found is None else _correct(word, *found, df)
-
-
 def _correct(
     word: str, typed: str, seen: int, df: DocFreq, forms: Forms | None = None
 ) -> str | None:

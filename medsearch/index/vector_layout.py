@@ -220,16 +220,17 @@ ENTRY_BYTES = 8 + 8 + 16
 SAMPLE_MAX = 524_288
 
 
-def bytes_at_scale(kind: str, dim: int) -> float:
+def bytes_at_scale(collection: str, dim: int) -> float:
     """Bytes per vector once a collection has the layout it has at PubMed scale.
 
     A small collection is exact (flat) and says little about its bytes per vector at
     40.9M articles or ~350M sentences: articles then keep a float16 row, a PQ code and
-    their ids (1,760 B at 768-d; ~1.75 KB measured in issue 10); sentences only a PQ
+    their ids (1,760 B at 768-d; ~1.75 KB measured on 60K real abstracts,
+    docs/benchmarks-history.md, "`ingest --download` disk check"); sentences only a PQ
     code and ids (128 B at 768-d, measured at 1M in BENCHMARKS.md), plus the fixed
     training sample.
     """
-    if kind == "sentences":
+    if collection == "sentences":
         return sentence_pq_bytes(dim) + ENTRY_BYTES
     return 2 * dim + pq_subquantizers(dim) + ENTRY_BYTES
 

@@ -34,7 +34,6 @@ from medsearch.models.device import cpu_threads, usable_cores
 from medsearch.models.host_text import (
     Features,
     PaddedBatch,
-    pad_rows,
     plan_and_pad,
     tokenize_fast,
 )
@@ -262,7 +261,7 @@ def tokenize(
     """Token ids without padding; pairs truncate longest-first, as MedCPT does.
 
     The attention mask is not returned: unpadded, it is all ones, and
-    :func:`pad_batch` builds it from the lengths.
+    :func:`~medsearch.models.host_text.pad_rows` builds it from the lengths.
     """
     names = input_names(backbone.tokenizer)
     with backbone.lock:
@@ -306,14 +305,6 @@ def _concat(parts: Sequence[Any]) -> Any:
     if isinstance(parts[0], np.ndarray):
         return np.concatenate(parts, axis=0)
     return parts[0] if len(parts) == 1 else torch.cat(list(parts), dim=0)
-
-
-def pad_batch(
-    features: Features, indices: Sequence[int], pad_id: int, device: str
-) -> dict[str, torch.Tensor]:
-    """Right-pad the chosen rows to their longest; padding is masked out."""
-    batch = pad_rows(features, indices, pad_id)
-    return to_device(batch.arrays, device, list(batch.arrays))
 
 
 def run_prepared(
@@ -380,9 +371,10 @@ def in_order_on_host(rows: Sequence[np.ndarray], outputs: Sequence[torch.Tensor]
     nothing queued. Copying a sentence chunk's 20 batches back (70K x 768 float32, 215
     MB, into fresh pages) and scattering them into a fresh array on the host took 46-550
     ms here (page faults included), and the H100's sentence pass spent ~330 ms a chunk
-    more in its device thread than the bare forward's kernels (BENCHMARKS.md, session
-    23); a scatter on the GPU takes a millisecond. Short of device memory for the
-    ordered copy, the rows come back first and are ordered on the host, as before.
+    more in its device thread than the bare forward's kernels
+    (docs/benchmarks-history.md, "Measured on an H100 again"); a scatter on the GPU
+    takes a millisecond. Short of device memory for the ordered copy, the rows come back
+    first and are ordered on the host.
     """
     first = outputs[0]
     total = sum(len(o) for o in outputs)

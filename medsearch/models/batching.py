@@ -65,7 +65,7 @@ def budget_for(device: str, *, batch_size: int, max_length: int) -> TokenBudget:
     """The default budget on ``device`` for texts of at most ``max_length`` tokens.
 
     CPU (and MPS): ``batch_size`` texts at the longest length, up to 4x as many short
-    ones, padded only to the longest (what medsearch always did there). CUDA: a fixed
+    ones, padded only to the longest (no shape to repeat for). CUDA: a fixed
     token budget, never smaller than the CPU one, with lengths padded to a multiple of
     32 so shapes repeat.
     """

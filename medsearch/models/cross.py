@@ -82,9 +82,10 @@ class CrossEncoder:
         features = tokenize(self._backbone, [query] * len(texts), texts, self.max_length)
         size = batch_size or self.batch_size
         if self.device == "cpu":
-            # Consecutive batches, as the Searcher's old chunks were: int8 dynamic
+            # Consecutive batches of candidates, never regrouped by length: int8 dynamic
             # quantisation scales each batch by its own range, so regrouping pairs would
-            # move CPU scores by quantisation noise; this keeps them exactly as before.
+            # move CPU scores by quantisation noise, and a pair's score would depend on
+            # the other candidates it happened to be batched with.
             pad_id = self._backbone.tokenizer.pad_token_id or 0
             batches = [
                 pad_rows(features, range(i, min(i + size, len(texts))), pad_id)

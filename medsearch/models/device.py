@@ -75,7 +75,7 @@ def resolve_devices(requested: str, support: DeviceSupport) -> tuple[str, ...]:
 
     ``cuda`` (and ``auto`` on a CUDA machine) means every visible GPU; ``cuda:0,2``
     chooses; anything else is the single device :func:`resolve_device` gives. A single
-    visible GPU stays ``cuda`` (its messages read as before).
+    visible GPU stays ``cuda``, so a one-GPU machine's messages name no index.
     """
     first = resolve_device(
         requested, cuda_available=support.cuda_available, mps_available=support.mps_available

@@ -11,7 +11,7 @@ block. Their forward pass is a few dozen lines of torch, and the tokenizer is th
 Used only on the CPU (where start-up dominates a command; GPU runs keep the measured
 transformers path), only for a folder that holds exactly that architecture
 (:func:`supported`), a single weights file and ``tokenizer.json``; anything else loads
-through transformers as before. The module names mirror transformers' so the saved
+through transformers. The module names mirror transformers' so the saved
 weights load as they are; the outputs equal ``BertModel``'s to float rounding, and the
 token ids are the same tokenizer's (tests compare both on the test suite's models and
 on minilm).

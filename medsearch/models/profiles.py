@@ -65,23 +65,6 @@ class ModelProfile:
     def from_dict(cls, data: dict[str, Any]) -> ModelProfile:
         return _build(str(data.get("name", "")), data, source="profile data")
 
-    def vector_identity(self) -> dict[str, Any]:
-        """The fields two profiles must share for their vectors to be comparable.
-
-        The description and the cross-encoder do not change stored vectors, so they
-        are left out: an index built with ``medcpt`` stays valid for a profile that
-        only swaps the reranker.
-        """
-        return {
-            "query_model": self.query_model,
-            "article_model": self.article_model,
-            "pooling": self.pooling,
-            "normalize": self.normalize,
-            "query_max_length": self.query_max_length,
-            "article_max_length": self.article_max_length,
-            "symmetric": self.symmetric,
-        }
-
 
 MEDCPT = ModelProfile(
     name="medcpt",

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import orjson
 
 from medsearch import notices as nt
+from medsearch.notice_links import ABOUT_OF
 from medsearch.records import Article, Notice
 
 
@@ -171,7 +172,7 @@ def article_row(article: Article) -> ArticleRow:
         article.year,
         article.journal or None,
         article.journal_abbrev or None,
-        (authors[0].display or None) if authors else None,
+        article.first_author or None,
         (authors[-1].display or None) if authors else None,
         article.doi or None,
         article.pmcid or None,
@@ -229,6 +230,6 @@ def late_notices(rows: Iterable[ArticleRow]) -> dict[int, list[Notice]]:
             continue
         for notice in notices_from_json(about_others):
             if notice.pmid is not None and notice.pmid != row[0]:
-                about = nt.ABOUT_OF.get(notice.ref_type, notice.ref_type)
+                about = ABOUT_OF.get(notice.ref_type, notice.ref_type)
                 out.setdefault(notice.pmid, []).append(Notice(notice.status, about, row[0]))
     return out

@@ -4,7 +4,7 @@ The default folder is the data home's ``exports/`` (:attr:`Paths.exports`). Ever
 medsearch writes then lives under the one folder that ``--home`` / ``MEDSEARCH_HOME``
 chose and the README names, on a laptop and on a server reached over ssh alike: a user
 documents folder does not exist on most servers, and the current directory is wherever
-the app happened to be started, which is how exports used to get lost. The file name
+the app happened to be started, where an export is easily lost. The file name
 carries the time, so a second export never overwrites the first.
 """
 

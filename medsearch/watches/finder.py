@@ -84,19 +84,21 @@ class Candidates:
     chunks: tuple[tuple[Sequence[int], Any], ...]
 
 
-def prepare(watch: Watch, changes: Changes, lexical: LexicalIndex) -> Candidates:
+def gather_candidates(watch: Watch, changes: Changes, lexical: LexicalIndex) -> Candidates:
+    """The articles of ``changes`` that ``watch`` must check, chunked with the lexical
+    index's restriction to each chunk."""
     how = candidates(watch, changes)
     chunks = tuple((chunk, lexical.within(chunk)) for chunk in _chunks(how))
     return Candidates(how, chunks)
 
 
 def find_new(
-    watch: Watch, changes: Changes, lexical: LexicalIndex, prepared: Candidates | None = None
+    watch: Watch, changes: Changes, lexical: LexicalIndex, gathered: Candidates | None = None
 ) -> Found:
     """The candidates ``watch`` matches: a set query's members newest PMID first, a
-    ranked query's at or above its threshold best first. ``prepared``: the candidates of
-    ``changes`` for this watch, from :func:`prepare`."""
-    todo = prepared or prepare(watch, changes, lexical)
+    ranked query's at or above its threshold best first. ``gathered``: the candidates of
+    ``changes`` for this watch, from :func:`gather_candidates`."""
+    todo = gathered or gather_candidates(watch, changes, lexical)
     parsed = parse_query(watch.query)
     hits: list[tuple[int, str, float]]
     if watch.kind == SET:

@@ -20,7 +20,7 @@ from medsearch.store import Store
 from medsearch.store.changes import Changes
 from medsearch.watches.book import WatchBook, now
 from medsearch.watches.feed import FEED_ENTRIES, write_feed
-from medsearch.watches.finder import Candidates, find_new, prepare
+from medsearch.watches.finder import Candidates, find_new, gather_candidates
 from medsearch.watches.model import REFERENCES, Found, Watch
 from medsearch.watches.references import changed_and_noticed, find_notices
 
@@ -114,7 +114,7 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
                 )
             with open_lexical(paths.lexical_index, create=False) as lexical:
                 by_point: dict[int, Changes] = {}
-                prepared: dict[tuple[int, bool], Candidates] = {}
+                gathered: dict[tuple[int, bool], Candidates] = {}
                 touched: dict[int, frozenset[int]] = {}
                 news: list[WatchNews] = []
                 notes: list[str] = []
@@ -145,9 +145,9 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
                         continue
                     key = (watch.last_change, watch.replaced)
                     try:
-                        if key not in prepared:
-                            prepared[key] = prepare(watch, changes, lexical)
-                        found = find_new(watch, changes, lexical, prepared[key])
+                        if key not in gathered:
+                            gathered[key] = gather_candidates(watch, changes, lexical)
+                        found = find_new(watch, changes, lexical, gathered[key])
                     except MedsearchError as exc:  # one broken watch does not stop the rest
                         notes.append(f"watch {watch.name} did not run: {exc}")
                         continue

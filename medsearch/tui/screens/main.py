@@ -1,3 +1,5 @@
+# Over 450 lines: one screen's bindings, workers and message handlers share its ticket
+# and state; what they run is in tui/session.py, tui/jobs.py and the core.
 """The main screen: mode bar, query (search bar or cite editor), results, detail, status.
 
 Every query gets a ticket; the search worker posts its first-stage answer, then (search
