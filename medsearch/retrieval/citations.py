@@ -20,6 +20,7 @@ import numpy as np
 from medsearch.index.citations import CitationGraph
 from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.results import SearchResult
+from medsearch.store.ref_dois import normal_doi
 from medsearch.store.refs import source_names
 
 if TYPE_CHECKING:
@@ -85,7 +86,9 @@ def references(
                 continue
             seen.add(ref.pmid)
             entries.append((ref.pmid, ref.doi))
-    entries.extend((int(p), None) for p in edges if int(p) not in seen)
+    further = [int(p) for p in edges if int(p) not in seen]
+    entries, further = _doi_resolved(store, entries, further)
+    entries.extend((p, None) for p in further)
     articles = store.get_many([p for p, _ in entries if p])
     counts = graph.counts([p for p, _ in entries])
     hits: list[Hit] = []
@@ -111,6 +114,26 @@ def references(
         context=(("pmid", pmid), ("in_corpus", citing is not None)),
         filters=filters,
     )
+
+
+def _doi_resolved(
+    store: Store, entries: list[tuple[int, str | None]], further: list[int]
+) -> tuple[list[tuple[int, str | None]], list[int]]:
+    """The reference list's DOI-only entries that became edges (their DOI is a stored
+    article's) named by that article's PMID, in their place in the list."""
+    if not further or not any(p == 0 for p, _ in entries):
+        return entries, further
+    by_doi = {normal_doi(a.doi): p for p, a in store.get_many(further).items() if a.doi is not None}
+    placed: set[int] = set()
+    out: list[tuple[int, str | None]] = []
+    for pmid, doi in entries:
+        found = by_doi.get(normal_doi(doi)) if pmid == 0 and doi else None
+        if found is not None and found not in placed:
+            placed.add(found)
+            out.append((found, doi))
+        else:
+            out.append((pmid, doi))
+    return out, [p for p in further if p not in placed]
 
 
 def cited_by(
