@@ -197,15 +197,18 @@ def snowball(
 ) -> None:
     """Citation chasing from seed PMIDs: their references (--backward) and citing
     articles (--forward; both when neither is given), deduplicated, without what
-    --exclude lists, ranked by closeness of text to the seeds, with PRISMA-style counts
-    (found, duplicates, excluded, new)."""
+    --exclude lists, ranked by closeness to the seeds (hybrid over their text: words,
+    and vectors when the corpus has them), with PRISMA-style counts (found, duplicates,
+    excluded, new)."""
     from medsearch.retrieval.snowball import read_exclusions
     from medsearch.retrieval.snowball import snowball as chase
 
     seeds = [parse_pmid(p) for p in pmids]
     if not backward and not forward:
         backward = forward = True
-    with opened(ctx) as (store, graph):
+    from medsearch.retrieval.searcher import open_searcher
+
+    with opened(ctx) as (store, graph), open_searcher(paths_of(ctx)) as searcher:
         screened = read_exclusions(exclude, store) if exclude is not None else set()
         done = chase(
             store,
@@ -215,6 +218,7 @@ def snowball(
             forward=forward,
             depth=depth,
             exclude=screened,
+            searcher=searcher,
         )
     c = done.counts
     counts = (
