@@ -20,7 +20,10 @@ from medsearch.errors import NotFoundError, StoreError, UsageError
 
 if TYPE_CHECKING:
     from medsearch.index.citations import CitationGraph
+    from medsearch.records import Filters
+    from medsearch.retrieval.cite import CiteResult
     from medsearch.retrieval.results import SearchResult
+    from medsearch.retrieval.searcher import Searcher
     from medsearch.store import Store
 
 
@@ -233,3 +236,25 @@ def snowball(
     if export_fmt is not None:
         click.echo(counts, err=True)
     finish(ctx, done.result, k, export_fmt, output, as_json, f"{c.seeds} seed(s): {counts}")
+
+
+def similar_fused(
+    ctx: click.Context, searcher: Searcher, pmid: int, k: int, filters: Filters
+) -> SearchResult:
+    """``similar --by text+citations`` (see :mod:`medsearch.retrieval.citation_signals`)."""
+    from medsearch.retrieval.citation_signals import similar_fused as fused
+
+    with opened(ctx) as (_, graph):
+        return fused(searcher, graph, pmid, k=k, filters=filters)
+
+
+def cite_fused(ctx: click.Context, result: CiteResult, cited: str, k: int) -> CiteResult:
+    """``cite --cited PMIDS``: each citance's candidates reordered with the citation
+    neighbourhood of the references the manuscript already cites."""
+    from medsearch.retrieval.citation_signals import cite_fused as fused
+
+    pmids = [parse_pmid(p) for p in cited.replace(",", " ").split()]
+    if not pmids:
+        raise UsageError("--cited takes PMIDs, separated by commas")
+    with opened(ctx) as (_, graph):
+        return fused(result, graph, pmids, k)

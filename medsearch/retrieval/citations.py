@@ -8,7 +8,6 @@ imported Open Citation Collection, not the world's citations.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
@@ -202,11 +201,6 @@ def sorted_by_cited(hits: Sequence[Hit], graph: CitationGraph) -> list[Hit]:
     return [replace(h, rank=i) for i, h in enumerate(ordered, 1)]
 
 
-RELATED_CITING_CAP = 2_000
-"""Co-citation reads the references of at most this many (the newest) citing articles:
-a classic cited 300,000 times would otherwise read 300,000 rows for one answer."""
-
-
 def related(
     store: Store,
     graph: CitationGraph,
@@ -215,26 +209,11 @@ def related(
     filters: Filters = NO_FILTERS,
 ) -> SearchResult:
     """Articles related to ``pmid`` by citations: co-cited with it (cited by the same
-    articles) and bibliographically coupled to it (citing the same references).
+    articles) and bibliographically coupled to it (citing the same references), scored
+    by :func:`~medsearch.retrieval.citation_signals.neighbourhood`."""
+    from medsearch.retrieval.citation_signals import neighbourhood
 
-    Each shared neighbour counts ``1 / log(2 + its degree)`` (Adamic and Adar, 2003): a
-    review citing 400 articles, or a reference everyone cites, says less about two
-    articles than a short list or a rare reference both share."""
-    scores: dict[int, float] = {}
-    own_refs = graph.references(pmid)[0]
-    if len(own_refs):
-        degrees = graph.counts(own_refs)
-        for ref, degree in zip(own_refs.tolist(), degrees.tolist(), strict=True):
-            weight = 1.0 / math.log(2.0 + degree)
-            for other in graph.cited_by(ref).tolist():
-                scores[other] = scores.get(other, 0.0) + weight
-    citing = graph.cited_by(pmid)[-RELATED_CITING_CAP:]
-    for source in citing.tolist():
-        refs = graph.references(source)[0]
-        weight = 1.0 / math.log(2.0 + len(refs))
-        for other in refs.tolist():
-            scores[other] = scores.get(other, 0.0) + weight
-    scores.pop(pmid, None)
+    scores = neighbourhood(graph, pmid)
     ranked = sorted(scores, key=lambda p: (-scores[p], p))
     articles: dict[int, Article] = {}
     chosen: list[int] = []
