@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+from medsearch.records import Article
 
-def _articles(n: int) -> list:  # type: ignore[type-arg]
-    from medsearch.records import Article
 
+def _articles(n: int) -> list[Article]:
     return [
         Article(pmid=p, title=f"article {p}", article_ids=(("doi", f"10.{1000 + p % 97}/j.{p}"),))
         for p in range(1, n + 1)
@@ -70,7 +70,10 @@ def arrival(folder: Path, articles: int, pending: int) -> None:
         with store.transaction():
             store.upsert(rows)
         conn = store.conn
-        pages = lambda: conn.execute("PRAGMA page_count").fetchone()[0]  # noqa: E731
+
+        def pages() -> int:
+            return int(conn.execute("PRAGMA page_count").fetchone()[0])
+
         size = conn.execute("PRAGMA page_size").fetchone()[0]
         before = pages()
         rng = random.Random(2)
