@@ -90,3 +90,42 @@ def test_cite_candidates_are_reordered_by_the_manuscripts_references(
     # 12 is the only neighbour of {10, 11}: it rises to the top; the cut keeps k
     assert [h.pmid for h in fused.citances[0].result.hits] == [12, 4]
     assert [h.rank for h in fused.citances[0].result.hits] == [1, 2]
+
+
+def test_the_commands_take_the_signals_only_when_asked(tmp_path: Path) -> None:
+    """``cite --cited`` and ``similar --by text+citations`` on an ingested home; without
+    the option the answers are the text's alone."""
+    import json
+
+    from click.testing import CliRunner
+
+    from medsearch.cli import main
+    from tests.pubmed_builders import article_xml, pubmed_file
+
+    def xml(pmid: int, cites: list[int]) -> str:
+        refs = "".join(
+            f'<Reference><Citation>r</Citation><ArticleIdList><ArticleId IdType="pubmed">{c}'
+            "</ArticleId></ArticleIdList></Reference>"
+            for c in cites
+        )
+        body = article_xml(pmid, f"Heart failure trial {pmid}", "Heart failure outcomes.")
+        return body.replace("</PubmedData>", f"<ReferenceList>{refs}</ReferenceList></PubmedData>")
+
+    source = pubmed_file(tmp_path / "pubmed26n0001.xml", [xml(p, c) for p, c in EDGES.items()])
+    home = str(tmp_path / "home")
+    runner = CliRunner()
+    runner.invoke(main, ["--home", home, "ingest", str(source), "--no-encode", "--jobs", "0"])
+
+    def cite(*extra: str) -> list[int]:
+        args = ["--home", home, "cite", "--json", "-k", "3", "--no-rerank", *extra]
+        out = runner.invoke(main, args, input="Heart failure outcomes [1].\n")
+        assert out.exit_code == 0, out.output
+        return [h["pmid"] for h in json.loads(out.output)["citances"][0]["hits"]]
+
+    # the records' text is alike: BM25 puts the shortest ids' ties in index order
+    assert cite() == [1, 2, 3]
+    # a manuscript citing 1 already: 2 shares both its references, 3 and 4 one each
+    # (coupling); 1, a text candidate the graph gives nothing, falls behind them
+    assert cite("--cited", "1") == [2, 3, 4]
+    out = runner.invoke(main, ["--home", home, "similar", "1", "--by", "text+citations"])
+    assert out.exit_code != 0 and "vectors" in out.output
