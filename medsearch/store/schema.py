@@ -286,11 +286,11 @@ MIGRATIONS: tuple[str, ...] = (
     # record until the ingest resolves them; those whose DOI no stored article has wait,
     # keyed by citing PMID and by a 64-bit hash of the DOI, for the article to arrive
     """
-    CREATE TABLE ref_dois_queue (citing INTEGER NOT NULL, doi TEXT NOT NULL,
+    CREATE TABLE IF NOT EXISTS ref_dois_queue (citing INTEGER NOT NULL, doi TEXT NOT NULL,
         PRIMARY KEY (citing, doi)) WITHOUT ROWID;
-    CREATE TABLE ref_dois (citing INTEGER NOT NULL, key INTEGER NOT NULL,
+    CREATE TABLE IF NOT EXISTS ref_dois (citing INTEGER NOT NULL, key INTEGER NOT NULL,
         PRIMARY KEY (citing, key)) WITHOUT ROWID;
-    CREATE INDEX ref_dois_key ON ref_dois(key);
+    CREATE INDEX IF NOT EXISTS ref_dois_key ON ref_dois(key);
     """,
 )
 
