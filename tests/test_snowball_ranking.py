@@ -107,3 +107,9 @@ def test_a_home_with_vectors_fuses_words_with_the_seeds_mean_vector(tmp_path: Pa
     ]
     out = _snowball(paths.home)
     assert [h["pmid"] for h in out["hits"]] == [f.pmid for f in expected]
+    # the same home answers `similar --by text+citations`: 11 is co-cited with 10 (by 1)
+    args = ["--home", str(paths.home), "similar", "10", "--by", "text+citations", "--json"]
+    similar = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).output)
+    sources = {h["pmid"]: h["sources"] for h in similar["hits"]}
+    assert similar["mode"] == "text+citations" and 10 not in sources
+    assert "citations" in sources[11] and "dense" in sources[11]
