@@ -119,27 +119,32 @@ def forget(conn: sqlite3.Connection, pmids: Sequence[int]) -> None:
 def arrivals(conn: sqlite3.Connection, pmids: Sequence[int]) -> dict[int, list[int]]:
     """Pending references to the DOIs of the just-written articles ``pmids``, resolved:
     {citing: [cited PMIDs]}; their pending rows are removed (inside the caller's
-    transaction). One primary-key read of ``articles`` and one probe of the key index
-    per article."""
+    transaction). A chunk of articles costs one primary-key read of ``articles`` and
+    one ``IN`` probe of the key index, and nothing while no reference is pending."""
     found: dict[int, list[int]] = {}
     if conn.execute("SELECT 1 FROM ref_dois LIMIT 1").fetchone() is None:
         return found
     for i in range(0, len(pmids), CHUNK):
         chunk = tuple(pmids[i : i + CHUNK])
         marks = ",".join("?" * len(chunk))
-        rows = conn.execute(
-            f"SELECT pmid, doi FROM articles WHERE pmid IN ({marks}) AND doi IS NOT NULL", chunk
+        owner = {
+            doi_key(normal_doi(doi)): pmid
+            for pmid, doi in conn.execute(
+                f"SELECT pmid, doi FROM articles WHERE pmid IN ({marks}) AND doi IS NOT NULL",
+                chunk,
+            )
+        }
+        if not owner:
+            continue
+        keys = tuple(owner)
+        marks = ",".join("?" * len(keys))
+        hits = conn.execute(
+            f"SELECT key, citing FROM ref_dois WHERE key IN ({marks})", keys
         ).fetchall()
-        for pmid, doi in rows:
-            key = doi_key(normal_doi(doi))
-            citing = [
-                c for (c,) in conn.execute("SELECT citing FROM ref_dois WHERE key = ?", (key,))
-            ]
-            for c in citing:
-                if c != pmid:
-                    found.setdefault(c, []).append(pmid)
-            if citing:
-                conn.execute("DELETE FROM ref_dois WHERE key = ?", (key,))
+        for key, citing in hits:
+            if citing != owner[key]:
+                found.setdefault(citing, []).append(owner[key])
+        conn.executemany("DELETE FROM ref_dois WHERE key = ?", {(k,) for k, _ in hits})
     return found
 
 
