@@ -11,6 +11,9 @@ reference list (what ingest writes), else two bit arrays of the edges' length (i
 reference list, in the Open Citation Collection), ~1/4 byte an edge. An update of the
 record keeps the collection's edges and replaces only the list's.
 
+References that give only a DOI travel with a record's packed PMIDs (:func:`pack_refs`)
+and become edges once the DOI is a stored article's (:mod:`medsearch.store.ref_dois`).
+
 While cited-by arrays are built (:mod:`medsearch.index.citations`), every changed
 citing PMID is also put in ``refs_changed`` with its edges as they were at the build, the
 first time it changes after it: that is what keeps cited-by answers exact until the next
