@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +179,28 @@ def test_real_records_cited_by_doi_alone_resolve_through_the_lexical_index(
         assert [h["pmid"] for h in _run(home, "citedby", str(pmid), "--json")["hits"]] == [
             90_000_001
         ]
+
+
+def test_a_resolution_stopped_half_way_leaves_the_rest_queued(tmp_path: Path) -> None:
+    from medsearch.index.citations_dois import resolve
+
+    with Store(tmp_path / "s.sqlite") as store:
+        refs = tuple(Reference(0, f"10.5/{n}") for n in range(4))
+        with store.transaction():
+            store.upsert([_article(20 + n, f"10.5/{n}") for n in range(4)])
+            store.upsert([_article(1, refs=refs)])
+        lookup = ref_dois.table_lookup(store.conn)
+        calls: list[int] = []
+
+        def stopped(dois: Sequence[str]) -> dict[str, int]:
+            calls.append(len(dois))
+            if len(calls) == 2:  # Ctrl-C (or kill -9) during the second batch
+                raise KeyboardInterrupt
+            return lookup(dois)
+
+        with pytest.raises(KeyboardInterrupt):
+            resolve(store.conn, stopped, batch=2)
+        assert ref_dois.queued(store.conn) == 2  # the first batch committed
+        assert resolve(store.conn, lookup, batch=2) == (2, 2)
+        graph = CitationGraph.open(tmp_path / "citations", store.conn)
+        assert graph.references(1)[0].tolist() == [20, 21, 22, 23]
