@@ -56,7 +56,7 @@ def prepare(articles: Sequence[Article], dict_id: int = 0) -> PreparedBatch:
         rows=tuple(rows),
         documents=tuple(document(article_fields(a)) for a in articles),
         books=sum(1 for a in articles if a.kind == "book"),
-        cited=tuple(refs.pack(a.cited_pmids) for a in articles),
+        cited=tuple(refs.pack_refs(a.references) for a in articles),
     )
 
 

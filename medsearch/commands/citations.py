@@ -20,7 +20,10 @@ from medsearch.errors import NotFoundError, StoreError, UsageError
 
 if TYPE_CHECKING:
     from medsearch.index.citations import CitationGraph
+    from medsearch.records import Filters
+    from medsearch.retrieval.cite import CiteResult
     from medsearch.retrieval.results import SearchResult
+    from medsearch.retrieval.searcher import Searcher
     from medsearch.store import Store
 
 
@@ -197,15 +200,18 @@ def snowball(
 ) -> None:
     """Citation chasing from seed PMIDs: their references (--backward) and citing
     articles (--forward; both when neither is given), deduplicated, without what
-    --exclude lists, ranked by closeness of text to the seeds, with PRISMA-style counts
-    (found, duplicates, excluded, new)."""
+    --exclude lists, ranked by closeness to the seeds (hybrid over their text: words,
+    and vectors when the corpus has them), with PRISMA-style counts (found, duplicates,
+    excluded, new)."""
     from medsearch.retrieval.snowball import read_exclusions
     from medsearch.retrieval.snowball import snowball as chase
 
     seeds = [parse_pmid(p) for p in pmids]
     if not backward and not forward:
         backward = forward = True
-    with opened(ctx) as (store, graph):
+    from medsearch.retrieval.searcher import open_searcher
+
+    with opened(ctx) as (store, graph), open_searcher(paths_of(ctx)) as searcher:
         screened = read_exclusions(exclude, store) if exclude is not None else set()
         done = chase(
             store,
@@ -215,6 +221,7 @@ def snowball(
             forward=forward,
             depth=depth,
             exclude=screened,
+            searcher=searcher,
         )
     c = done.counts
     counts = (
@@ -229,3 +236,25 @@ def snowball(
     if export_fmt is not None:
         click.echo(counts, err=True)
     finish(ctx, done.result, k, export_fmt, output, as_json, f"{c.seeds} seed(s): {counts}")
+
+
+def similar_fused(
+    ctx: click.Context, searcher: Searcher, pmid: int, k: int, filters: Filters
+) -> SearchResult:
+    """``similar --by text+citations`` (see :mod:`medsearch.retrieval.citation_signals`)."""
+    from medsearch.retrieval.citation_signals import similar_fused as fused
+
+    with opened(ctx) as (_, graph):
+        return fused(searcher, graph, pmid, k=k, filters=filters)
+
+
+def cite_fused(ctx: click.Context, result: CiteResult, cited: str, k: int) -> CiteResult:
+    """``cite --cited PMIDS``: each citance's candidates reordered with the citation
+    neighbourhood of the references the manuscript already cites."""
+    from medsearch.retrieval.citation_signals import cite_fused as fused
+
+    pmids = [parse_pmid(p) for p in cited.replace(",", " ").split()]
+    if not pmids:
+        raise UsageError("--cited takes PMIDs, separated by commas")
+    with opened(ctx) as (_, graph):
+        return fused(result, graph, pmids, k)

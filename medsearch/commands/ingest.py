@@ -444,7 +444,7 @@ def run_ingest(
                 with clock.stage("citations"):
                     if citations is not None:
                         summary.notes.append(import_citations(ing.store, citations, progress))
-                    refresh(paths.citations, ing.store.conn)
+                    refresh(paths.citations, ing.store.conn, ing.lexical)
             if stopped is None and (embeddings or not no_encode):
                 from ingest.encode_stage import run_vectors_stage
 

@@ -34,11 +34,12 @@ if TYPE_CHECKING:
 @click.option("--keep-duplicates", is_flag=True, help="Keep articles with the same title.")
 @click.option(
     "--by",
-    type=click.Choice(["text", "citations"]),
+    type=click.Choice(["text", "citations", "text+citations"]),
     default="text",
     show_default=True,
     help="text: nearest article vectors; citations: co-cited with PMID or citing the same"
-    " references (this corpus's citation graph; no vectors needed).",
+    " references (this corpus's citation graph; no vectors needed); text+citations: the"
+    " two fused (docs/citations.md).",
 )
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a hits list.")
@@ -74,6 +75,14 @@ def similar(
         _print(found, as_json)
         return
     with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
+        if by == "text+citations":
+            from medsearch.commands.citations import similar_fused
+
+            if pmid is None:
+                raise UsageError("--by text+citations needs a PMID, not --text")
+            filters = make_filters(year, journals, types, exclude_retracted)
+            _print(similar_fused(ctx, searcher, parse_pmid(pmid), k, filters), as_json)
+            return
         if pmid is not None:
             result = searcher.similar(
                 parse_pmid(pmid),
@@ -126,6 +135,12 @@ def sentences(
 )
 @click.option("-k", "k", type=click.IntRange(1, 100), default=5, show_default=True)
 @click.option("--before", type=int, default=None, help="Only work published before YEAR.")
+@click.option(
+    "--cited",
+    default=None,
+    help="PMIDs the manuscript already cites (comma-separated): candidates co-cited with"
+    " them or citing the same references rank higher (off unless given; docs/citations.md).",
+)
 @rerank_options
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="One object with a citances list.")
@@ -135,6 +150,7 @@ def cite(
     file: Path | None,
     k: int,
     before: int | None,
+    cited: str | None,
     rerank: str | None,
     no_rerank: bool,
     profile: str | None,
@@ -158,9 +174,14 @@ def cite(
         paragraph = sys.stdin.read()
     paths = paths_of(ctx)
     with open_searcher(paths, profile=profile, device=device) as searcher:
+        depth = k if cited is None else max(k, 50)  # the graph reorders a deeper pool
         result = searcher.cite(
-            paragraph, k=k, before=before, rerank=rerank_choice(rerank, no_rerank) or True
+            paragraph, k=depth, before=before, rerank=rerank_choice(rerank, no_rerank) or True
         )
+        if cited is not None:
+            from medsearch.commands.citations import cite_fused
+
+            result = cite_fused(ctx, result, cited, k)
         try:
             record_cite(paths, searcher, paragraph, result, k=k)
         except HomeError as exc:  # the suggestions stand; the note says what was not kept

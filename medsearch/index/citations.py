@@ -32,6 +32,7 @@ import shutil
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +44,9 @@ REBUILD_SHARE = 0.05
 """Rebuild the arrays when the changed citing PMIDs' edges pass this share of all edges
 (a build at 1B edges is minutes; an overlay of 5% is ~50M edges, read by memory map)."""
 I64 = npt.NDArray[np.int64]
+
+if TYPE_CHECKING:
+    from medsearch.index.lexical import LexicalIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,10 +115,18 @@ def _load_overlay(folder: Path, version: int) -> Overlay | None:
     )
 
 
-def refresh(folder: Path, conn: sqlite3.Connection) -> BuildInfo | None:
-    """After an ingest: rebuild the arrays when there are none (or a killed build left
-    ones the store does not name) or the overlay has grown past :data:`REBUILD_SHARE`;
-    else save the overlay for readers. Returns the build's figures when it built."""
+def refresh(
+    folder: Path, conn: sqlite3.Connection, lexical: LexicalIndex | None = None
+) -> BuildInfo | None:
+    """After an ingest: resolve the DOI-only references it queued (through ``lexical``'s
+    ``[aid]`` when given, else a scan of ``articles``), then rebuild the arrays when there
+    are none (or a killed build left ones the store does not name) or the overlay has
+    grown past :data:`REBUILD_SHARE`; else save the overlay for readers. Returns the
+    build's figures when it built."""
+    from medsearch.index.citations_dois import lexical_lookup, resolve
+    from medsearch.store.ref_dois import table_lookup
+
+    resolve(conn, lexical_lookup(lexical, conn) if lexical is not None else table_lookup(conn))
     graph = CitationGraph.open(folder, conn)
     if graph.base_edges is None:
         has_edges = conn.execute("SELECT 1 FROM article_refs LIMIT 1").fetchone()

@@ -8,7 +8,6 @@ imported Open Citation Collection, not the world's citations.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
@@ -20,6 +19,7 @@ import numpy as np
 from medsearch.index.citations import CitationGraph
 from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.results import SearchResult
+from medsearch.store.ref_dois import normal_doi
 from medsearch.store.refs import source_names
 
 if TYPE_CHECKING:
@@ -85,7 +85,9 @@ def references(
                 continue
             seen.add(ref.pmid)
             entries.append((ref.pmid, ref.doi))
-    entries.extend((int(p), None) for p in edges if int(p) not in seen)
+    further = [int(p) for p in edges if int(p) not in seen]
+    entries, further = _doi_resolved(store, entries, further)
+    entries.extend((p, None) for p in further)
     articles = store.get_many([p for p, _ in entries if p])
     counts = graph.counts([p for p, _ in entries])
     hits: list[Hit] = []
@@ -111,6 +113,26 @@ def references(
         context=(("pmid", pmid), ("in_corpus", citing is not None)),
         filters=filters,
     )
+
+
+def _doi_resolved(
+    store: Store, entries: list[tuple[int, str | None]], further: list[int]
+) -> tuple[list[tuple[int, str | None]], list[int]]:
+    """The reference list's DOI-only entries that became edges (their DOI is a stored
+    article's) named by that article's PMID, in their place in the list."""
+    if not further or not any(p == 0 for p, _ in entries):
+        return entries, further
+    by_doi = {normal_doi(a.doi): p for p, a in store.get_many(further).items() if a.doi is not None}
+    placed: set[int] = set()
+    out: list[tuple[int, str | None]] = []
+    for pmid, doi in entries:
+        found = by_doi.get(normal_doi(doi)) if pmid == 0 and doi else None
+        if found is not None and found not in placed:
+            placed.add(found)
+            out.append((found, doi))
+        else:
+            out.append((pmid, doi))
+    return out, [p for p in further if p not in placed]
 
 
 def cited_by(
@@ -179,11 +201,6 @@ def sorted_by_cited(hits: Sequence[Hit], graph: CitationGraph) -> list[Hit]:
     return [replace(h, rank=i) for i, h in enumerate(ordered, 1)]
 
 
-RELATED_CITING_CAP = 2_000
-"""Co-citation reads the references of at most this many (the newest) citing articles:
-a classic cited 300,000 times would otherwise read 300,000 rows for one answer."""
-
-
 def related(
     store: Store,
     graph: CitationGraph,
@@ -192,26 +209,11 @@ def related(
     filters: Filters = NO_FILTERS,
 ) -> SearchResult:
     """Articles related to ``pmid`` by citations: co-cited with it (cited by the same
-    articles) and bibliographically coupled to it (citing the same references).
+    articles) and bibliographically coupled to it (citing the same references), scored
+    by :func:`~medsearch.retrieval.citation_signals.neighbourhood`."""
+    from medsearch.retrieval.citation_signals import neighbourhood
 
-    Each shared neighbour counts ``1 / log(2 + its degree)`` (Adamic and Adar, 2003): a
-    review citing 400 articles, or a reference everyone cites, says less about two
-    articles than a short list or a rare reference both share."""
-    scores: dict[int, float] = {}
-    own_refs = graph.references(pmid)[0]
-    if len(own_refs):
-        degrees = graph.counts(own_refs)
-        for ref, degree in zip(own_refs.tolist(), degrees.tolist(), strict=True):
-            weight = 1.0 / math.log(2.0 + degree)
-            for other in graph.cited_by(ref).tolist():
-                scores[other] = scores.get(other, 0.0) + weight
-    citing = graph.cited_by(pmid)[-RELATED_CITING_CAP:]
-    for source in citing.tolist():
-        refs = graph.references(source)[0]
-        weight = 1.0 / math.log(2.0 + len(refs))
-        for other in refs.tolist():
-            scores[other] = scores.get(other, 0.0) + weight
-    scores.pop(pmid, None)
+    scores = neighbourhood(graph, pmid)
     ranked = sorted(scores, key=lambda p: (-scores[p], p))
     articles: dict[int, Article] = {}
     chosen: list[int] = []

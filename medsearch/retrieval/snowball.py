@@ -7,10 +7,13 @@ are those found more than once or that are seeds themselves; ``excluded`` are di
 candidates already screened (``--exclude``); ``new`` is what is left to screen. So
 ``found = duplicates + excluded + new``.
 
-Ranking: TF-IDF cosine between each candidate's title, abstract and MeSH headings and the
-seeds' together, with the IDF taken over seeds and candidates (the set being screened,
-not the corpus). It needs no vectors, so it works on any data home; candidates outside
-the store (no text) come last, ordered by how many seeds they link to.
+Ranking: by the hybrid searcher's two sides restricted to the candidates
+(:mod:`medsearch.retrieval.seed_similarity`): BM25 of the seeds' titles and headings
+among the candidates, fused with the candidates' closeness to the seeds' mean article
+vector when the home has vectors (lexical alone otherwise). Without a searcher (a bare
+store), TF-IDF cosine over title, abstract and MeSH headings, with the IDF taken over
+seeds and candidates. Candidates outside the store (no text) come last, ordered by how
+many seeds they link to.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from medsearch.retrieval.citations import CITED_BY, _hit
 from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
+    from medsearch.retrieval.searcher import Searcher
     from medsearch.store import Store
 
 WORD = re.compile(r"[a-z0-9][a-z0-9\-]+")
@@ -115,6 +119,7 @@ def snowball(
     forward: bool = True,
     depth: int = 1,
     exclude: Iterable[int] = (),
+    searcher: Searcher | None = None,
 ) -> Snowball:
     if depth not in (1, 2):
         raise UsageError("--depth is 1 or 2")
@@ -131,7 +136,14 @@ def snowball(
     )
     articles = store.get_many(new)
     seed_articles = store.get_many(sorted(seed_set))
-    score = text_similarity(seed_articles.values(), articles)
+    notes: tuple[str, ...] = ()
+    if searcher is not None:
+        from medsearch.retrieval.seed_similarity import rank_by_seeds
+
+        ranking = rank_by_seeds(searcher, seed_articles, sorted(articles))
+        score, notes = ranking.scores, ranking.notes
+    else:
+        score = text_similarity(seed_articles.values(), articles)
     cited = dict(zip(new, graph.counts(new).tolist(), strict=True)) if new else {}
     ordered = sorted(new, key=lambda p: (p not in articles, -score.get(p, 0.0), -links[p], p))
     hits = tuple(
@@ -154,6 +166,7 @@ def snowball(
             ("direction", _direction(backward, forward)),
             ("depth", depth),
         ),
+        notes=notes,
     )
     return Snowball(counts, result)
 

@@ -308,7 +308,7 @@ class Store:
         return self.upsert_rows(
             [row_of(a) for a in articles],
             file_id=file_id,
-            cited=[refs.pack(a.cited_pmids) for a in articles],
+            cited=[refs.pack_refs(a.references) for a in articles],
         )
 
     def upsert_rows(

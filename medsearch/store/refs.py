@@ -11,6 +11,9 @@ reference list (what ingest writes), else two bit arrays of the edges' length (i
 reference list, in the Open Citation Collection), ~1/4 byte an edge. An update of the
 record keeps the collection's edges and replaces only the list's.
 
+References that give only a DOI travel with a record's packed PMIDs (:func:`pack_refs`)
+and become edges once the DOI is a stored article's (:mod:`medsearch.store.ref_dois`).
+
 While cited-by arrays are built (:mod:`medsearch.index.citations`), every changed
 citing PMID is also put in ``refs_changed`` with its edges as they were at the build, the
 first time it changes after it: that is what keeps cited-by answers exact until the next
@@ -27,6 +30,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from medsearch.records import Reference
+from medsearch.store import ref_dois
+
 BUILT_KEY = "citations_built"
 """``meta`` key: the generation of the cited-by arrays in the data home (absent: none)."""
 VERSION_KEY = "refs_version"
@@ -40,12 +46,20 @@ def pack(pmids: Iterable[int]) -> bytes | None:
     """PMIDs as the sorted, de-duplicated ``<u4`` array a row holds (None: no edges).
     The standard library's ``array``: numpy's conversion of a short list costs more
     than the list (this runs once per record in the parsers)."""
-    values = array("I", sorted({p for p in pmids if 0 < p < 2**32}))
+    values = array("I", sorted({p for p in pmids if 0 < p < 2**32 - 1}))
     if not values:
         return None
     if sys.byteorder == "big":
         values.byteswap()
     return values.tobytes()
+
+
+def pack_refs(references: Sequence[Reference]) -> bytes | None:
+    """A record's reference list as the store takes it: the PMIDs :func:`pack` packs,
+    followed by the references that give only a DOI (:mod:`medsearch.store.ref_dois`)."""
+    return ref_dois.with_dois(
+        pack(r.pmid for r in references if r.pmid), ref_dois.doi_only(references)
+    )
 
 
 def unpack(blob: bytes | None) -> U32:
@@ -107,10 +121,21 @@ def _with_collection(
 
 
 def write_lists(conn: sqlite3.Connection, rows: Sequence[tuple[int, bytes | None]]) -> None:
-    """Replace the reference-list edges of each ``(pmid, packed)``, keeping the edges the
-    collection gave it (inside the caller's transaction)."""
+    """Replace the reference-list edges of each ``(pmid, packed)`` (:func:`pack_refs`),
+    keeping the edges the collection gave it, queue its DOI-only references, and turn
+    pending references to the DOIs of these articles into edges (inside the caller's
+    transaction)."""
     if not rows:
         return
+    parts = [(p, *ref_dois.split(blob)) for p, blob in rows]
+    _replace_lists(conn, [(p, packed) for p, packed, _ in parts])
+    ref_dois.replace(conn, [(p, dois) for p, _, dois in parts])
+    resolved = ref_dois.arrivals(conn, [p for p, _ in rows])
+    if resolved:
+        add_edges(conn, *ref_dois.as_arrays(resolved), from_list=True)
+
+
+def _replace_lists(conn: sqlite3.Connection, rows: Sequence[tuple[int, bytes | None]]) -> None:
     pmids = [p for p, _ in rows]
     _track(conn, pmids)
     kept = _with_collection(conn, pmids)
@@ -149,11 +174,19 @@ def delete(conn: sqlite3.Connection, pmids: Sequence[int]) -> None:
     if pmids:
         _track(conn, pmids)
         conn.executemany("DELETE FROM article_refs WHERE pmid = ?", [(p,) for p in pmids])
+        ref_dois.forget(conn, pmids)
 
 
 def add_collection(conn: sqlite3.Connection, citing: U32, cited: U32) -> int:
     """Add the collection's edges ``citing -> cited`` (sorted by citing), marking those a
     reference list already gave as from both; returns how many edges were new."""
+    return add_edges(conn, citing, cited, from_list=False)
+
+
+def add_edges(conn: sqlite3.Connection, citing: U32, cited: U32, *, from_list: bool) -> int:
+    """Add edges ``citing -> cited`` (sorted by citing) from a reference list (``from_list``:
+    a DOI-only reference resolved) or the collection, keeping the other source's marks;
+    returns how many edges were new."""
     if not len(citing):
         return 0
     starts = np.flatnonzero(np.r_[True, citing[1:] != citing[:-1]])
@@ -182,8 +215,13 @@ def add_collection(conn: sqlite3.Connection, citing: U32, cited: U32) -> int:
             in_list = in_occ = np.zeros(0, dtype=bool)
         merged = np.union1d(old, new).astype(np.uint32)
         added += len(merged) - len(old)
+        from_new = np.isin(merged, new)
         listed = np.isin(merged, old[in_list])
-        from_occ = np.isin(merged, new) | np.isin(merged, old[in_occ])
+        from_occ = np.isin(merged, old[in_occ])
+        if from_list:
+            listed |= from_new
+        else:
+            from_occ |= from_new
         upserts.append((pmid, merged.astype("<u4").tobytes(), join_sources(listed, from_occ)))
     conn.executemany(
         "INSERT INTO article_refs(pmid, edges, sources) VALUES (?, ?, ?) ON CONFLICT(pmid)"

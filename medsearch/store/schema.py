@@ -282,6 +282,16 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE article_refs (pmid INTEGER PRIMARY KEY, edges BLOB NOT NULL, sources BLOB);
     CREATE TABLE refs_changed (pmid INTEGER PRIMARY KEY, edges BLOB);
     """,
+    # references that give only a DOI (medsearch.store.ref_dois): queued with their
+    # record until the ingest resolves them; those whose DOI no stored article has wait,
+    # keyed by citing PMID and by a 64-bit hash of the DOI, for the article to arrive
+    """
+    CREATE TABLE IF NOT EXISTS ref_dois_queue (citing INTEGER NOT NULL, doi TEXT NOT NULL,
+        PRIMARY KEY (citing, doi)) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS ref_dois (citing INTEGER NOT NULL, key INTEGER NOT NULL,
+        PRIMARY KEY (citing, key)) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS ref_dois_key ON ref_dois(key);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
