@@ -86,8 +86,9 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=None, help="parser processes (default: ingest's)")
     ap.add_argument("--real", type=Path, default=None, help="cycle these real records instead")
     args = ap.parse_args()
-    from medsearch.commands.ingest import default_jobs, download_and_ingest
-    from medsearch.commands.ingest_clock import StageClock
+    from ingest.clock import StageClock
+    from ingest.download_run import download_and_ingest
+    from ingest.run import default_jobs
 
     jobs = default_jobs() if args.jobs is None else args.jobs
     work = Path(tempfile.mkdtemp(prefix="dl-ingest-"))
