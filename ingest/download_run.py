@@ -146,7 +146,7 @@ def ingested_files(paths: Paths) -> frozenset[str]:
     from medsearch.store import Store
 
     with Store(paths.store, readonly=True) as store:
-        return frozenset(e.name for e in store.ledger() if e.status == "done")
+        return frozenset(e.name for e in store.files.entries() if e.status == "done")
 
 
 def check_space(

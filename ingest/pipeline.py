@@ -189,7 +189,7 @@ class Ingestor:
         feed = Arrivals((f.path for f in todo), ended=incoming is None)
         by_path = {f.path: f for f in todo}
         if incoming is not None:
-            done = frozenset(e.checksum for e in self.store.ledger() if e.status == "done")
+            done = frozenset(e.checksum for e in self.store.files.entries() if e.status == "done")
             incoming.attach(feed, by_path, done)
         self.progress.start(
             "files", "Files", total=summary.files + (incoming.expected if incoming else 0)
@@ -249,7 +249,7 @@ class Ingestor:
         different files that share a name (``a/pubmed.xml``, ``b/pubmed.xml``: efetch and
         the PubMed web export name every file so) are both applied.
         """
-        ledger = self.store.ledger()
+        ledger = self.store.files.entries()
         done = {e.checksum for e in ledger if e.status == "done"}
         done_at = {e.path: e.checksum for e in ledger if e.status == "done"}
         first: dict[str, Path] = {}
@@ -380,7 +380,7 @@ class Ingestor:
         would let a failed store commit leave it holding what the store never got."""
         try:
             self.lexical.commit(payload=applied[-1].item.name)
-            self.store.clear_unindexed()
+            self.store.unindexed.clear()
         except BaseException as exc:
             self.lexical.rollback()
             if is_disk_full(exc):
@@ -403,14 +403,14 @@ class Ingestor:
                 counts = self.store.upsert_rows(
                     payload.rows, file_id=file_id, cited=payload.cited or None
                 )
-                self.store.mark_unindexed([row[0] for row in payload.rows])
+                self.store.unindexed.mark([row[0] for row in payload.rows])
                 lexical = self.lexical
                 put = lexical.add_documents if fresh else lexical.upsert_documents
                 put(payload.documents)  # built by the parsers
                 if counts.noticed:  # stored articles a notice in the batch flagged
                     from medsearch.index import lexical_schema as ls
 
-                    self.store.mark_unindexed(list(counts.noticed))
+                    self.store.unindexed.mark(list(counts.noticed))
                     flagged = self.store.get_many(counts.noticed).values()
                     lexical.upsert_documents([ls.document(ls.article_fields(a)) for a in flagged])
                 articles += len(payload)
@@ -420,7 +420,7 @@ class Ingestor:
                 self.progress.advance("articles", len(payload))
             elif kind == "delete":
                 deleted += self.store.delete(payload, file_id=file_id)
-                self.store.mark_unindexed(payload)
+                self.store.unindexed.mark(payload)
                 self.lexical.delete(payload)
             elif kind == "skipped":
                 rejected, bad_pmids = payload
@@ -444,7 +444,7 @@ class Ingestor:
 
     def _record(self, item: InputFile, status: str, **outcome: Any) -> int:
         """The ledger row of ``item`` (inside the caller's transaction)."""
-        return self.store.record_file(
+        return self.store.files.record(
             name=item.name,
             path=str(item.path.absolute()),
             size=item.size,

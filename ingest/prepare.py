@@ -17,8 +17,8 @@ cores was ingest's critical path and left this work to the writer; measured sinc
 lone parser doing it too ingests 1.00-1.28x as fast (median ~1.07, six alternated
 pairs), so every parser does. A parser compresses only with a dictionary the store
 gave it when it started; before a store has one (its first
-:data:`~medsearch.store.db.TRAIN_RECORDS` records) rows travel as plain JSON and the
-writer trains and compresses as before. The writer checks every blob's dictionary
+:data:`~medsearch.store.dictionary.TRAIN_RECORDS` records) rows travel as plain JSON
+and the writer trains and compresses as before. The writer checks every blob's dictionary
 (:meth:`~medsearch.store.db.Store.upsert_rows`), so a parser started with a dictionary
 that a rolled-back transaction discarded cannot store undecodable records.
 """
@@ -32,7 +32,7 @@ from typing import Any
 from medsearch.index.lexical_schema import Doc, article_fields, document
 from medsearch.records import Article, Deletion
 from medsearch.store import codec, refs
-from medsearch.store.db import Row, row_of
+from medsearch.store.rows import Row, row_of
 
 
 @dataclass(frozen=True, slots=True)

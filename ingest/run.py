@@ -231,7 +231,7 @@ def _opened(progress: Progress) -> Iterator[Progress]:
 def _apply_corpus(ing: Ingestor, corpus: Corpus, summary: IngestSummary) -> bool:
     """Apply ``corpus`` unless the ledger has it done; whether it was there already."""
     item = corpus.item
-    entry = ing.store.ledger_entry(item.name)
+    entry = ing.store.files.latest(item.name)
     if entry is not None and entry.status == "done" and entry.checksum == item.checksum:
         return True
     # The home holds this corpus alone, and the store has none of it: an index a crash

@@ -131,7 +131,7 @@ def snapshot(home: Path) -> dict[str, object]:
     paths = Paths(home)
     with Store(paths.store, readonly=True) as store:
         articles = {a.pmid: a for batch in store.iter_articles() for a in batch}
-        ledger = [(e.name, e.status, e.articles) for e in store.ledger()]
+        ledger = [(e.name, e.status, e.articles) for e in store.files.entries()]
     index = LexicalIndex.open(paths.lexical_index, create=False)
     try:
         lexical = [
