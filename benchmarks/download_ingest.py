@@ -43,7 +43,8 @@ from httpserver import serve  # noqa: E402  (the tests' server: see sys.path abo
 
 from ingest.download import RemoteFile, list_remote  # noqa: E402
 from ingest.download_ahead import BackgroundDownload  # noqa: E402
-from ingest.pipeline import Ingestor, IngestSummary  # noqa: E402
+from ingest.pipeline import Ingestor  # noqa: E402
+from ingest.summary import IngestSummary  # noqa: E402
 from medsearch.paths import Paths  # noqa: E402
 from medsearch.progress import NullProgress  # noqa: E402
 

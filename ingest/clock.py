@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ingest.pipeline import IngestSummary
+    from ingest.summary import IngestSummary
 
 
 class StageClock:

@@ -28,7 +28,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ from ingest.download import md5_of
 from ingest.incoming import Incoming, InputFile
 from ingest.inputs import Ignored, Reason, describe, discover
 from ingest.lexical_sync import open_in_step, split_if_large
+from ingest.summary import IngestSummary
 from ingest.workers import Arrivals, ParserPool
 from medsearch.errors import DiskFullError, ParseError, UsageError
 from medsearch.paths import Paths
@@ -77,62 +78,6 @@ class _Applied:
     rejected: int = 0
     """Records (or DeleteCitation entries) left out: their PMID is not one."""
     bad_pmids: tuple[str, ...] = ()
-
-
-@dataclass
-class IngestSummary:
-    """What a run did; ``ok`` is False when any input failed."""
-
-    files: int = 0
-    ingested: int = 0
-    skipped: int = 0
-    added: int = 0
-    replaced: int = 0
-    deleted: int = 0
-    books: int = 0
-    articles: int = 0
-    failures: list[tuple[str, str]] = field(default_factory=list)
-    seconds: float = 0.0
-    """Wall time of the whole run: :meth:`Ingestor.run`'s own, or the command's."""
-    stages: dict[str, float] = field(default_factory=dict)
-    """Wall time of each stage the command ran (prepare, download, ingest, vectors); the
-    download overlaps the ingest, so stages may add up to more than ``seconds``."""
-    commits: int = 0
-    """Units written: files in one transaction and one tantivy commit (see UNIT_FILES)."""
-    encoded: int = 0
-    notes: list[str] = field(default_factory=list)
-    ignored: list[Ignored] = field(default_factory=list)
-    """Inputs set aside, each with its reason (not PubMed XML, a duplicate, ...)."""
-    rejected: int = 0
-    """Records and DeleteCitation entries left out of ingested files: no valid PMID."""
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "files": self.files,
-            "ingested": self.ingested,
-            "skipped": self.skipped,
-            "failed": len(self.failures),
-            "articles": self.articles,
-            "added": self.added,
-            "replaced": self.replaced,
-            "deleted": self.deleted,
-            "books": self.books,
-            "encoded": self.encoded,
-            "seconds": round(self.seconds, 3),
-            "stages": {name: round(t, 3) for name, t in self.stages.items()},
-            "commits": self.commits,
-            "failures": [{"file": f, "error": e} for f, e in self.failures],
-            "ignored": len(self.ignored),
-            "ignored_files": [i.to_dict() for i in self.ignored],
-            "rejected": self.rejected,
-            "warnings": self.warnings,
-            "notes": self.notes,
-        }
 
 
 class Ingestor:

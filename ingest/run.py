@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ingest.clock import StageClock
 from ingest.incoming import InputFile
-from ingest.pipeline import IngestSummary
+from ingest.summary import IngestSummary
 from medsearch.errors import UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress

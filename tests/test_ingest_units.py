@@ -16,7 +16,8 @@ import pytest
 from conftest import wait_until
 from pubmed_builders import article_xml, pubmed_file
 
-from ingest.pipeline import UNIT_FILES, Ingestor, IngestSummary
+from ingest.pipeline import UNIT_FILES, Ingestor
+from ingest.summary import IngestSummary
 from medsearch.index.lexical import LexicalIndex
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress

@@ -141,8 +141,8 @@ def ingest_and_report(paths: Paths, options: IngestOptions, *, as_json: bool) ->
     object, also when the run raises); a failed input or a stopped download ends the
     command with its error after the summary."""
     from ingest.clock import StageClock
-    from ingest.pipeline import IngestSummary
     from ingest.run import ingest as run_ingest
+    from ingest.summary import IngestSummary
     from medsearch.commands.progress import cli_progress
 
     clock = StageClock(IngestSummary())

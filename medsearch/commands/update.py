@@ -22,7 +22,8 @@ from medsearch.paths import Paths
 if TYPE_CHECKING:
     from ingest.clock import StageClock
     from ingest.download import RemoteFile
-    from ingest.pipeline import Ingestor, IngestSummary
+    from ingest.pipeline import Ingestor
+    from ingest.summary import IngestSummary
     from ingest.update import UpdatePlan
     from medsearch.progress import Progress
     from medsearch.watches.runner import RunReport
@@ -112,7 +113,7 @@ def update(
         return
     paths = paths.ensure()
     from ingest.clock import StageClock
-    from ingest.pipeline import IngestSummary
+    from ingest.summary import IngestSummary
     from medsearch.lock import write_lock
 
     clock = StageClock(IngestSummary())
