@@ -250,7 +250,10 @@ def test_ctrl_c_mid_file_leaves_no_half_applied_file_and_resumes(
     with pytest.raises(KeyboardInterrupt):
         run(paths, [corpus], progress=InterruptAfterFirstBatch())
     with Store(paths.store) as store:
-        assert [e.name for e in store.files.entries()] == ["pubmed26n0001.xml.gz", "pubmed26n0002.xml"]
+        assert [e.name for e in store.files.entries()] == [
+            "pubmed26n0001.xml.gz",
+            "pubmed26n0002.xml",
+        ]
         assert not store.existing([300, 3299])
     assert lexical_pmids(paths, "statin") == set()
     resumed = run(paths, [corpus])
