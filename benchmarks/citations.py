@@ -53,7 +53,7 @@ def _encode_seconds(path: Path) -> tuple[float, float]:
     from ingest.pubmed_xml import parse_file
     from medsearch.records import Article
     from medsearch.store import codec
-    from medsearch.store.db import row_of
+    from medsearch.store.rows import row_of
 
     full = [a for a in parse_file(path) if isinstance(a, Article)]
     bare = [dataclasses.replace(a, references=()) for a in full]

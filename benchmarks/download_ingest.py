@@ -43,7 +43,8 @@ from httpserver import serve  # noqa: E402  (the tests' server: see sys.path abo
 
 from ingest.download import RemoteFile, list_remote  # noqa: E402
 from ingest.download_ahead import BackgroundDownload  # noqa: E402
-from ingest.pipeline import Ingestor, IngestSummary  # noqa: E402
+from ingest.pipeline import Ingestor  # noqa: E402
+from ingest.summary import IngestSummary  # noqa: E402
 from medsearch.paths import Paths  # noqa: E402
 from medsearch.progress import NullProgress  # noqa: E402
 
@@ -86,8 +87,9 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=None, help="parser processes (default: ingest's)")
     ap.add_argument("--real", type=Path, default=None, help="cycle these real records instead")
     args = ap.parse_args()
-    from medsearch.commands.ingest import default_jobs, download_and_ingest
-    from medsearch.commands.ingest_clock import StageClock
+    from ingest.clock import StageClock
+    from ingest.download_run import download_and_ingest
+    from ingest.run import default_jobs
 
     jobs = default_jobs() if args.jobs is None else args.jobs
     work = Path(tempfile.mkdtemp(prefix="dl-ingest-"))

@@ -71,8 +71,10 @@ def scifact_texts(limit: int | None) -> list[str]:
 def ingest(home: Path, scifact: int | None, pubmed: bool) -> float:
     """Store + lexical index for the real text; returns seconds."""
     from ingest.download import md5_of
-    from ingest.pipeline import Ingestor, IngestSummary, InputFile
+    from ingest.incoming import InputFile
+    from ingest.pipeline import Ingestor
     from ingest.prepare import messages
+    from ingest.summary import IngestSummary
     from medsearch.beir import PmidMap, beir_doc_to_article, load_corpus
     from medsearch.paths import Paths
 

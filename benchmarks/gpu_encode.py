@@ -465,7 +465,9 @@ def host_costs(home: Path, profile: ModelProfile, device: str) -> dict[str, floa
     """
     import numpy as np
 
-    from ingest.encode_stage import GPU_CHUNK, SENTENCES, coarse_for, open_collections
+    from ingest.encode_chunks import SENTENCES
+    from ingest.encode_readers import GPU_CHUNK
+    from ingest.encode_stage import coarse_for, open_collections
     from ingest.encoded import fetch, stale_pmids
     from medsearch.models.backbone import prepare_batches, tokenize
     from medsearch.models.batching import budget_for

@@ -45,7 +45,7 @@ from lxml import etree
 from benchmarks.real_records import Record, load_records, write_cycled_pubmed
 from benchmarks.synth import write_synthetic_pubmed
 from medsearch.progress import NullProgress
-from medsearch.store.db import TRAIN_RECORDS
+from medsearch.store.dictionary import TRAIN_RECORDS
 
 
 def _write_file(

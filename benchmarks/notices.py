@@ -34,7 +34,7 @@ from benchmarks.real_records import load_records, write_cycled_pubmed
 from medsearch import notices as nt
 from medsearch.records import Article
 from medsearch.store.columns import late_notices, notices_json
-from medsearch.store.db import row_of
+from medsearch.store.rows import row_of
 from medsearch.store.schema import MIGRATIONS, migrate
 
 

@@ -31,7 +31,8 @@ from ingest.pubmed_xml import parse_file
 from medsearch.records import Article
 from medsearch.store import codec
 from medsearch.store.columns import ARTICLES_UPSERT, MESH_INSERT, TYPES_INSERT, side_rows
-from medsearch.store.db import RECORDS_UPSERT, WRITER_CACHE_KIB, Row, Store, row_of
+from medsearch.store.db import WRITER_CACHE_KIB, Store
+from medsearch.store.rows import RECORDS_UPSERT, Row, row_of
 from medsearch.store.schema import MIGRATIONS, RECORDS_SCHEMA, migrate, statements
 
 BATCH = 10_000

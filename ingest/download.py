@@ -24,6 +24,12 @@ past it is cut off with a :class:`DownloadError` and its ``.part`` deleted, and 
 scheme, host and port, and redirects go only to ``http(s)`` (:mod:`ingest.http_get`).
 
 Only the standard library (``urllib.request``): the pipeline must not need more to start.
+
+Longer than most modules (~480 lines) because the rules above are one protocol: the
+listing's sizes are the fetch's caps, and the resume, retry and checksum rules act on
+the same ``.part`` file; split, each half would need the other's to be read. The HTTP
+reading itself is :mod:`ingest.http_get`'s, the run beside the ingest
+:mod:`ingest.download_ahead`'s.
 """
 
 from __future__ import annotations

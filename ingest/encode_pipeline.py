@@ -7,7 +7,7 @@ Three kinds of thread, joined by bounded queues::
 - The *reader* fetches stale articles with its own read-only store connection, splits
   sentences, tokenises with the ``tokenizers`` batch API and pads batches on the host:
   everything that would otherwise run serially between GPU calls. With GPUs it hands each
-  chunk to worker processes (``encode_stage._chunks_in_processes``), so that Python
+  chunk to worker processes (``encode_readers.chunks_in_processes``), so that Python
   work does not hold the GIL against the threads launching kernels.
 - Each *device* thread takes the next prepared chunk when it is free (work stealing: a
   faster GPU simply takes more chunks, so shares balance without a plan) and runs the
@@ -44,7 +44,7 @@ AHEAD = 2  # prepared chunks waiting per device: enough to hide a slow chunk, li
 # ~5.6 GB at 350M) and writes or merges parts: ~10-20 s, while a GPU chunk (8,192
 # articles' sentences, ~216 MB of float32 vectors) took ~2.3 s on an H200. With 2 slots
 # the GPU stood still for the rest of every commit, and commits may take 10% of the
-# stage (``encode_stage.COMMIT_SHARE``); 8 hide ~18 s for at most ~1.7 GB per GPU.
+# stage (``encode_loop.COMMIT_SHARE``); 8 hide ~18 s for at most ~1.7 GB per GPU.
 DONE_AHEAD = 8
 _POLL = 0.1  # seconds between checks of the stop flag (Ctrl-C stays prompt)
 

@@ -1,5 +1,10 @@
 """The vector stage of ingest: encode what is new or changed, drop what was deleted.
 
+This module is the stage's policy: which profile, which devices, whether this CPU may
+take the backlog on (:mod:`ingest.cpu_guard`), NCBI's embeddings imported first, and
+the summary's notes. The loop that encodes is :mod:`ingest.encode_loop`, its readers
+:mod:`ingest.encode_readers`, what a chunk holds :mod:`ingest.encode_chunks`.
+
 The ``encoded`` table in the store says, per (kind, PMID), which text (content hash) and
 which profile the stored vectors came from. So the stage is re-runnable like
 ``llm embed-multi``: it encodes only articles whose hash or profile differs, and an
@@ -12,30 +17,20 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ingest.cpu_guard import PROBE_ARTICLES, Estimate, cpu_only, going_on, measured, stopped
-from ingest.encode_pipeline import Chunk, Encoded, Rate, human_rate, run_pipeline
-from ingest.encoded import (
-    count_stale,
-    fetch,
-    finish_pass,
-    previous_items,
-    record_hashes,
-    remove_deleted,
-    sentence_ids,
-    stale_pmids,
-)
+from ingest.encode_chunks import ARTICLES, SENTENCES
+from ingest.encode_loop import encode_articles, encode_sentences
+from ingest.encode_pipeline import Rate, human_rate
+from ingest.encoded import count_stale, record_hashes, remove_deleted
 from medsearch.errors import DiskFullError, IndexMismatchError
 from medsearch.paths import Paths
 from medsearch.progress import Progress
-from medsearch.records import Article
 from medsearch.store import Store
 from medsearch.store.db import is_disk_full
 
@@ -44,41 +39,9 @@ if TYPE_CHECKING:
     from medsearch.index.sentence_index import SentenceCollection
     from medsearch.index.vector import VectorCollection
     from medsearch.models.encoders import Encoder
-    from medsearch.models.host_text import HostTokenizer, Prepared, Role
-
-    Collection = VectorCollection | SentenceCollection
     from medsearch.models.profiles import ModelProfile
 
-ARTICLES, SENTENCES = "articles", "sentences"
-CHUNK = 256  # articles read and encoded together on a CPU
-# ... and on a GPU: ~20 batches of 128K tokens, so length sorting has material to work
-# with and the per-chunk costs (a store read, a queue hand-off) vanish.
-GPU_CHUNK = 8_192
-# ... but the first GPU chunk is cut into growing pieces (1,024, 1,024, 2,048, 4,096), so
-# the device starts after one small piece is prepared, not after a whole chunk (2 cores:
-# the first piece after 0.67 s, a whole chunk after 5.4 s).
-RAMP_FIRST = 1_024
-_NO_IDS = np.zeros(0, dtype=np.int64)
-COMMIT_ARTICLES = 20_000  # ... and committed together (see _encode_stale)
-COMMIT_SECONDS = 120.0
-COMMIT_SHARE = 0.1  # at most this share of the stage's time goes to commits
-
-
-def commit_due(pending: int, since_last: float, last_cost: float) -> bool:
-    """Whether to commit now: every :data:`COMMIT_ARTICLES` articles or
-    :data:`COMMIT_SECONDS` seconds, but never sooner than ``last_cost / COMMIT_SHARE``
-    after the last commit.
-
-    A commit writes the collection's index and id lookup whole; on a 40.9M-article home
-    the sentence index alone is ~40 GB, so a fixed cadence of 20K articles would write
-    ~2,000 times an average of ~20 GB (~40 TB, hours of pure I/O) over one baseline
-    ingest. Spacing commits by their own measured cost keeps them to ~10% of the stage
-    whatever the size; an interruption then loses at most ~10 commits' worth of time.
-    """
-    if pending <= 0:
-        return False
-    due = pending >= COMMIT_ARTICLES or since_last > COMMIT_SECONDS
-    return due and since_last >= last_cost / COMMIT_SHARE
+    Collection = VectorCollection | SentenceCollection
 
 
 def recorded_profile(paths: Paths) -> str | None:
@@ -104,299 +67,6 @@ def choose_profile(paths: Paths, requested: str | None) -> ModelProfile:
             " to rebuild them"
         )
     return profile
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRows:
-    """What the writer stores for one chunk: vector ids, ids to drop first, ``encoded`` rows."""
-
-    ids: np.ndarray
-    drop: np.ndarray
-    rows: tuple[tuple[int, str, int], ...]  # (pmid, content hash, vectors it now has)
-
-
-Prepare = Callable[[Store, list[Article]], tuple[ChunkRows, "Prepared"]]
-
-
-def chunk_size(device: str) -> int:
-    """Articles per chunk: :data:`CHUNK` on a CPU, :data:`GPU_CHUNK` on a GPU."""
-    return GPU_CHUNK if device.startswith("cuda") else CHUNK
-
-
-def ramped(batches: Iterator[list[int]], first: int) -> Iterator[list[int]]:
-    """``batches`` with the first one cut into pieces of ``first``, ``first``, then
-    doubling: a pipeline's devices wait for its first chunk, and only for that one."""
-    head = next(batches, None)
-    if head is None:
-        return
-    start, size = 0, first
-    while start < len(head):
-        yield head[start : start + size]
-        start += size
-        if start > first:
-            size *= 2
-    yield from batches
-
-
-def _stale_batches(
-    store: Store, kind: str, profile: str, size: int, limit: int | None = None
-) -> Iterator[list[int]]:
-    """Stale PMIDs in chunks of ``size`` (the first ``limit`` of them, when given);
-    ramped up to it when chunks are large."""
-    batches = stale_pmids(store, kind, profile, batch=size)
-    if limit is not None:
-        batches = _first(batches, limit)
-    return ramped(batches, RAMP_FIRST) if size > RAMP_FIRST else batches
-
-
-def _first(batches: Iterator[list[int]], limit: int) -> Iterator[list[int]]:
-    """The batches up to ``limit`` PMIDs in all; no batch past them is read."""
-    for batch in batches:
-        if limit <= 0:
-            return
-        yield batch[:limit]
-        limit -= len(batch)
-
-
-def _chunks(
-    store_path: Path, kind: str, profile: str, size: int, prepare: Prepare, limit: int | None
-) -> Callable[[], Iterator[Chunk[ChunkRows]]]:
-    """The reader's work, in its own thread with its own read-only connection."""
-
-    def chunks() -> Iterator[Chunk[ChunkRows]]:
-        reader = Store(store_path, readonly=True)
-        try:
-            for seq, pmids in enumerate(_stale_batches(reader, kind, profile, size, limit)):
-                rows, prepared = prepare(reader, fetch(reader, pmids))
-                yield Chunk(seq, rows, prepared)
-        finally:
-            reader.close()
-
-    return chunks
-
-
-def reader_processes(devices: Sequence[str], cores: int | None = None) -> int:
-    """Reader processes for the stage: none on a CPU (torch uses every core there);
-    with GPUs, the cores left after one thread per GPU and the writer, at most 8."""
-    from medsearch.models.device import usable_cores
-
-    if not any(d.startswith("cuda") for d in devices):
-        return 0
-    spare = (cores if cores is not None else usable_cores()) - len(devices) - 1
-    return max(0, min(8, spare)) if spare >= 2 else 0
-
-
-def _chunks_in_processes(
-    store_path: Path,
-    kind: str,
-    profile: str,
-    size: int,
-    host: HostTokenizer,
-    processes: int,
-    limit: int | None,
-) -> Callable[[], Iterator[Chunk[ChunkRows]]]:
-    """The reader's work in ``processes`` worker processes, chunks yielded in order.
-
-    Splitting sentences and padding are Python; in a thread they hold the GIL against
-    the threads that launch GPU kernels (the H100 measurement: the device threads were
-    busy 9.2 s for 4.5 s of kernels). At most ``processes + 2`` chunks are in flight,
-    so memory stays flat. Workers are spawned, not forked: the parent holds CUDA and
-    threads.
-    """
-
-    def chunks() -> Iterator[Chunk[ChunkRows]]:
-        import multiprocessing
-        from collections import deque
-        from concurrent.futures import Future, ProcessPoolExecutor
-
-        from ingest import encode_readers
-
-        reader = Store(store_path, readonly=True)
-        pool = ProcessPoolExecutor(
-            processes,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=encode_readers.start,
-            initargs=(str(store_path), kind, host),
-        )
-        window: deque[Future[tuple[ChunkRows, Prepared]]] = deque()
-        seq = 0
-        try:
-            for pmids in _stale_batches(reader, kind, profile, size, limit):
-                window.append(pool.submit(encode_readers.prepare, pmids))
-                if len(window) > processes + 1:
-                    yield Chunk(seq, *window.popleft().result())
-                    seq += 1
-            while window:
-                yield Chunk(seq, *window.popleft().result())
-                seq += 1
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-            reader.close()
-
-    return chunks
-
-
-def _encode_stale(
-    store: Store,
-    encoders: Sequence[Encoder],
-    collection: Collection,
-    kind: str,
-    description: str,
-    progress: Progress,
-    prepare: Prepare,
-    processes: int | None = None,
-    total: int | None = None,
-    limit: int | None = None,
-) -> Rate:
-    """Encode every stale article of ``kind`` (or the first ``limit``) through the
-    pipeline and commit as it goes.
-
-    When :func:`commit_due` says so, the collection is committed and only then are
-    those articles recorded in ``encoded``: an interruption loses at most the work since
-    the last commit, and commits (which rewrite the index and id lookup) stay a small
-    share of the stage at PubMed scale. A pass cut short by ``limit`` leaves the store's
-    queue as it is: the next pass must still look for every stale article.
-    """
-    profile = encoders[0].profile.name
-    devices = ", ".join(e.device for e in encoders)
-    task = f"encode-{kind}"
-    if total is None:
-        total = count_stale(store, kind, profile)
-    if limit is not None:
-        total = min(total, limit)
-    progress.start(task, f"{description} on {devices}", total=total)
-    rate = Rate.start()
-    pending: list[tuple[int, str, int]] = []
-    last_commit = last_shown = time.monotonic()
-    last_cost = 0.0
-
-    def commit() -> None:
-        nonlocal last_commit, last_cost
-        started = time.monotonic()
-        collection.commit()
-        record_hashes(store, kind, profile, pending)
-        pending.clear()
-        last_commit = time.monotonic()
-        last_cost = last_commit - started
-        rate.busy["commit"] = rate.busy.get("commit", 0.0) + last_cost
-
-    def write(done: Encoded[ChunkRows]) -> None:
-        nonlocal last_shown
-        rows = done.chunk.meta
-        if len(rows.drop):
-            collection.remove(rows.drop)
-        if len(rows.ids):
-            collection.add(rows.ids, done.vectors)
-        pending.extend(rows.rows)
-        rate.add(len(rows.rows), done.chunk.prepared.tokens, len(rows.ids))
-        progress.advance(task, len(rows.rows))
-        now = time.monotonic()
-        if now - last_shown >= 1.0:
-            progress.describe(task, f"{description} on {devices} ({rate.describe()})")
-            last_shown = now
-        if commit_due(len(pending), now - last_commit, last_cost):
-            commit()
-
-    size = chunk_size(encoders[0].device)
-    if processes is None:
-        processes = reader_processes([e.device for e in encoders])
-    role: Role = "article" if kind == ARTICLES else "query"
-    # The tokenizer's JSON is made only for workers; a slow tokenizer stays in-process.
-    if processes and (host := encoders[0].host_tokenizer(role)) is not None:
-        chunks = _chunks_in_processes(store.path, kind, profile, size, host, processes, limit)
-    else:
-        chunks = _chunks(store.path, kind, profile, size, prepare, limit)
-    run_pipeline(chunks, encoders, write, busy=rate.busy, firsts=rate.firsts)
-    t0 = time.perf_counter()
-    commit()
-    if limit is None:
-        finish_pass(store, kind, profile)
-    rate.busy["write"] = rate.busy.get("write", 0.0) + time.perf_counter() - t0
-    rate.stop()
-    progress.describe(task, f"{description} on {devices} ({rate.describe()})")
-    progress.finish(task)
-    return rate
-
-
-def article_chunk(
-    articles: list[Article], prepare: Callable[[list[str], list[str]], Prepared]
-) -> tuple[ChunkRows, Prepared]:
-    """One chunk of articles: their ids and ``encoded`` rows, and the prepared pairs."""
-    prepared = prepare([a.title for a in articles], [a.abstract_text for a in articles])
-    ids = np.array([a.pmid for a in articles], dtype=np.int64)
-    rows = tuple((a.pmid, a.content_hash, 1) for a in articles)
-    return ChunkRows(ids, _NO_IDS, rows), prepared
-
-
-def sentence_chunk(
-    reader: Store, articles: list[Article], prepare: Callable[[list[str]], Prepared]
-) -> tuple[ChunkRows, Prepared]:
-    """One chunk's abstract sentences: their ids, the ids they replace, the prepared
-    texts and ``encoded`` rows (each article with its sentence count)."""
-    from medsearch.sentences import article_sentences
-
-    before = previous_items(reader, SENTENCES, [a.pmid for a in articles])
-    drop = [sentence_ids(p, n) for p, n in before.items() if n]
-    per_article = [(a, article_sentences(a)) for a in articles]
-    texts = [s.text for _, sents in per_article for s in sents]
-    ids = np.array([s.sentence_id for _, sents in per_article for s in sents], dtype=np.int64)
-    rows = tuple((a.pmid, a.content_hash, len(sents)) for a, sents in per_article)
-    dropped = np.concatenate(drop) if drop else _NO_IDS
-    return ChunkRows(ids, dropped, rows), prepare(texts)
-
-
-def encode_articles(
-    store: Store,
-    encoders: Sequence[Encoder],
-    collection: VectorCollection,
-    *,
-    progress: Progress,
-    processes: int | None = None,
-    total: int | None = None,
-    limit: int | None = None,
-) -> Rate:
-    """Encode stale articles (the first ``limit``, when given); the rate says how many,
-    and how fast.
-
-    ``processes``: reader processes (None: :func:`reader_processes` for the devices);
-    ``total``: how many are stale, when the caller has counted them already.
-    """
-    chosen = list(encoders)
-    first = chosen[0]
-
-    def pairs(titles: list[str], abstracts: list[str]) -> Prepared:
-        return first.prepare_articles(list(zip(titles, abstracts, strict=True)))
-
-    def prepare(_: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
-        return article_chunk(articles, pairs)
-
-    description = "Encoding articles"
-    return _encode_stale(
-        store, chosen, collection, ARTICLES, description, progress, prepare, processes, total, limit
-    )
-
-
-def encode_sentences(
-    store: Store,
-    encoders: Sequence[Encoder],
-    collection: SentenceCollection,
-    *,
-    progress: Progress,
-    processes: int | None = None,
-    limit: int | None = None,
-) -> Rate:
-    """Encode the abstract sentences of stale articles (the first ``limit``, when given;
-    the readers split them)."""
-    chosen = list(encoders)
-    first = chosen[0]
-
-    def prepare(reader: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
-        return sentence_chunk(reader, articles, first.prepare_sentences)
-
-    description = "Encoding abstract sentences (articles)"
-    return _encode_stale(
-        store, chosen, collection, SENTENCES, description, progress, prepare, processes, limit=limit
-    )
 
 
 def coarse_for(device: str) -> Coarse:

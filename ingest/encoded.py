@@ -15,7 +15,8 @@ import numpy as np
 
 from medsearch.records import SENTENCES_PER_ARTICLE, Article
 from medsearch.store import Store
-from medsearch.store.db import SQL_CHUNK, unpack
+from medsearch.store.db import SQL_CHUNK
+from medsearch.store.rows import unpack
 from medsearch.store.schema import QUEUE_KEY
 
 if TYPE_CHECKING:

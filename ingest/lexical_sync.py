@@ -66,7 +66,7 @@ def open_in_step(paths: Paths, store: Store, progress: Progress) -> LexicalIndex
         split = split_if_large(paths, store, progress, index, store.count(), ledger_payload(store))
         if split is index:  # small: rebuilt whole
             rebuild(store, index, progress)
-        store.clear_unindexed()  # the whole store is indexed
+        store.unindexed.clear()  # the whole store is indexed
         return split
     replay_unindexed(store, index, progress, ledger_payload(store))
     return split_if_large(paths, store, progress, index)  # e.g. a split a full disk stopped
@@ -74,7 +74,7 @@ def open_in_step(paths: Paths, store: Store, progress: Progress) -> LexicalIndex
 
 def ledger_payload(store: Store) -> str | None:
     """The commit payload of an index built from the whole store: its last file done."""
-    done = [e.name for e in store.ledger() if e.status == "done"]
+    done = [e.name for e in store.files.entries() if e.status == "done"]
     return done[-1] if done else None
 
 
@@ -145,7 +145,7 @@ def ahead_of_store(store: Store, index: LexicalIndex) -> str | None:
     payload = index.last_commit_payload()
     if payload is None:
         return None
-    ledger = store.ledger()
+    ledger = store.files.entries()
     if any(e.name == payload and e.status == "done" for e in ledger):
         return None
     if not ledger and store.count() > 0:
@@ -158,7 +158,7 @@ def replay_unindexed(
 ) -> int:
     """Re-index the PMIDs the store lists as not yet indexed, from the store; returns how
     many. Costs nothing when none are listed (every run that finished its commits)."""
-    total = store.count_unindexed()
+    total = store.unindexed.count()
     if not total:
         return 0
     progress.message(
@@ -167,13 +167,13 @@ def replay_unindexed(
     )
     progress.start("reindex", "Re-indexing the last unit", total=total)
     try:
-        for pmids in store.unindexed():
+        for pmids in store.unindexed.batches():
             found = store.get_many(pmids)
             index.upsert([found[p] for p in pmids if p in found])
             index.delete([p for p in pmids if p not in found])  # deleted by the unit
             progress.advance("reindex", len(pmids))
         index.commit(payload=payload)
-        store.clear_unindexed()
+        store.unindexed.clear()
     except BaseException as exc:
         index.rollback()
         if is_disk_full(exc):

@@ -30,7 +30,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ from ingest.download import md5_of
 from ingest.incoming import Incoming, InputFile
 from ingest.inputs import Ignored, Reason, describe, discover
 from ingest.lexical_sync import open_in_step, split_if_large
+from ingest.summary import IngestSummary
 from ingest.workers import Arrivals, ParserPool
 from medsearch.errors import DiskFullError, ParseError, UsageError
 from medsearch.paths import Paths
@@ -79,62 +80,6 @@ class _Applied:
     rejected: int = 0
     """Records (or DeleteCitation entries) left out: their PMID is not one."""
     bad_pmids: tuple[str, ...] = ()
-
-
-@dataclass
-class IngestSummary:
-    """What a run did; ``ok`` is False when any input failed."""
-
-    files: int = 0
-    ingested: int = 0
-    skipped: int = 0
-    added: int = 0
-    replaced: int = 0
-    deleted: int = 0
-    books: int = 0
-    articles: int = 0
-    failures: list[tuple[str, str]] = field(default_factory=list)
-    seconds: float = 0.0
-    """Wall time of the whole run: :meth:`Ingestor.run`'s own, or the command's."""
-    stages: dict[str, float] = field(default_factory=dict)
-    """Wall time of each stage the command ran (prepare, download, ingest, vectors); the
-    download overlaps the ingest, so stages may add up to more than ``seconds``."""
-    commits: int = 0
-    """Units written: files in one transaction and one tantivy commit (see UNIT_FILES)."""
-    encoded: int = 0
-    notes: list[str] = field(default_factory=list)
-    ignored: list[Ignored] = field(default_factory=list)
-    """Inputs set aside, each with its reason (not PubMed XML, a duplicate, ...)."""
-    rejected: int = 0
-    """Records and DeleteCitation entries left out of ingested files: no valid PMID."""
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "files": self.files,
-            "ingested": self.ingested,
-            "skipped": self.skipped,
-            "failed": len(self.failures),
-            "articles": self.articles,
-            "added": self.added,
-            "replaced": self.replaced,
-            "deleted": self.deleted,
-            "books": self.books,
-            "encoded": self.encoded,
-            "seconds": round(self.seconds, 3),
-            "stages": {name: round(t, 3) for name, t in self.stages.items()},
-            "commits": self.commits,
-            "failures": [{"file": f, "error": e} for f, e in self.failures],
-            "ignored": len(self.ignored),
-            "ignored_files": [i.to_dict() for i in self.ignored],
-            "rejected": self.rejected,
-            "warnings": self.warnings,
-            "notes": self.notes,
-        }
 
 
 class Ingestor:
@@ -191,7 +136,7 @@ class Ingestor:
         feed = Arrivals((f.path for f in todo), ended=incoming is None)
         by_path = {f.path: f for f in todo}
         if incoming is not None:
-            done = frozenset(e.checksum for e in self.store.ledger() if e.status == "done")
+            done = frozenset(e.checksum for e in self.store.files.entries() if e.status == "done")
             incoming.attach(feed, by_path, done)
         self.progress.start(
             "files", "Files", total=summary.files + (incoming.expected if incoming else 0)
@@ -251,7 +196,7 @@ class Ingestor:
         different files that share a name (``a/pubmed.xml``, ``b/pubmed.xml``: efetch and
         the PubMed web export name every file so) are both applied.
         """
-        ledger = self.store.ledger()
+        ledger = self.store.files.entries()
         done = {e.checksum for e in ledger if e.status == "done"}
         done_at = {e.path: e.checksum for e in ledger if e.status == "done"}
         first: dict[str, Path] = {}
@@ -382,7 +327,7 @@ class Ingestor:
         would let a failed store commit leave it holding what the store never got."""
         try:
             self.lexical.commit(payload=applied[-1].item.name)
-            self.store.clear_unindexed()
+            self.store.unindexed.clear()
         except BaseException as exc:
             self.lexical.rollback()
             if is_disk_full(exc):
@@ -405,14 +350,14 @@ class Ingestor:
                 counts = self.store.upsert_rows(
                     payload.rows, file_id=file_id, cited=payload.cited or None
                 )
-                self.store.mark_unindexed([row[0] for row in payload.rows])
+                self.store.unindexed.mark([row[0] for row in payload.rows])
                 lexical = self.lexical
                 put = lexical.add_documents if fresh else lexical.upsert_documents
                 put(payload.documents)  # built by the parsers
                 if counts.noticed:  # stored articles a notice in the batch flagged
                     from medsearch.index import lexical_schema as ls
 
-                    self.store.mark_unindexed(list(counts.noticed))
+                    self.store.unindexed.mark(list(counts.noticed))
                     flagged = self.store.get_many(counts.noticed).values()
                     lexical.upsert_documents([ls.document(ls.article_fields(a)) for a in flagged])
                 articles += len(payload)
@@ -422,7 +367,7 @@ class Ingestor:
                 self.progress.advance("articles", len(payload))
             elif kind == "delete":
                 deleted += self.store.delete(payload, file_id=file_id)
-                self.store.mark_unindexed(payload)
+                self.store.unindexed.mark(payload)
                 self.lexical.delete(payload)
             elif kind == "skipped":
                 rejected, bad_pmids = payload
@@ -446,7 +391,7 @@ class Ingestor:
 
     def _record(self, item: InputFile, status: str, **outcome: Any) -> int:
         """The ledger row of ``item`` (inside the caller's transaction)."""
-        return self.store.record_file(
+        return self.store.files.record(
             name=item.name,
             path=str(item.path.absolute()),
             size=item.size,

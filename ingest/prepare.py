@@ -16,7 +16,7 @@ Even a lone parser process on 2 cores does this work rather than leave it to the
 writer: measured, it ingests 1.00-1.28x as fast that way (median ~1.07, six
 alternated pairs). A parser compresses only with a dictionary the store gave it when
 it started; before a store has one (its first
-:data:`~medsearch.store.db.TRAIN_RECORDS` records) rows travel as plain JSON and the
+:data:`~medsearch.store.dictionary.TRAIN_RECORDS` records) rows travel as plain JSON and the
 writer trains the dictionary and compresses them itself. The writer checks every blob's dictionary
 (:meth:`~medsearch.store.db.Store.upsert_rows`), so a parser started with a dictionary
 that a rolled-back transaction discarded cannot store undecodable records.
@@ -31,7 +31,7 @@ from typing import Any
 from medsearch.index.lexical_schema import Doc, article_fields, document
 from medsearch.records import Article, Deletion
 from medsearch.store import codec, refs
-from medsearch.store.db import Row, row_of
+from medsearch.store.rows import Row, row_of
 
 
 @dataclass(frozen=True, slots=True)

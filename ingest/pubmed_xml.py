@@ -17,6 +17,10 @@ records and ``DeleteCitation``).
 Anything else, and every unreadable file, is a :class:`ParseError` naming the file and,
 when known, the line. Because this is a generator, an error can surface after many
 records were yielded; the ingest pipeline rolls the whole file back in that case.
+
+Longer than most modules (~490 lines) because it is one format's element rules, each a
+small function beside the ones it calls; the text rules they share are in
+:mod:`ingest.text`, and MEDLINE's .nbib format is :mod:`ingest.medline`.
 """
 
 from __future__ import annotations

@@ -61,10 +61,8 @@ def build_collection(
 ) -> tuple[Paths, PmidMap, list[str]]:
     """The eval home for this corpus (and profile), ingested and encoded as needed."""
     from ingest.download import md5_of
-    from ingest.encode_stage import run_vectors_stage
     from ingest.incoming import InputFile
-    from ingest.pipeline import Ingestor, IngestSummary
-    from medsearch.lock import write_lock
+    from ingest.run import Corpus, IngestOptions, ingest
     from medsearch.models.profiles import resolve_profile
 
     corpus_file = directory / "corpus.jsonl"
@@ -75,40 +73,27 @@ def build_collection(
     profile_name = resolve_profile(profile, paths).name if encode else "lexical"
     home = paths.collection(paths.eval_cache / f"{directory.name}-{digest[:12]}-{profile_name}")
     pmids = PmidMap()
+    corpus = Corpus(
+        InputFile(corpus_file, corpus_file.stat().st_size, digest),
+        lambda: _messages(directory, pmids),
+    )
+    options = IngestOptions(
+        corpus=corpus,
+        delete_downloads=False,  # nothing is downloaded: the config file has no say
+        encode=encode,
+        profile=profile_name,
+        sentences=False,
+        ask_before_cpu=False,  # the evaluation asked for these vectors
+        jobs=0,
+        holder="eval",
+    )
+    report = ingest(home, options, progress=progress)
     notes: list[str] = []
-    with write_lock(home, "eval"), Ingestor(home, jobs=0, progress=progress) as ing:
-        item = InputFile(corpus_file, corpus_file.stat().st_size, digest)
-        entry = ing.store.ledger_entry(item.name)
-        if entry is not None and entry.status == "done" and entry.checksum == digest:
-            for doc in load_corpus(directory):
-                pmids.add(doc.doc_id)
-            notes.append(f"reused the cached collection in {home.home}")
-        else:
-            summary = IngestSummary()
-            # The collection holds this corpus alone, and the store has none of it: an
-            # index a crash left ahead of the store is emptied in the same commit, so the
-            # documents are added, not upserted (a multi-million-document corpus would
-            # hold ~1.3 KB of staged deletes per document until its one commit).
-            if ing.lexical.count():
-                ing.lexical.delete_all()
-            ing.apply(item, _messages(directory, pmids), summary, fresh=True)
-            if summary.failures:
-                raise UsageError(f"cannot ingest {corpus_file}: {summary.failures[0][1]}")
-        if encode:
-            more, _ = run_vectors_stage(
-                home,
-                ing.store,
-                profile=profile_name,
-                device="auto",
-                index_factory=None,
-                embeddings=None,
-                encode=True,
-                progress=progress,
-                sentences=False,
-                ask_before_cpu=False,  # the evaluation asked for these vectors
-            )
-            notes.extend(more)
-    return home, pmids, notes
+    if report.reused:
+        for doc in load_corpus(directory):
+            pmids.add(doc.doc_id)
+        notes.append(f"reused the cached collection in {home.home}")
+    return home, pmids, [*notes, *report.summary.notes]
 
 
 def _ensure_delta(home: Paths, progress: Progress) -> tuple[list[str], bool]:

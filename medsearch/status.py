@@ -56,9 +56,10 @@ def corpus_status(paths: Paths) -> dict[str, Any]:
     }
     if paths.store.exists():
         from medsearch.store import Store
+        from medsearch.store.sampling import sample
 
         with Store(paths.store, readonly=True) as store:
-            ledger = store.ledger()
+            ledger = store.files.entries()
             info["articles"] = store.count()
             info["deleted"] = store.count_deleted()
             info["files"] = sum(1 for e in ledger if e.status == "done")
@@ -68,7 +69,7 @@ def corpus_status(paths: Paths) -> dict[str, Any]:
 
             year = installed_year(store.conn)
             info["mesh"] = "not installed" if year is None else (f"MeSH {year}" if year else "MeSH")
-            share, ratio = abstract_mix(store.sample(SAMPLE))
+            share, ratio = abstract_mix(sample(store, SAMPLE))
     info["lexical_index_bytes"] = dir_size(paths.lexical_index)
     from medsearch.index.lexical_schema import SCHEMA_VERSION
     from medsearch.index.lexical_shards import index_format

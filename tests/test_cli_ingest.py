@@ -214,6 +214,6 @@ def test_quickstart_next_steps_activate_the_environment_when_medsearch_is_not_on
 
 
 def test_default_parser_processes_take_most_cores_and_leave_the_writer_some() -> None:
-    from medsearch.commands.ingest import default_jobs
+    from ingest.run import default_jobs
 
     assert [default_jobs(n) for n in (1, 2, 4, 8, 16, 32)] == [1, 2, 2, 5, 8, 8]

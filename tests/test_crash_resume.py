@@ -35,7 +35,7 @@ PER_FILE = 150
 # The vector stage commits every COMMIT_ARTICLES articles (20,000 in use): a few here,
 # so that a kill can land between two commits of a small corpus.
 RUN = (
-    "import ingest.encode_stage as stage; stage.COMMIT_ARTICLES = 40\n"
+    "import ingest.encode_loop as loop; loop.COMMIT_ARTICLES = 40\n"
     "from medsearch.cli import main; main()"
 )
 
@@ -131,7 +131,7 @@ def snapshot(home: Path) -> dict[str, object]:
     paths = Paths(home)
     with Store(paths.store, readonly=True) as store:
         articles = {a.pmid: a for batch in store.iter_articles() for a in batch}
-        ledger = [(e.name, e.status, e.articles) for e in store.ledger()]
+        ledger = [(e.name, e.status, e.articles) for e in store.files.entries()]
     index = LexicalIndex.open(paths.lexical_index, create=False)
     try:
         lexical = [

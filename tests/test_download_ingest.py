@@ -197,7 +197,7 @@ def test_files_given_on_the_command_line_go_first_and_a_downloaded_twin_is_not_p
             lambda error: incoming.end(),
         ):
             summary = ing.run([local], incoming=incoming)
-        ledger = [(e.name, e.status) for e in ing.store.ledger()]
+        ledger = [(e.name, e.status) for e in ing.store.files.entries()]
     assert ledger == [("copy.xml.gz", "done"), ("pubmed26n0001.xml.gz", "done")]
     assert (summary.files, summary.ingested, summary.skipped, summary.added) == (3, 2, 1, 10)
     # the twin was never the store's under its own name: it is not reported as stored

@@ -21,6 +21,8 @@ from conftest import wait_until
 from pubmed_builders import article_xml, pubmed_file
 from tiny_models import WORDS, TinyModels, build_tiny_models, tiny_profile_for, write_tiny_config
 
+import ingest.encode_loop as loop
+import ingest.encode_readers as readers
 import ingest.encode_stage as stage
 from ingest.encode_pipeline import Chunk, Encoded, Rate, human_rate, run_pipeline
 from ingest.pipeline import Ingestor
@@ -69,10 +71,10 @@ def encode_with(
         article_vectors, sentence_vectors = stage.open_collections(paths, "tiny", encoders[0].dim)
         try:
             done = NullProgress()
-            stage.encode_articles(
+            loop.encode_articles(
                 ing.store, encoders, article_vectors, progress=done, processes=processes
             )
-            stage.encode_sentences(
+            loop.encode_sentences(
                 ing.store, encoders, sentence_vectors, progress=done, processes=processes
             )
         finally:
@@ -101,7 +103,7 @@ def test_two_devices_share_the_work_and_fill_the_same_collections(
         worked[id(self)] = worked.get(id(self), 0) + 1
         return real(self, prepared, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(stage, "CHUNK", 3)
+    monkeypatch.setattr(readers, "CHUNK", 3)
     with monkeypatch.context() as patch:
         patch.setattr(Encoder, "run", run)
         two = encode_with(ingested(tmp_path / "two", tiny), two_encoders)
@@ -212,7 +214,7 @@ def test_reader_processes_prepare_what_the_reader_thread_would(
     profile = tiny_profile_for(tiny)
     encoder = load_encoder(profile, device="cpu")
     in_thread = encode_with(ingested(tmp_path / "thread", tiny), [encoder], processes=0)
-    monkeypatch.setattr(stage, "CHUNK", 4)  # 8 chunks each: more than the window of 4
+    monkeypatch.setattr(readers, "CHUNK", 4)  # 8 chunks each: more than the window of 4
     in_workers = encode_with(ingested(tmp_path / "workers", tiny), [encoder], processes=2)
     np.testing.assert_allclose(in_workers[0], in_thread[0], atol=1e-6)
     assert in_workers[1] == in_thread[1] > N_ARTICLES
@@ -220,11 +222,11 @@ def test_reader_processes_prepare_what_the_reader_thread_would(
 
 def test_the_first_big_chunk_is_cut_into_growing_pieces_so_the_device_starts_early() -> None:
     whole, rest = list(range(8_192)), list(range(8_192, 9_000))
-    pieces = list(stage.ramped(iter([whole, rest]), first=1_024))
+    pieces = list(readers.ramped(iter([whole, rest]), first=1_024))
     assert [len(p) for p in pieces] == [1_024, 1_024, 2_048, 4_096, 808]
     assert [pmid for p in pieces for pmid in p] == whole + rest  # nothing lost or reordered
-    assert list(stage.ramped(iter([[7, 8, 9]]), first=1_024)) == [[7, 8, 9]]
-    assert list(stage.ramped(iter([]), first=1_024)) == []
+    assert list(readers.ramped(iter([[7, 8, 9]]), first=1_024)) == [[7, 8, 9]]
+    assert list(readers.ramped(iter([]), first=1_024)) == []
 
 
 @pytest.mark.thorough  # seconds of CPU; .ci/run runs it
@@ -235,16 +237,16 @@ def test_ramped_chunks_store_exactly_what_whole_chunks_store(
     encoder = load_encoder(tiny_profile_for(tiny), device="cpu")
     whole = encode_with(ingested(tmp_path / "whole", tiny), [encoder], processes=processes)
     sizes: list[int] = []
-    ramp = stage.ramped
+    ramp = readers.ramped
 
     def watched(batches: Iterator[list[int]], first: int) -> Iterator[list[int]]:
         for pmids in ramp(batches, first):
             sizes.append(len(pmids))
             yield pmids
 
-    monkeypatch.setattr(stage, "ramped", watched)
-    monkeypatch.setattr(stage, "CHUNK", 12)
-    monkeypatch.setattr(stage, "RAMP_FIRST", 2)
+    monkeypatch.setattr(readers, "ramped", watched)
+    monkeypatch.setattr(readers, "CHUNK", 12)
+    monkeypatch.setattr(readers, "RAMP_FIRST", 2)
     ramped = encode_with(ingested(tmp_path / "ramped", tiny), [encoder], processes=processes)
     assert sizes == [2, 2, 4, 4, 12, 6] * 2  # articles, then sentences
     np.testing.assert_allclose(ramped[0], whole[0], atol=1e-6)
@@ -280,10 +282,10 @@ def test_a_host_tokenizer_prepares_exactly_what_the_encoder_prepares(tiny: TinyM
 
 
 def test_reader_processes_only_where_gpus_leave_cores_free() -> None:
-    assert stage.reader_processes(["cpu"], cores=16) == 0  # torch has every core
-    assert stage.reader_processes(["cuda:0"], cores=16) == 8
-    assert stage.reader_processes(["cuda:0", "cuda:1"], cores=6) == 3
-    assert stage.reader_processes(["cuda:0"], cores=3) == 0  # too few: a reader thread
+    assert readers.reader_processes(["cpu"], cores=16) == 0  # torch has every core
+    assert readers.reader_processes(["cuda:0"], cores=16) == 8
+    assert readers.reader_processes(["cuda:0", "cuda:1"], cores=6) == 3
+    assert readers.reader_processes(["cuda:0"], cores=3) == 0  # too few: a reader thread
 
 
 @pytest.mark.parametrize("threaded", [True, False])
@@ -343,7 +345,7 @@ def test_progress_names_the_devices_and_the_token_rate(tmp_path: Path, tiny: Tin
     with Ingestor(paths, jobs=0) as ing:
         article_vectors, sentence_vectors = stage.open_collections(paths, "tiny", encoder.dim)
         try:
-            rate = stage.encode_articles(ing.store, [encoder], article_vectors, progress=progress)
+            rate = loop.encode_articles(ing.store, [encoder], article_vectors, progress=progress)
         finally:
             article_vectors.close()
             sentence_vectors.close()
@@ -380,12 +382,12 @@ def test_on_every_gpu_the_vectors_match_the_cpu_within_half_precision(
 
 def test_commits_are_spaced_by_their_own_cost_so_a_huge_index_is_not_rewritten_constantly() -> None:
     cheap = 0.05  # a small collection: the usual cadence
-    assert stage.commit_due(stage.COMMIT_ARTICLES, 1.0, cheap)
-    assert stage.commit_due(10, stage.COMMIT_SECONDS + 1, cheap)
-    assert not stage.commit_due(10, 5.0, cheap)
-    assert not stage.commit_due(0, stage.COMMIT_SECONDS + 1, cheap)  # nothing to commit
+    assert loop.commit_due(loop.COMMIT_ARTICLES, 1.0, cheap)
+    assert loop.commit_due(10, loop.COMMIT_SECONDS + 1, cheap)
+    assert not loop.commit_due(10, 5.0, cheap)
+    assert not loop.commit_due(0, loop.COMMIT_SECONDS + 1, cheap)  # nothing to commit
     # a 40.9M-article home: writing its ~40 GB sentence index takes ~60 s, so the next
     # commit waits until commits would be ~10% of the stage's time
     huge = 60.0
-    assert not stage.commit_due(stage.COMMIT_ARTICLES * 50, huge / stage.COMMIT_SHARE - 1, huge)
-    assert stage.commit_due(stage.COMMIT_ARTICLES, huge / stage.COMMIT_SHARE, huge)
+    assert not loop.commit_due(loop.COMMIT_ARTICLES * 50, huge / loop.COMMIT_SHARE - 1, huge)
+    assert loop.commit_due(loop.COMMIT_ARTICLES, huge / loop.COMMIT_SHARE, huge)

@@ -132,7 +132,7 @@ def test_absurd_pmids_are_skipped_and_reported_and_every_good_record_is_kept(
         kept = {p for pmids in good.values() for p in pmids} - {12}  # 12: deleted
         assert stored == kept  # no 0, no 123 (the Arabic-Indic digits), nothing past MAX_PMID
         assert store.is_deleted(12)
-        ledger = {e.name: e for e in store.ledger()}
+        ledger = {e.name: e for e in store.files.entries()}
         assert {name: e.status for name, e in ledger.items()} == {n: "done" for n in good}
         assert {name: e.articles for name, e in ledger.items()} == {
             n: len(p) for n, p in good.items()

@@ -127,3 +127,19 @@ def test_the_import_scan_sees_imports_inside_functions(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert {"ingest.sentences", "ingest.text"} <= imported_modules(source)
+
+
+def test_the_ingest_pipeline_reports_through_progress_not_the_cli() -> None:
+    """`eval`, the benchmarks and scripts run the same ingest as the command, so the
+    pipeline never prints through click nor reaches back into the commands."""
+    pipeline = PACKAGE.parent / "ingest"
+    upward = {
+        source.name: sorted(
+            n
+            for n in imported_modules(source)
+            if n == "click" or n.startswith("medsearch.commands")
+        )
+        for source in pipeline.glob("*.py")
+    }
+    assert {name: found for name, found in upward.items() if found} == {}
+    assert "run.py" in upward

@@ -68,7 +68,7 @@ def test_ingest_stores_every_article_and_indexes_it(paths: Paths, corpus: Path) 
     with Store(paths.store) as store:
         assert store.count() == 2
         assert store.get(101).title == "Interleukin-6 in the cytokine storm"
-        assert [e.status for e in store.ledger()] == ["done", "done"]
+        assert [e.status for e in store.files.entries()] == ["done", "done"]
     assert lexical_pmids(paths, "cytokine") == {101}
 
 
@@ -124,7 +124,7 @@ def test_checksums_of_many_files_are_read_at_once_and_kept_in_file_order(
     progress = Counting()
     run(paths, [folder], progress=progress)
     with Store(paths.store) as store:
-        ledger = [(e.name, e.checksum) for e in store.ledger()]
+        ledger = [(e.name, e.checksum) for e in store.files.entries()]
     assert ledger == [(f.name, hashlib.md5(f.read_bytes()).hexdigest()) for f in files]
     assert progress.totals["checksums"] == progress.done["checksums"] == 12
 
@@ -160,7 +160,7 @@ def test_ctrl_c_while_checksums_are_read_stops_without_reading_the_rest(
     assert time.monotonic() - began < 1.5  # all 40 would take 2 s on 2 threads
     assert len(read) < 20
     with Store(paths.store) as store:
-        assert store.ledger() == [] and store.count() == 0
+        assert store.files.entries() == [] and store.count() == 0
 
 
 def test_rerun_skips_finished_files(paths: Paths, corpus: Path) -> None:
@@ -202,7 +202,7 @@ def test_a_bad_file_fails_alone_with_a_message_naming_it(
     assert name in message and problem in message
     with Store(paths.store) as store:
         assert store.count() == 2
-        entry = store.ledger_entry(name)
+        entry = store.files.latest(name)
         assert entry is not None and entry.status == "failed"
 
 
@@ -250,7 +250,10 @@ def test_ctrl_c_mid_file_leaves_no_half_applied_file_and_resumes(
     with pytest.raises(KeyboardInterrupt):
         run(paths, [corpus], progress=InterruptAfterFirstBatch())
     with Store(paths.store) as store:
-        assert [e.name for e in store.ledger()] == ["pubmed26n0001.xml.gz", "pubmed26n0002.xml"]
+        assert [e.name for e in store.files.entries()] == [
+            "pubmed26n0001.xml.gz",
+            "pubmed26n0002.xml",
+        ]
         assert not store.existing([300, 3299])
     assert lexical_pmids(paths, "statin") == set()
     resumed = run(paths, [corpus])
@@ -270,7 +273,7 @@ def test_full_disk_stops_cleanly_and_keeps_earlier_files(paths: Paths, corpus: P
             ing.run([corpus])
     with Store(paths.store) as store:
         assert store.count() == 2
-        assert store.ledger_entry("pubmed26n0003.xml") is None
+        assert store.files.latest("pubmed26n0003.xml") is None
     assert lexical_pmids(paths, "hypertension") == set()
 
 

@@ -268,7 +268,7 @@ def test_xml_of_another_kind_is_set_aside_with_its_root_and_every_run_exits_0(
     assert (summary["files"], summary["skipped"]) == (2, 2)
     with Store(tmp_path / "home" / "store.sqlite") as store:
         assert store.existing([1, 2]) == {1, 2}
-        assert {e.name for e in store.ledger()} == {"pubmed26n0001.xml.gz", "efetch.xml"}
+        assert {e.name for e in store.files.entries()} == {"pubmed26n0001.xml.gz", "efetch.xml"}
 
 
 def test_the_summary_line_names_other_xml_with_its_root_element() -> None:

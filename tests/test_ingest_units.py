@@ -16,7 +16,8 @@ import pytest
 from conftest import wait_until
 from pubmed_builders import article_xml, pubmed_file
 
-from ingest.pipeline import UNIT_FILES, Ingestor, IngestSummary
+from ingest.pipeline import UNIT_FILES, Ingestor
+from ingest.summary import IngestSummary
 from medsearch.index.lexical import LexicalIndex
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress
@@ -82,7 +83,7 @@ def test_files_parsed_ahead_are_written_in_one_commit(tmp_path: Path) -> None:
     assert summary.ok and summary.ingested == UNIT_FILES
     assert summary.commits == 1
     with Store(paths.store) as store:
-        assert [e.status for e in store.ledger()] == ["done"] * UNIT_FILES
+        assert [e.status for e in store.files.entries()] == ["done"] * UNIT_FILES
         assert store.count() == FIRST + 3 * (UNIT_FILES - 1)
     assert indexed(paths) == FIRST + 3 * (UNIT_FILES - 1)
 
@@ -104,7 +105,7 @@ def test_a_file_that_fails_to_parse_is_a_unit_of_its_own(tmp_path: Path) -> None
     assert summary.ingested == 3
     assert summary.commits == 2  # files 1-2, then file 4 (file 3 rolled back alone)
     with Store(paths.store) as store:
-        assert [e.status for e in store.ledger()] == ["done", "done", "failed", "done"]
+        assert [e.status for e in store.files.entries()] == ["done", "done", "failed", "done"]
         assert store.count() == FIRST + 3 + 3
     assert indexed(paths) == FIRST + 3 + 3
 
@@ -118,7 +119,7 @@ def test_ctrl_c_inside_a_unit_keeps_none_of_it_and_the_rerun_writes_it_all(
     with pytest.raises(KeyboardInterrupt):
         ingest(paths, inputs, ParsersAhead(interrupt_at_file=2))  # the unit's 2nd file
     with Store(paths.store) as store:
-        assert store.ledger() == [] and store.count() == 0
+        assert store.files.entries() == [] and store.count() == 0
     assert indexed(paths) == 0
     resumed = ingest(paths, inputs, NullProgress())
     assert resumed.ok and resumed.ingested == UNIT_FILES

@@ -64,7 +64,7 @@ def test_a_name_keyed_ledger_is_migrated_and_its_done_files_stay_done(
     assert ingest(paths, again.parent) == (0, 1, 0)
     with Store(paths.store) as store:
         assert schema_version(store.conn) == SCHEMA_VERSION
-        [entry] = store.ledger()
+        [entry] = store.files.entries()
         assert (entry.path, entry.status) == ("downloads/pubmed26n1335.xml", "done")
 
 
@@ -79,7 +79,7 @@ def test_after_the_migration_a_same_named_file_gets_its_own_row(
     assert ingest(paths, tmp_path / "b") == (1, 0, 0)
     assert ingest(paths, tmp_path / "a", tmp_path / "b") == (0, 2, 0)
     with Store(paths.store) as store:
-        assert [e.name for e in store.ledger()] == ["pubmed.xml", "pubmed.xml"]
+        assert [e.name for e in store.files.entries()] == ["pubmed.xml", "pubmed.xml"]
         assert store.existing([2]) == {2}
 
 
@@ -100,19 +100,19 @@ def test_the_migration_keeps_every_row_and_its_id(paths: Paths) -> None:
     conn.close()
     with Store(paths.store) as store:
         assert store.conn.execute("SELECT * FROM files ORDER BY id").fetchall() == before
-        assert store.ledger_entry("broken.xml") is not None
+        assert store.files.latest("broken.xml") is not None
 
 
 def test_recording_the_same_content_again_updates_its_row(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store, store.transaction():
-        failed = store.record_file(
+        failed = store.files.record(
             name="a.xml", path="/in/a.xml", size=3, checksum="c1", status="failed"
         )
-        done = store.record_file(
+        done = store.files.record(
             name="b.xml", path="/in/b.xml", size=3, checksum="c1", status="done"
         )
         assert failed == done
-        [entry] = store.ledger()
+        [entry] = store.files.entries()
         assert (entry.name, entry.status) == ("b.xml", "done")
 
 
@@ -127,4 +127,4 @@ def test_a_broken_file_replaced_at_its_path_leaves_no_failed_row(
     pubmed_file(broken, good, gz=True)
     assert ingest(paths, tmp_path / "in") == (1, 0, 0)
     with Store(paths.store) as store:
-        assert [e.status for e in store.ledger()] == ["done"]
+        assert [e.status for e in store.files.entries()] == ["done"]

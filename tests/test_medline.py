@@ -358,7 +358,7 @@ def test_the_export_command_and_ingest_round_trip_through_the_store(tmp_path: Pa
     assert (summary["ingested"], summary["articles"]) == (1, len(stored))
     with Store(Paths(second).store) as store:
         again = {a.pmid: a for batch in store.iter_articles(batch=100) for a in batch}
-        [entry] = store.ledger()
+        [entry] = store.files.entries()
     assert entry.name == "export.nbib" and entry.status == "done"
     assert [carried(again[p]) for p in sorted(stored)] == [
         carried(stored[p]) for p in sorted(stored)
@@ -413,7 +413,7 @@ def test_a_malformed_export_fails_alone_naming_the_file_and_line(tmp_path: Path)
     ]
     with Store(Paths(home).store) as store:
         assert store.count() == 5
-        entry = store.ledger_entry("bad.nbib")
+        entry = store.files.latest("bad.nbib")
         assert entry is not None and entry.status == "failed"
 
 

@@ -13,7 +13,7 @@ from ingest.pubmed_xml import parse_file
 from medsearch.index.lexical_schema import article_fields, document
 from medsearch.records import Article, Deletion
 from medsearch.store import codec
-from medsearch.store.db import row_of
+from medsearch.store.rows import row_of
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_several_parsers_give_the_store_and_index_a_lone_parser_gives(
     from medsearch.paths import Paths
     from medsearch.store import Store
 
-    monkeypatch.setattr("medsearch.store.db.TRAIN_RECORDS", 300)
+    monkeypatch.setattr("medsearch.store.dictionary.TRAIN_RECORDS", 300)
     files = tmp_path / "pubmed"
     files.mkdir()
     for i, (start, n) in enumerate([(1, 400), (401, 150), (551, 150), (701, 150)]):

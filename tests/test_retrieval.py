@@ -353,16 +353,17 @@ def test_similar_skips_same_title_duplicates_unless_asked(home: Paths, tmp_path:
 def test_an_interrupted_encode_resumes_without_redoing_committed_chunks(
     tmp_path: Path, tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ingest.encode_stage as stage
+    import ingest.encode_loop as loop
+    import ingest.encode_readers as readers
     from medsearch.models.encoders import Encoder, Prepared
 
     paths = Paths(tmp_path / "home")
     write_tiny_config(paths, tiny)
     with Ingestor(paths, jobs=0) as ing:
         ing.run([build_corpus(tmp_path)])
-    monkeypatch.setattr(stage, "CHUNK", 2)
-    monkeypatch.setattr(stage, "COMMIT_ARTICLES", 2)
-    monkeypatch.setattr(stage, "COMMIT_SHARE", float("inf"))  # commit however cheap
+    monkeypatch.setattr(readers, "CHUNK", 2)
+    monkeypatch.setattr(loop, "COMMIT_ARTICLES", 2)
+    monkeypatch.setattr(loop, "COMMIT_SHARE", float("inf"))  # commit however cheap
     real = Encoder.run
     calls = []
 

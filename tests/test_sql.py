@@ -30,7 +30,7 @@ from medsearch.records import Article
 from medsearch.store import Store, codec
 from medsearch.store.backfill import fill
 from medsearch.store.columns import NAMES
-from medsearch.store.db import row_of
+from medsearch.store.rows import row_of
 from medsearch.store.schema import RECORDS_SCHEMA, migrate
 
 

@@ -13,7 +13,9 @@ import pytest
 from medsearch.errors import NotFoundError, StoreError
 from medsearch.records import AbstractSection, Article, Author, PubDate
 from medsearch.store import Store, codec
-from medsearch.store.db import is_disk_full, pack, unpack
+from medsearch.store.db import is_disk_full
+from medsearch.store.rows import pack, unpack
+from medsearch.store.sampling import iter_sample, sample
 from medsearch.store.schema import SCHEMA_VERSION
 
 ARTICLE = Article(
@@ -86,15 +88,15 @@ def test_reading_a_missing_store_says_to_ingest(tmp_path: Path) -> None:
 
 def test_a_sample_is_drawn_from_dense_and_sparse_pmid_ranges_alike(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
-        assert store.sample(5) == []
+        assert sample(store, 5) == []
         dense = [Article(pmid=p, title=f"dense {p}") for p in range(1, 201)]
         sparse = [Article(pmid=p, title=f"sparse {p}") for p in range(10**6, 10**7, 10**5)]
         with store.transaction():
             store.upsert(dense + sparse)
-        titles = [unpack(b).title for b in store.sample(400)]
+        titles = [unpack(b).title for b in sample(store, 400)]
         # everything drawn once, whatever the gaps between PMIDs
         assert sorted(titles) == sorted(a.title for a in dense + sparse)
-        assert len(store.sample(20)) == 20
+        assert len(sample(store, 20)) == 20
 
 
 @pytest.mark.thorough  # seconds of CPU; .ci/run runs it
@@ -114,7 +116,7 @@ def test_sampling_a_dense_store_does_not_read_the_whole_table(tmp_path: Path) ->
                 return 0
 
             store.conn.set_progress_handler(count, 100)  # every 100 SQLite VM steps
-            assert len(store.sample(20)) == 20
+            assert len(sample(store, 20)) == 20
             store.conn.set_progress_handler(None, 0)
             return steps
 
@@ -134,9 +136,9 @@ def test_every_nth_pmid_is_sampled_alike_in_dense_and_sparse_stores(tmp_path: Pa
                 store.delete([30, 60 * 9973])  # gaps where a multiple would be
             kept = [p for p in pmids if p not in (30, 60 * 9973)]
             for every in (1, 7, 30, 1000):
-                got = [a.pmid for b in store.iter_sample(every, batch=16) for a in b]
+                got = [a.pmid for b in iter_sample(store, every, batch=16) for a in b]
                 assert got == [p for p in kept if p % every == 0], (name, every)
-                assert all(a.title == f"t {a.pmid}" for b in store.iter_sample(every) for a in b)
+                assert all(a.title == f"t {a.pmid}" for b in iter_sample(store, every) for a in b)
 
     steps = 0
 
@@ -147,7 +149,7 @@ def test_every_nth_pmid_is_sampled_alike_in_dense_and_sparse_stores(tmp_path: Pa
 
     with Store(tmp_path / "dense.sqlite") as store:
         store.conn.set_progress_handler(tick, 100)
-        assert len([a for b in store.iter_sample(300) for a in b]) == 10
+        assert len([a for b in iter_sample(store, 300) for a in b]) == 10
         store.conn.set_progress_handler(None, 0)
     assert steps < 30, steps  # a pass over the 3,000 rows takes hundreds
 

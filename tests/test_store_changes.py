@@ -11,7 +11,7 @@ from medsearch.store import Store
 
 def apply(store: Store, name: str, upserts: list[int], deletes: list[int] = []) -> None:  # noqa: B006
     with store.transaction():
-        file_id = store.record_file(
+        file_id = store.files.record(
             name=name, path=f"/x/updatefiles/{name}", size=1, checksum=name, status="done"
         )
         store.upsert([Article(pmid=p, title=f"{name} {p}") for p in upserts], file_id=file_id)
@@ -38,7 +38,7 @@ def test_a_baseline_file_sending_records_again_revises_nothing(tmp_path: Path) -
         apply(store, "pubmed26n0001.xml", [1, 2])
         start = store.last_change()
         with store.transaction():
-            file_id = store.record_file(
+            file_id = store.files.record(
                 name="pubmed27n0001.xml",
                 path="/x/baseline/pubmed27n0001.xml",
                 size=1,

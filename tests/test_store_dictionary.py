@@ -13,7 +13,8 @@ import pytest
 from medsearch.errors import StoreError
 from medsearch.records import AbstractSection, Article, Author, MeshHeading, PubDate
 from medsearch.store import Store, codec
-from medsearch.store.db import TRAIN_RECORDS, row_of
+from medsearch.store.dictionary import TRAIN_RECORDS
+from medsearch.store.rows import row_of
 from medsearch.store.schema import MIGRATIONS
 
 WORDS = [
@@ -121,7 +122,7 @@ def test_a_large_store_keeps_its_older_records_and_decodes_both_kinds(
 ) -> None:
     path = tmp_path / "s.sqlite"
     with monkeypatch.context() as m:  # as if a big store from before dictionaries
-        m.setattr("medsearch.store.db.RECOMPRESS_MAX", 0)
+        m.setattr("medsearch.store.dictionary.RECOMPRESS_MAX", 0)
         with Store(path) as store:
             articles = fill(store, TRAIN_RECORDS + BATCH)
     kinds = {codec.dictionary_of(blob) for blob in blobs(path).values()}

@@ -67,7 +67,7 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         server.override(bad, b"MD5(pubmed26n0004.xml.gz)= " + b"0" * 32 + b"\n")
         got["md5"] = cli(home, *update)
         with Store(Paths(home).store, readonly=True) as store:
-            got["after_md5"] = (store.existing([13]), store.ledger_entry("pubmed26n0004.xml.gz"))
+            got["after_md5"] = (store.existing([13]), store.files.latest("pubmed26n0004.xml.gz"))
         server.behave(bad)
         publish(
             root / "pubmed" / "baseline",
@@ -202,7 +202,7 @@ def test_the_store_and_ledger_hold_each_day_once_with_replacements_and_deletions
         assert store.existing([1, 2, 3, 10, 11, 12, 13, 14]) == {1, 2, 10, 12, 13, 14}
         assert store.get(2).title == "Statin use in heart failure"
         assert store.get(10).abstract_text == "Corrected abstract."
-        done = sorted(e.name for e in store.ledger() if e.status == "done")
+        done = sorted(e.name for e in store.files.entries() if e.status == "done")
     assert done == [
         "pubmed26n0001.xml.gz",
         "pubmed26n0002.xml.gz",

@@ -26,7 +26,7 @@ HF = 'statin*[ti] AND "heart failure"[ti]'
 
 def applied(home: Path, name: str) -> bool:
     with Store(Paths(home).store, readonly=True) as store:
-        entry = store.ledger_entry(name)
+        entry = store.files.latest(name)
     return entry is not None and entry.status == "done"
 
 
@@ -73,13 +73,13 @@ def test_an_update_killed_mid_way_is_completed_by_the_next_run_exactly_once(
     assert again.exit_code == 0, again.stderr
     with Store(Paths(home).store, readonly=True) as store:
         assert store.existing([1, 2, 3, 10, 11, 12]) == {1, 2, 10, 12}
-        names = [e.name for e in store.ledger()]
+        names = [e.name for e in store.files.entries()]
         assert sorted(names) == [
             "pubmed26n0001.xml.gz",
             "pubmed26n0002.xml.gz",
             "pubmed26n0003.xml.gz",
         ]
-        assert all(e.status == "done" for e in store.ledger())
+        assert all(e.status == "done" for e in store.files.entries())
         assert store.count() == 58 + 2 - 1 + 1 - 1  # baseline, day one, day two
     with WatchBook(Paths(home).watches_file) as book:
         assert [h.pmid for h in book.hits("hf")] == [12, 10]

@@ -33,11 +33,11 @@ def test_watch_run_waits_for_the_index_survives_a_broken_watch_and_rm_removes_al
     with sqlite3.connect(paths.watches_file) as conn:  # saved by a medsearch that read it
         conn.execute("UPDATE watches SET query = 'gout AND (' WHERE name = 'broken'")
     with Store(paths.store) as store, store.transaction():  # what a kill mid-unit leaves
-        store.mark_unindexed([2])
+        store.unindexed.mark([2])
     code, out, _ = cli(paths.home, "watch", "run")
     assert code == 0 and "the lexical index is catching up" in out
     with Store(paths.store) as store:
-        store.clear_unindexed()
+        store.unindexed.clear()
     code, out, _ = cli(paths.home, "watch", "run")
     assert code == 0
     assert out.splitlines()[0].startswith("note: watch broken did not run: ")

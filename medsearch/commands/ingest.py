@@ -3,201 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import click
 
 from medsearch.commands.common import emit_json, paths_of
-from medsearch.commands.ingest_clock import IngestFailed, StageClock
+from medsearch.commands.ingest_clock import IngestFailed, json_report
 from medsearch.errors import UsageError
 from medsearch.paths import Paths
-from medsearch.progress import Progress
 
 if TYPE_CHECKING:
-    from ingest.download import RemoteFile
-    from ingest.pipeline import Ingestor
-    from medsearch.store import Store
-
-
-def default_jobs(cores: int | None = None) -> int:
-    """Parser processes: ~60% of the cores, two where there are two, at most 8.
-
-    Per article a parser costs ~230 us, the writer thread ~50 and tantivy's indexing
-    threads ~90 since documents arrive split into words (BENCHMARKS.md, session 24), so
-    parsers are ~60% of ingest's CPU. On 2 cores two parsers beside the writer ingest
-    4,729-4,779 articles/s against 3,791-4,147 for one, which had become the critical
-    path. 8 parsers supply more than one writer thread takes (~14-20K articles/s), so
-    more would only fill the spool.
-    """
-    from ingest.workers import MAX_PARSERS
-
-    cores = cores or os.cpu_count() or 2
-    return max(min(cores, 2), min(MAX_PARSERS, round(cores * 0.6)))
-
-
-def plan_download(
-    paths: Paths,
-    kind: str,
-    limit: int | None,
-    mirror: str | None,
-    *,
-    encode: bool = True,
-    space_check: bool = True,
-    keep_downloads: bool = True,
-    connections: int,
-) -> tuple[list[RemoteFile], Path]:
-    """The files to fetch and where they go. The listing's sizes say what the download and
-    the ingest after it will write, and a disk that cannot hold it stops the command
-    before any byte moves."""
-    from ingest.download import DEFAULT_MIRROR, discard_oversize_parts, plan
-
-    target: Literal["baseline", "updates"] = "baseline" if kind == "baseline" else "updates"
-    dest = paths.downloads / target
-    chosen = plan(target, limit=limit, mirror=mirror or DEFAULT_MIRROR)
-    discard_oversize_parts(chosen, dest)  # garbage whose disk the space check would miss
-    done = ingested_files(paths)
-    if space_check:
-        check_space(
-            paths,
-            chosen,
-            dest,
-            encode=encode,
-            ingested=done,
-            keep=keep_downloads,
-            connections=connections,
-        )
-    # A file the ledger has is in the store: never fetched again (it may have been
-    # deleted after its ingest, see --delete-downloads).
-    return [r for r in chosen if r.name not in done], dest
-
-
-def download_and_ingest(
-    ing: Ingestor,
-    inputs: list[Path],
-    wanted: list[RemoteFile],
-    dest: Path,
-    progress: Progress,
-    clock: StageClock,
-    *,
-    delete: bool,
-    connections: int,
-) -> BaseException | None:
-    """Ingest ``inputs``, then each of ``wanted`` as soon as it (and every file before
-    it) is downloaded and verified, while the next ones download, ``connections`` at a
-    time (one progress bar for them all, in MB), counting into ``clock.summary``. With
-    ``delete`` each downloaded file goes once the store has it, and at most a window of
-    them is on disk, so the baseline's 51.8 GB never sit there at once. Returns what
-    stopped the download, if anything did (the files that came are ingested all the
-    same)."""
-    from ingest.download_ahead import BackgroundDownload
-    from ingest.incoming import Incoming, InputFile
-    from ingest.pipeline import UNIT_FILES
-    from ingest.workers import SPOOL_AHEAD
-    from medsearch.footprint import human
-
-    deleted: list[int] = []
-    kept: list[str] = []
-
-    def on_finished(item: InputFile, in_store: bool) -> None:
-        if delete and in_store:
-            try:
-                item.path.unlink(missing_ok=True)
-                deleted.append(item.size)
-            except OSError as exc:  # the store has it: a file left behind is no failure
-                kept.append(f"{item.name} ({exc.strerror or exc})")
-        download.release()
-
-    def megabytes(total: int | None) -> int | None:
-        return None if total is None else max(1, round(total / 1e6))
-
-    def on_bytes(done: int, total: int | None) -> None:
-        progress.update("download", completed=round(done / 1e6), total=megabytes(total))
-
-    def on_ended(error: BaseException | None) -> None:
-        ended.append(time.monotonic())
-        incoming.end()
-
-    ended: list[float] = []
-    incoming = Incoming(expected=len(wanted), on_finished=on_finished)
-    download = BackgroundDownload(
-        wanted,
-        dest,
-        lambda path, md5: incoming.add(InputFile(path, path.stat().st_size, md5)),
-        on_ended,
-        connections=connections,
-        # parsing, parsed and waiting, in the unit being written, and downloading: none
-        # of them waits for the window
-        ahead=ing.jobs + SPOOL_AHEAD + UNIT_FILES + connections if delete else None,
-        progress=on_bytes,
-    )
-    if wanted:
-        n = len(wanted)
-        what = f"Downloading {n} file{'s' * (n > 1)} (MB)"
-        progress.start("download", what, total=megabytes(download.total_bytes))
-    summary = clock.summary
-    begun = time.monotonic()
-    try:
-        with download, clock.stage("ingest"):
-            ing.run(inputs, incoming=incoming, summary=summary)
-    finally:  # the download ran beside the ingest: its own time, not the ingest's
-        clock.add("download", (ended[0] if ended else time.monotonic()) - begun)
-    if wanted:
-        progress.finish("download")
-    if deleted:
-        summary.notes.append(
-            f"deleted {len(deleted)} downloaded file(s) now in the store ({human(sum(deleted))})"
-        )
-    if kept:
-        summary.notes.append(f"could not delete {len(kept)} ingested download(s): {kept[0]}")
-    if download.error is not None:
-        summary.notes.append(
-            f"the download stopped after {len(download.fetched)} of {len(wanted)} file(s);"
-            " those are ingested: run the same command again to fetch the rest"
-        )
-    return download.error
-
-
-def ingested_files(paths: Paths) -> frozenset[str]:
-    """Names of the input files the ledger records as fully ingested."""
-    if not paths.store.exists():
-        return frozenset()
-    from medsearch.store import Store
-
-    with Store(paths.store, readonly=True) as store:
-        return frozenset(e.name for e in store.ledger() if e.status == "done")
-
-
-def check_space(
-    paths: Paths,
-    chosen: list[RemoteFile],
-    dest: Path,
-    *,
-    encode: bool,
-    ingested: frozenset[str],
-    keep: bool,
-    connections: int,
-) -> None:
-    """Refuse (:class:`DiskSpaceError`) when the disk cannot hold what ``chosen`` brings
-    (``keep``: the downloads stay, else only a window of them is on disk at once)."""
-    from ingest.space import check, estimate, per_citation
-    from medsearch.config import load_ingest_settings
-    from medsearch.status import corpus_status
-
-    status = corpus_status(paths)
-    per = per_citation(status["footprint"], int(status["articles"]))
-    needed = estimate(
-        chosen,
-        dest,
-        per,
-        ingested=ingested,
-        encode=encode,
-        keep_downloads=keep,
-        connections=connections,
-    )
-    check(needed, paths.home, keep_free=load_ingest_settings(paths).keep_free_bytes)
+    from ingest.run import IngestOptions
 
 
 @click.command()
@@ -298,42 +115,54 @@ def ingest(
     if download == "mesh":
         _download_mesh(ctx, inputs, mirror, as_json=as_json)
         return
-    from ingest.pipeline import IngestSummary
+    from ingest.run import IngestOptions
+
+    options = IngestOptions(
+        files=inputs,
+        download="baseline" if download == "baseline" else "updates" if download else None,
+        limit=limit,
+        mirror=mirror,
+        connections=connections,
+        space_check=not skip_space_check,
+        delete_downloads=True if delete_downloads else None,
+        citations=citations,
+        embeddings=embeddings,
+        encode=not no_encode,
+        profile=profile,
+        device=device,
+        index_factory=index_factory,
+        jobs=jobs,
+    )
+    ingest_and_report(paths_of(ctx).ensure(), options, as_json=as_json)
+
+
+def ingest_and_report(paths: Paths, options: IngestOptions, *, as_json: bool) -> None:
+    """Run the ingest with the CLI's progress, then print its summary (or ``--json``'s
+    object, also when the run raises); a failed input or a stopped download ends the
+    command with its error after the summary."""
+    from ingest.clock import StageClock
+    from ingest.run import ingest as run_ingest
+    from ingest.summary import IngestSummary
+    from medsearch.commands.progress import cli_progress
 
     clock = StageClock(IngestSummary())
     try:
-        stopped = run_ingest(
-            paths_of(ctx).ensure(),
-            clock,
-            list(inputs),
-            download=download,
-            limit=limit,
-            mirror=mirror,
-            connections=connections,
-            embeddings=embeddings,
-            skip_space_check=skip_space_check,
-            delete_downloads=delete_downloads,
-            no_encode=no_encode,
-            profile=profile,
-            device=device,
-            index_factory=index_factory,
-            jobs=jobs,
-            quiet=as_json,
-            citations=citations,
-        )
+        report = run_ingest(paths, options, progress=cli_progress(enabled=not as_json), clock=clock)
+        clock.summary.notes.extend(rerank_offer(paths, report.articles))
     except (Exception, KeyboardInterrupt) as exc:
         clock.stop()
         if as_json and not isinstance(exc, click.ClickException):
-            emit_json(clock.report(exc, stopped_in=clock.running))
+            emit_json(json_report(clock, exc, stopped_in=clock.running))
         raise
     clock.stop()
     summary = clock.summary
+    stopped = report.stopped
     if stopped is None and not summary.ok:
         stopped = IngestFailed(
             f"{len(summary.failures)} input(s) failed; fix or remove them and run ingest again"
         )
     if as_json:
-        emit_json(clock.report(stopped))
+        emit_json(json_report(clock, stopped))
     else:
         from medsearch.commands.render import print_summary
 
@@ -361,120 +190,6 @@ def _download_mesh(
         f"MeSH {year}: {result['descriptors']:,} descriptors and"
         f" {result['supplementals']:,} supplementary concepts installed from"
         f" {', '.join(p.name for p in files)}"
-    )
-
-
-def run_ingest(
-    paths: Paths,
-    clock: StageClock,
-    files: list[Path],
-    *,
-    download: str | None,
-    limit: int | None,
-    mirror: str | None,
-    connections: int | None,
-    embeddings: str | None,
-    skip_space_check: bool,
-    delete_downloads: bool,
-    no_encode: bool,
-    profile: str | None,
-    device: str,
-    index_factory: str | None,
-    jobs: int | None,
-    quiet: bool,
-    citations: Path | None = None,
-) -> BaseException | None:
-    """The ingest itself, counting into ``clock.summary`` and timing each stage as it
-    goes. Returns what stopped a download, if anything did."""
-    from medsearch.commands.progress import cli_progress
-
-    if not (files or download or embeddings or citations or paths.store.exists()):
-        raise UsageError(
-            "give PubMed files or directories, --download baseline|updates, or --embeddings"
-            " (with none of these, ingest brings the indexes of an existing corpus up to"
-            " date: encodes what --no-encode left, rebuilds a missing lexical index)"
-        )
-    if (limit or mirror or connections) and not download:
-        raise UsageError("--limit, --mirror and --connections go with --download")
-    from ingest.download_ahead import CONNECTIONS
-
-    connections = connections or CONNECTIONS
-    from medsearch.config import load_ingest_settings
-    from medsearch.lock import write_lock
-
-    delete_downloads = delete_downloads or load_ingest_settings(paths).delete_downloads
-    summary = clock.summary
-    stopped: BaseException | None = None
-    with write_lock(paths, "ingest"), cli_progress(enabled=not quiet) as progress:
-        wanted: list[RemoteFile] = []
-        if download:
-            with clock.stage("download"):
-                wanted, dest = plan_download(
-                    paths,
-                    download,
-                    limit,
-                    mirror,
-                    encode=not no_encode,
-                    space_check=not skip_space_check,
-                    keep_downloads=not delete_downloads,
-                    connections=connections,
-                )
-        from ingest.pipeline import Ingestor
-
-        with clock.stage("prepare"):  # a store upgrade or a lexical rebuild happens here
-            ing = Ingestor(paths, jobs=default_jobs() if jobs is None else jobs, progress=progress)
-        with ing:
-            if download:
-                stopped = download_and_ingest(
-                    ing,
-                    files,
-                    wanted,
-                    dest,
-                    progress,
-                    clock,
-                    delete=delete_downloads,
-                    connections=connections,
-                )
-            elif files:
-                with clock.stage("ingest"):
-                    ing.run(files, summary=summary)
-            if stopped is None:
-                from medsearch.index.citations import refresh
-
-                with clock.stage("citations"):
-                    if citations is not None:
-                        summary.notes.append(import_citations(ing.store, citations, progress))
-                    refresh(paths.citations, ing.store.conn, ing.lexical)
-            if stopped is None and (embeddings or not no_encode):
-                from ingest.encode_stage import run_vectors_stage
-
-                with clock.stage("vectors"):
-                    notes, encoded = run_vectors_stage(
-                        paths,
-                        ing.store,
-                        profile=profile,
-                        device=device,
-                        index_factory=index_factory,
-                        embeddings=embeddings,
-                        encode=not no_encode,
-                        progress=progress,
-                    )
-                summary.notes.extend(notes)
-                summary.encoded = encoded
-            summary.notes.extend(rerank_offer(paths, ing.store.count()))
-    return stopped
-
-
-def import_citations(store: Store, path: Path, progress: Progress) -> str:
-    """Import an Open Citation Collection file; the summary's line about it."""
-    from ingest.citations import import_collection
-
-    report = import_collection(store, path, progress)
-    if report.skipped:
-        return f"citations: {report.file} was imported before; skipped"
-    return (
-        f"citations: {report.edges_read:,} edges read from {report.file},"
-        f" {report.edges_added:,} new to the graph"
     )
 
 

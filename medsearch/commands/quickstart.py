@@ -33,10 +33,11 @@ DEMO_QUERY = "IL-6 cytokine storm in COVID-19"
 def quickstart(ctx: click.Context, offline: bool, mirror: str | None, no_app: bool) -> None:
     """Ingest a first corpus and open the app (the README's main command)."""
     from ingest.download import DEFAULT_MIRROR, ncbi_reachable
+    from ingest.run import IngestOptions
+    from medsearch.commands.ingest import ingest_and_report
 
     paths = paths_of(ctx).ensure()
     mirror = mirror or DEFAULT_MIRROR
-    args: list[str]
     if not offline and ncbi_reachable(mirror):
         click.echo(
             f"NCBI is reachable: downloading and ingesting the first baseline file from {mirror}"
@@ -45,28 +46,17 @@ def quickstart(ctx: click.Context, offline: bool, mirror: str | None, no_app: bo
             "(lexical search right away; encode later with `medsearch ingest` on a GPU,"
             " or import NCBI's precomputed embeddings with `medsearch ingest --embeddings`)"
         )
-        args = [
-            "ingest",
-            "--download",
-            "baseline",
-            "--limit",
-            "1",
-            "--mirror",
-            mirror,
-            "--no-encode",
-        ]
+        options = IngestOptions(download="baseline", limit=1, mirror=mirror, encode=False)
     else:
         click.echo(
             "NCBI is not reachable: ingesting the bundled demo corpus (invented records)"
             " with the offline model profile"
         )
         # the XML files, not the folder: its README would be listed as an ignored input
-        args = ["ingest", *sorted(str(p) for p in demo_corpus().glob("*.xml"))]
+        options = IngestOptions(files=tuple(sorted(demo_corpus().glob("*.xml"))))
+    ingest_and_report(paths, options, as_json=False)
     root = ctx.find_root().command
     assert isinstance(root, click.Group)
-    code = _invoke(root, ["--home", str(paths.home), *args])
-    if code:
-        sys.exit(code)
     if not no_app and sys.stdin.isatty() and sys.stdout.isatty():
         from medsearch.commands.app import open_app
 

@@ -16,7 +16,7 @@ from medsearch.records import Article, Hit, Notice
 from medsearch.retrieval.results import BEYOND, beyond
 
 if TYPE_CHECKING:
-    from ingest.pipeline import IngestSummary
+    from ingest.summary import IngestSummary
 
 
 class OutputConsole(Console):

@@ -20,10 +20,11 @@ from medsearch.errors import BusyError, MedsearchError
 from medsearch.paths import Paths
 
 if TYPE_CHECKING:
+    from ingest.clock import StageClock
     from ingest.download import RemoteFile
-    from ingest.pipeline import Ingestor, IngestSummary
+    from ingest.pipeline import Ingestor
+    from ingest.summary import IngestSummary
     from ingest.update import UpdatePlan
-    from medsearch.commands.ingest_clock import StageClock
     from medsearch.progress import Progress
     from medsearch.watches.runner import RunReport
 
@@ -111,8 +112,8 @@ def update(
         click.echo(timer_text(paths.home), nl=False)
         return
     paths = paths.ensure()
-    from ingest.pipeline import IngestSummary
-    from medsearch.commands.ingest_clock import StageClock
+    from ingest.clock import StageClock
+    from ingest.summary import IngestSummary
     from medsearch.lock import write_lock
 
     clock = StageClock(IngestSummary())
@@ -172,9 +173,10 @@ def run_update(
     Returns the plan, what stopped the download if anything did, and the watches' run."""
     from ingest.download import DEFAULT_MIRROR
     from ingest.download_ahead import CONNECTIONS
+    from ingest.download_run import check_space, ingested_files
     from ingest.pipeline import Ingestor
+    from ingest.run import default_jobs
     from ingest.update import plan_update
-    from medsearch.commands.ingest import check_space, default_jobs, ingested_files
     from medsearch.commands.progress import cli_progress
     from medsearch.config import load_ingest_settings
     from medsearch.watches.runner import run_watches
@@ -221,7 +223,7 @@ def _apply(
     connections: int,
 ) -> BaseException | None:
     """The new baseline's files (into downloads/baseline), then the update files."""
-    from medsearch.commands.ingest import download_and_ingest
+    from ingest.download_run import download_and_ingest
     from medsearch.config import load_ingest_settings
 
     delete = load_ingest_settings(paths).delete_downloads
@@ -335,7 +337,9 @@ def _print(plan: UpdatePlan, summary: IngestSummary, report: RunReport, *, quiet
 def _json(
     plan: UpdatePlan, clock: StageClock, report: RunReport, failed: BaseException | None
 ) -> dict[str, object]:
-    out = clock.report(failed)
+    from medsearch.commands.ingest_clock import json_report
+
+    out = json_report(clock, failed)
     out["year"] = plan.year
     out["baseline_offer"] = (
         None

@@ -48,6 +48,7 @@ from medsearch.rerank.scorer import (
     featurise,
 )
 from medsearch.rerank.words import SAMPLE_ARTICLES, sample_stride, train_vectors, write_sentences
+from medsearch.store.sampling import iter_sample
 
 if TYPE_CHECKING:
     from medsearch.retrieval.searcher import Searcher
@@ -299,7 +300,7 @@ def _pseudo_queries(
     if not kinds:
         return []
     every = sample_stride(searcher.store.count(), options.queries // len(kinds) + 1)
-    sample = searcher.store.iter_sample(every)
+    sample = iter_sample(searcher.store, every)
     return list(pseudo_queries(sample, kinds, options.queries, options.seed))
 
 

@@ -23,6 +23,7 @@ from medsearch.rerank.lexmatch import IdfTable
 from medsearch.rerank.scorer import PAD, UNK, Vocabulary
 from medsearch.rerank.text import lexical_body, lexical_words, sentences_of
 from medsearch.store import Store
+from medsearch.store.sampling import iter_sample
 
 SAMPLE_ARTICLES = 300_000
 """Articles read for word2vec and IDF (all of them in a smaller corpus)."""
@@ -66,7 +67,7 @@ def write_sentences(
     progress.start("words", "Reading titles and abstracts", total=min(total, sample))
     tmp = path.with_suffix(".partial")
     with tmp.open("w", encoding="utf-8") as out:
-        for batch in store.iter_sample(every):
+        for batch in iter_sample(store, every):
             for article in batch:
                 abstract = article.abstract_text
                 if not article.title and not abstract:

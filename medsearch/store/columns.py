@@ -9,7 +9,7 @@ without a custom function. Its names are a contract scripts rely on: add columns
 rename or remove one.
 
 The values are computed here, from the parsed :class:`~medsearch.records.Article`, in
-ingest's parser processes (:func:`~medsearch.store.db.row_of`), so the single writer
+ingest's parser processes (:func:`~medsearch.store.rows.row_of`), so the single writer
 only appends them; the migration of an older store computes them with the same function
 (:mod:`medsearch.store.backfill`), so the two can never disagree.
 

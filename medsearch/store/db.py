@@ -1,4 +1,8 @@
-"""The SQLite article store: articles, deletions, the file ledger, encoding bookkeeping.
+"""The SQLite article store: records, their SQL columns, deletions, what changed.
+
+The file ledger is :mod:`medsearch.store.ledger`, the compression dictionary
+:mod:`medsearch.store.dictionary`, samples of the records
+:mod:`medsearch.store.sampling`.
 
 Why plain ``sqlite3`` and not sqlite-utils: ingest writes ~40M rows through one
 ``executemany`` per batch inside one transaction per input file (or a few files the
@@ -9,11 +13,9 @@ interrupted ingest resumable, and it is clearest with the standard library's exp
 
 Records are kept as zstd-compressed JSON (see :mod:`medsearch.store.codec`): at 40M
 citations the JSON is ~120 GB raw and ~45-55 GB compressed one record at a time, ~35%
-less with a dictionary trained on the corpus's own records. The dictionary is trained
-once, from the first :data:`TRAIN_RECORDS` records a store receives, stored in the
-``dictionaries`` table in the same transaction as the first records that use it, and
-never changed after: every later record is compressed with it. Decoding a page of hits
-costs microseconds either way.
+less with a dictionary trained on the corpus's own records
+(:mod:`medsearch.store.dictionary`). Decoding a page of hits costs microseconds either
+way.
 
 The records live in ``records``; ``articles`` holds the same articles' plain columns for
 SQL (:mod:`medsearch.store.columns`). The writer keeps the two in step inside the same
@@ -27,12 +29,9 @@ from __future__ import annotations
 
 import errno
 import sqlite3
-import sys
-from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +48,11 @@ from medsearch.store.columns import (
     late_notices,
     side_rows,
 )
-from medsearch.store.damage import DamagedRecordError, damaged, is_damage, reading
+from medsearch.store.damage import damaged, is_damage, reading
+from medsearch.store.dictionary import Dictionary
+from medsearch.store.ledger import Ledger
 from medsearch.store.readonly import open_readonly
+from medsearch.store.rows import RECORDS_UPSERT, Row, decoded, row_of, unpack
 from medsearch.store.schema import (
     COUNT_KEY,
     QUEUE_KEY,
@@ -58,6 +60,7 @@ from medsearch.store.schema import (
     migrate,
     schema_version,
 )
+from medsearch.store.unindexed import Unindexed
 
 WRITER_CACHE_KIB = 256 * 1024
 """The writer's SQLite page cache (allocated as used). At PubMed's ~30K journals and ~30K
@@ -65,64 +68,6 @@ MeSH headings the pages new rows land on are ~100-200 MB; with SQLite's 2 MB def
 writer's SQL cost per article at 1M PubMed-like articles was 30 us instead of 26
 (BENCHMARKS.md)."""
 SQL_CHUNK = 500  # parameters per IN (...) query: well below SQLite's limit
-TRAIN_RECORDS = 5_000
-"""Records the dictionary is trained on (~17 MB of JSON held until then, ~0.4 s to train;
-1,000 measured within a point of 4,000). A corpus smaller than this keeps plain zstd."""
-RECOMPRESS_MAX = 2 * TRAIN_RECORDS
-"""Once trained, a store this small has its earlier records rewritten with the dictionary
-(~0.1 s); a larger one (an old store being extended) keeps them as they are."""
-
-
-def pack(article: Article) -> bytes:
-    return codec.compress(codec.encode(article.to_dict()))
-
-
-def decoded(blob: bytes, pmid: int | None = None) -> dict[str, Any]:
-    """A stored record's fields; one whose bytes no longer decode is a
-    :class:`DamagedRecordError` that names ``pmid`` (the bytes cannot be trusted to)."""
-    try:
-        return codec.decode(blob)
-    except DamagedRecordError as exc:
-        raise exc.of(pmid) from exc
-
-
-def unpack(blob: bytes, pmid: int | None = None) -> Article:
-    data = decoded(blob, pmid)
-    try:
-        return Article.from_dict(data)
-    except (KeyError, TypeError, ValueError) as exc:  # JSON, but not a record's
-        raise DamagedRecordError(f"{type(exc).__name__}: {exc}", pmid) from exc
-
-
-# (pmid, version, year, content_hash, record JSON or zstd blob, ``articles`` row): built
-# in the parser processes (see ingest.prepare for who compresses), so the writer inserts
-# both tables' rows as they come.
-Row = tuple[int, int, int | None, str, bytes, ArticleRow]
-
-LEDGER_SELECT = (
-    "SELECT name, path, size, checksum, status, articles, added, replaced, deleted,"
-    " books, error, finished_at, seconds FROM files"
-)
-"""A ledger row, in :class:`LedgerEntry`'s field order."""
-
-RECORDS_UPSERT = (
-    "INSERT INTO records(pmid, version, year, content_hash, file_id, data)"
-    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(pmid) DO UPDATE SET version=excluded.version,"
-    " year=excluded.year, content_hash=excluded.content_hash,"
-    " file_id=excluded.file_id, data=excluded.data"
-)
-
-
-def row_of(article: Article) -> Row:
-    data = codec.encode(article.to_dict())
-    return (
-        article.pmid,
-        article.version,
-        article.year,
-        article.content_hash,
-        data,
-        article_row(article),
-    )
 
 
 def is_disk_full(exc: BaseException) -> bool:
@@ -131,23 +76,6 @@ def is_disk_full(exc: BaseException) -> bool:
         return True
     text = str(exc).lower()
     return "disk is full" in text or "no space left" in text
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerEntry:
-    name: str
-    path: str
-    size: int
-    checksum: str
-    status: str
-    articles: int
-    added: int
-    replaced: int
-    deleted: int
-    books: int
-    error: str | None
-    finished_at: str
-    seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,16 +111,18 @@ class Store:
                 # A store an older medsearch wrote and no ingest has upgraded yet (this
                 # connection cannot migrate it): its records are still in ``articles``.
                 self.conn.execute("CREATE TEMP VIEW records AS SELECT * FROM main.articles")
-            self._dict_id = self._load_dictionaries()
+            self._dictionary = Dictionary(self.conn, self._execute, self._write)
             self.reload_queues()
+            self.files = Ledger(self.conn, path, self._execute)
+            """The file ledger: which input files are in the store."""
+            self.unindexed = Unindexed(self.conn, self._execute)
+            """PMIDs written or deleted that the lexical index may not have yet."""
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             if is_disk_full(exc):
                 raise DiskFullError(f"disk full while opening the store {path}") from exc
             if is_damage(exc):
                 raise damaged(path, exc) from exc
             raise StoreError(f"cannot open the article store {path}: {exc}") from exc
-
-        self._samples: list[bytes] = []
 
     def close(self) -> None:
         self.conn.close()
@@ -220,54 +150,14 @@ class Store:
                 [(kind, p) for kind in self._queued for p in pmids],
             )
 
-    def _load_dictionaries(self) -> int:
-        """Register every stored dictionary for decoding; the newest one compresses (0:
-        none yet). A read-only store from before migration 3 simply has none."""
-        has_table = self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='dictionaries'"
-        ).fetchone()
-        if not has_table:
-            return 0
-        newest = 0
-        for (data,) in self.conn.execute(
-            "SELECT data FROM dictionaries ORDER BY created_at, rowid"
-        ):
-            newest = codec.register(data)
-        return newest
-
     @property
     def dictionary_id(self) -> int:
         """The zstd dictionary new records are compressed with (0: plain zstd)."""
-        return self._dict_id
+        return self._dictionary.id
 
     def dictionary(self) -> bytes | None:
         """The dictionary's bytes, for parser processes to compress with (None: none yet)."""
-        return codec.dictionary_bytes(self._dict_id) if self._dict_id else None
-
-    def _train_from(self, prepared: Sequence[Row]) -> None:
-        """Collect the first records; at :data:`TRAIN_RECORDS`, train and store the
-        dictionary (inside the caller's transaction: it lands with the records using it)."""
-        room = TRAIN_RECORDS - len(self._samples)
-        self._samples.extend(codec.plain(row[4]) for row in prepared[:room])
-        if len(self._samples) < TRAIN_RECORDS:
-            return
-        data = codec.train(self._samples)
-        self._samples = []
-        if data is None:
-            return
-        dict_id = codec.register(data)
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        self._execute(
-            "INSERT OR IGNORE INTO dictionaries(id, data, records, created_at) VALUES (?,?,?,?)",
-            (dict_id, data, TRAIN_RECORDS, now),
-        )
-        self._dict_id = dict_id
-        if self.count() <= RECOMPRESS_MAX:
-            rows = self.conn.execute("SELECT pmid, data FROM records").fetchall()
-            self._write(
-                "UPDATE records SET data = ? WHERE pmid = ?",
-                [(codec.compress(codec.decompress(blob), dict_id), p) for p, blob in rows],
-            )
+        return self._dictionary.data()
 
     def __enter__(self) -> Store:
         return self
@@ -286,7 +176,7 @@ class Store:
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-            self._dict_id = self._load_dictionaries()  # one trained here was rolled back too
+            self._dictionary.load()  # one trained here was rolled back too
             raise
         else:
             try:
@@ -294,7 +184,7 @@ class Store:
             except sqlite3.OperationalError as exc:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
-                self._dict_id = self._load_dictionaries()
+                self._dictionary.load()
                 if is_disk_full(exc):
                     raise DiskFullError(f"disk full while writing {self.path}") from exc
                 # the disk or the file system refused the write (an I/O error, a file
@@ -324,9 +214,9 @@ class Store:
         no list: the records cite nothing), replacing what the earlier records cited."""
         pmids = [r[0] for r in prepared]
         existing = self._existing(pmids)
-        if not self._dict_id:
-            self._train_from(prepared)
-        d = self._dict_id
+        if not self._dictionary.id:
+            self._dictionary.learn(prepared, self.count)
+        d = self._dictionary.id
         self._write(
             RECORDS_UPSERT,
             [
@@ -363,7 +253,7 @@ class Store:
             updated = with_notices(article, late[pmid])
             if updated is None:
                 continue
-            data = codec.recompressed(codec.encode(updated.to_dict()), self._dict_id)
+            data = codec.recompressed(codec.encode(updated.to_dict()), self._dictionary.id)
             self._execute("UPDATE records SET data = ? WHERE pmid = ?", (data, pmid))
             changed.append(updated)
         if changed:
@@ -418,101 +308,6 @@ class Store:
         (``baseline=False``: leaving out what baseline files brought)."""
         with reading(self.path):
             return changes.changes_after(self.conn, after, baseline=baseline)
-
-    def record_file(
-        self,
-        *,
-        name: str,
-        path: str,
-        size: int,
-        checksum: str,
-        status: str,
-        articles: int = 0,
-        counts: ApplyCounts = ApplyCounts(),
-        books: int = 0,
-        error: str | None = None,
-        seconds: float = 0.0,
-    ) -> int:
-        """Create or update the ledger row of the file whose content is ``checksum``.
-
-        The ledger tells files apart by content, not name: two different files may share
-        a name (``a/pubmed.xml``, ``b/pubmed.xml``), and the same bytes under a new name
-        or folder (an update file downloaded again) are the same file. A file recorded
-        done at ``path`` retires failed rows for earlier contents of that path (the user
-        replaced a broken download), so the ledger does not keep reporting them.
-        """
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        values = (
-            name,
-            path,
-            size,
-            checksum,
-            status,
-            articles,
-            counts.added,
-            counts.replaced,
-            counts.deleted,
-            books,
-            error,
-            now,
-            seconds,
-        )
-        found = self._execute(
-            "SELECT id FROM files WHERE checksum = ? ORDER BY status = 'done' DESC, id DESC",
-            (checksum,),
-        ).fetchone()
-        if found is None:
-            cur = self._execute(
-                "INSERT INTO files(name, path, size, checksum, status, articles, added,"
-                " replaced, deleted, books, error, finished_at, seconds)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
-                values,
-            )
-            file_id = int(cur.fetchone()[0])
-        else:
-            file_id = int(found[0])
-            self._execute(
-                "UPDATE files SET name=?, path=?, size=?, checksum=?, status=?, articles=?,"
-                " added=?, replaced=?, deleted=?, books=?, error=?, finished_at=?, seconds=?"
-                " WHERE id=?",
-                (*values, file_id),
-            )
-        if status == "done":
-            self._execute(
-                "DELETE FROM files WHERE path = ? AND status = 'failed' AND id != ?",
-                (path, file_id),
-            )
-        return file_id
-
-    def mark_unindexed(self, pmids: Sequence[int]) -> None:
-        """List ``pmids`` as maybe not in the lexical index yet, inside the transaction
-        that writes or deletes them (migration 8; see :mod:`ingest.lexical_sync`)."""
-        if pmids:
-            packed = array("q", pmids)
-            if sys.byteorder == "big":
-                packed.byteswap()
-            self._execute("INSERT INTO unindexed(pmids) VALUES (?)", (packed.tobytes(),))
-
-    def unindexed(self) -> Iterator[list[int]]:
-        """The listed PMIDs, a batch at a time (a PMID may come in more than one)."""
-        last = 0
-        while row := self.conn.execute(
-            "SELECT id, pmids FROM unindexed WHERE id > ? ORDER BY id LIMIT 1", (last,)
-        ).fetchone():
-            last = row[0]
-            packed = array("q", row[1])
-            if sys.byteorder == "big":
-                packed.byteswap()
-            yield packed.tolist()
-
-    def count_unindexed(self) -> int:
-        """PMIDs listed: at most one unit's, as each unit's index commit clears them."""
-        row = self.conn.execute("SELECT SUM(length(pmids)) FROM unindexed").fetchone()
-        return int(row[0] or 0) // 8
-
-    def clear_unindexed(self) -> None:
-        """The lexical index has committed every listed PMID (a transaction of its own)."""
-        self._execute("DELETE FROM unindexed", ())
 
     def _existing(self, pmids: Sequence[int]) -> set[int]:
         found: set[int] = set()
@@ -633,83 +428,6 @@ class Store:
             last = rows[-1][0]
             yield [unpack(blob, pmid) for pmid, blob in rows]
 
-    def iter_sample(self, every: int, *, batch: int = 2000) -> Iterator[list[Article]]:
-        """Every article whose PMID is a multiple of ``every``, a batch at a time, in
-        PMID order; only sampled rows decode.
-
-        The rerank trainer's sample of a 40M-article store. Where PMIDs are dense (as
-        PubMed's are) the multiples are looked up one by one: a filter on ``pmid %
-        every`` would visit every row, i.e. read the whole store (30 GB at 40.9M) for a
-        sample of 200K. A sparse store keeps the filter (its multiples are mostly gaps).
-        """
-        every = max(1, every)
-        low, high = self._pmid_range()
-        if low is None or high is None:
-            return
-        first = -(-low // every) * every
-        lookups = (high - first) // every + 1
-        if every > 1 and lookups <= 4 * (self.count() // every + 1):
-            for lo in range(first, high + 1, every * batch):
-                wanted = range(lo, min(high, lo + every * (batch - 1)) + 1, every)
-                found = self.get_many(list(wanted))
-                if found:
-                    yield [found[p] for p in sorted(found)]
-            return
-        last = 0
-        while True:
-            with reading(self.path):
-                rows = self.conn.execute(
-                    "SELECT pmid, data FROM records WHERE pmid > ? AND pmid % ? = 0"
-                    " ORDER BY pmid LIMIT ?",
-                    (last, every, batch),
-                ).fetchall()
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield [unpack(blob, pmid) for pmid, blob in rows]
-
-    def _pmid_range(self) -> tuple[int | None, int | None]:
-        # Two subqueries: SQLite reads a lone MIN or MAX from the primary key's ends, but
-        # `SELECT MIN(pmid), MAX(pmid)` scans the table (1.6 s warm at 10M, the whole
-        # file cold: `stats` took 14.7 s).
-        with reading(self.path):
-            low, high = self.conn.execute(
-                "SELECT (SELECT MIN(pmid) FROM records), (SELECT MAX(pmid) FROM records)"
-            ).fetchone()
-        return low, high
-
-    def sample(self, n: int, *, seed: int = 0) -> list[bytes]:
-        """Up to ``n`` stored records (compressed), drawn uniformly at random.
-
-        PubMed's PMIDs are dense, so random PMIDs in the stored range mostly exist: one
-        indexed lookup each, the same cost at 40M articles as at 4K (no full scan). A
-        corpus that holds few of its PMID range (10 tries per record found too few) is
-        small by that token, and its PMIDs are listed and sampled exactly.
-        """
-        import random
-
-        low, high = self._pmid_range()
-        if low is None or high is None:
-            return []
-        rng = random.Random(seed)
-        found: dict[int, bytes] = {}
-        with reading(self.path):
-            for _ in range(10 * n):
-                if len(found) >= n:
-                    return list(found.values())
-                pmid = rng.randint(low, high)
-                row = self.conn.execute(
-                    "SELECT data FROM records WHERE pmid = ?", (pmid,)
-                ).fetchone()
-                if row is not None:
-                    found[pmid] = row[0]
-            every = [r[0] for r in self.conn.execute("SELECT pmid FROM records")]
-            chosen = rng.sample(every, min(n, len(every)))
-            return [
-                self.conn.execute("SELECT data FROM records WHERE pmid = ?", (p,)).fetchone()[0]
-                for p in chosen
-            ]
-
     def count(self) -> int:
         """How many articles the store holds: kept in ``meta`` by the writer, so asking
         costs nothing at 40M (a store no ingest has upgraded yet is counted)."""
@@ -730,19 +448,6 @@ class Store:
     def count_deleted(self) -> int:
         with reading(self.path):
             return int(self.conn.execute("SELECT COUNT(*) FROM deleted").fetchone()[0])
-
-    def ledger(self) -> list[LedgerEntry]:
-        with reading(self.path):
-            rows = self.conn.execute(f"{LEDGER_SELECT} ORDER BY name, id").fetchall()
-        return [LedgerEntry(*r) for r in rows]
-
-    def ledger_entry(self, name: str) -> LedgerEntry | None:
-        """The latest ledger row of a file called ``name`` (several files may be)."""
-        with reading(self.path):
-            row = self.conn.execute(
-                f"{LEDGER_SELECT} WHERE name = ? ORDER BY finished_at DESC, id DESC", (name,)
-            ).fetchone()
-        return LedgerEntry(*row) if row else None
 
     def size_bytes(self) -> int:
         total = 0

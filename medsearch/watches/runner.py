@@ -105,7 +105,7 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
         if not paths.store.exists():
             raise StoreError(f"no corpus in {paths.home} yet; run `medsearch ingest` first")
         with Store(paths.store, readonly=True) as store:
-            if store.count_unindexed():
+            if store.unindexed.count():
                 return RunReport(
                     notes=(
                         "the lexical index is catching up with the store (an update is"
