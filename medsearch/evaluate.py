@@ -116,8 +116,8 @@ def _ensure_delta(home: Paths, progress: Progress) -> tuple[list[str], bool]:
     the notes, and whether there is a model (False: the corpus cannot train one, and the
     evaluation measures the first-stage order instead of failing)."""
     from medsearch.errors import UntrainableError
-    from medsearch.rerank.train import train_corpus
     from medsearch.retrieval.searcher import open_searcher
+    from medsearch.training.train import train_corpus
 
     with open_searcher(home) as searcher:
         status = searcher.delta_model()
