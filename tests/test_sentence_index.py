@@ -29,6 +29,7 @@ from medsearch.index.sentence_migrate import open_sentences
 from medsearch.index.vector import VectorCollection
 from medsearch.index.vector_layout import read_committed, read_manifest
 from medsearch.paths import Paths
+from medsearch.retrieval import neighbours
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from medsearch.sentences import article_sentences
 from medsearch.store import Store
@@ -600,7 +601,7 @@ def test_sentence_search_rescores_compressed_candidates_exactly(searcher: Search
     assert not dense.sentences.exact  # ~480 sentences: past the (test) flat limit
     dense.sentence_candidates = len(dense.sentences)  # every sentence is a candidate
     text = "tocilizumab lowers cytokine mortality"
-    result = searcher.sentences(text, k=5)
+    result = neighbours.sentences(searcher, text, k=5)
     # The oracle: every stored sentence encoded afresh, exact inner product, top 5.
     records = searcher.store.get_many(range(2000, 2120))
     all_sents = [s for a in records.values() for s in article_sentences(a)]
@@ -629,7 +630,7 @@ def test_default_candidates_miss_nothing_better_than_the_sentence_itself(
     target = article_sentences(records[2050])[1]
     query = searcher.dense.encode_query(target.text).reshape(-1)
     itself = float(searcher.dense.encoder.encode_sentences([target.text])[0] @ query)
-    hits = searcher.sentences(target.text, k=3).hits
+    hits = neighbours.sentences(searcher, target.text, k=3).hits
     assert len(hits) == 3 and hits[0].score >= itself - 1e-4
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
@@ -659,13 +660,13 @@ def test_a_data_home_with_old_sentence_vectors_says_so_then_ingest_converts_it(
 
     searcher = open_searcher(paths, device="cpu", load=True)
     with pytest.raises(OldLayoutError, match="run `medsearch ingest` once"):
-        searcher.sentences(sents[0].text)
+        neighbours.sentences(searcher, sents[0].text)
     assert searcher.search("cytokine", k=3, mode="dense").hits  # articles still work
     searcher.close()
 
     ingest_and_encode(paths, [])  # what `medsearch ingest` does with no new files
     searcher = open_searcher(paths, device="cpu", load=True)
-    hit = searcher.sentences(sents[4].text, k=1).hits[0]
+    hit = neighbours.sentences(searcher, sents[4].text, k=1).hits[0]
     query = searcher.dense.encode_query(sents[4].text) if searcher.dense else None
     searcher.close()
     assert query is not None
@@ -764,7 +765,7 @@ def test_an_ingest_retrains_lists_an_earlier_version_trained_with_l2_and_says_so
         np.testing.assert_allclose(centroid_norms(col), 1.0, atol=1e-4)
     s = open_searcher(paths, device="cpu", load=True)
     try:
-        assert s.sentences("tocilizumab lowers cytokine mortality", k=3).hits
+        assert neighbours.sentences(s, "tocilizumab lowers cytokine mortality", k=3).hits
     finally:
         s.close()
 

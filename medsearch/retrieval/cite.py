@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from medsearch.errors import UsageError
+from medsearch.query.normalize import repair_undecodable
 from medsearch.records import Filters, Hit
 from medsearch.retrieval.citances import Citance, split_citances
 from medsearch.retrieval.results import SearchResult
@@ -65,8 +66,11 @@ def suggest(
     ``before`` keeps only work published before that year (strictly earlier: a
     manuscript from 2020 is offered nothing from 2020 on). Sentences without a marker are
     treated as citing when no sentence in the paragraph has one (the user pasted bare
-    claims) or when ``all_sentences`` is set.
+    claims) or when ``all_sentences`` is set. ``is_cancelled`` is checked between
+    sentences and inside each rerank; a cancelled call returns the sentences finished so
+    far.
     """
+    paragraph = repair_undecodable(paragraph)  # bytes that were not UTF-8, from argv
     if not paragraph.strip():
         raise UsageError("paste a paragraph (or give --file) to get citation suggestions")
     citances = split_citances(paragraph)

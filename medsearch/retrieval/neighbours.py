@@ -1,5 +1,10 @@
 """Nearest neighbours: similar articles (by stored or freshly encoded article vectors)
-and similar abstract sentences, for :class:`~medsearch.retrieval.searcher.Searcher`."""
+and similar abstract sentences.
+
+The commands and the TUI call these directly with their searcher; they read only the
+searcher's resources (store, vectors, encoders), never its search pipeline. Text
+arrives as typed or from argv: bytes that were not UTF-8 are repaired here, once.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from medsearch.errors import UsageError
+from medsearch.query.normalize import repair_undecodable
 from medsearch.records import Filters, Sentence, sentence_id, split_sentence_id
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
 
@@ -42,6 +48,7 @@ def similar(
 def similar_text(
     searcher: Searcher, title: str, abstract: str = "", *, k: int = 10
 ) -> SearchResult:
+    title, abstract = repair_undecodable(title), repair_undecodable(abstract)
     if not (title.strip() or abstract.strip()):
         raise UsageError("give a title and/or an abstract to find similar articles")
     dense = searcher.dense_side("similar articles")
@@ -88,6 +95,7 @@ def sentences(searcher: Searcher, text: str, *, k: int = 10) -> SearchResult:
     """Nearest abstract sentences, each with its neighbours for context."""
     from medsearch.sentences import article_sentences
 
+    text = repair_undecodable(text)
     dense = searcher.dense_side("sentence search")
     tokens, limit = dense.encoder.query_tokens(text), dense.encoder.query_max_length
     if tokens > limit:

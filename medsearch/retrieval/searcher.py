@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from medsearch.models.encoders import Encoder
     from medsearch.rerank.loading import DeltaStatus
     from medsearch.rerank.plan import RerankPlan
-    from medsearch.retrieval.cite import CiteResult
     from medsearch.retrieval.dense import DenseSide
     from medsearch.retrieval.sources import HomeSources
 
@@ -722,53 +721,6 @@ class Searcher:
             reranked=True,
             rerankers=(*result.rerankers, "cross"),
             timings=(*result.timings, ("rerank", time.perf_counter() - t0)),
-        )
-
-    # -- similar articles and sentences (see :mod:`medsearch.retrieval.neighbours`) ----------
-
-    def similar(
-        self,
-        pmid: int,
-        *,
-        k: int = 10,
-        filters: Filters | None = None,
-        skip_duplicates: bool = True,
-    ) -> SearchResult:
-        """Nearest neighbours of a stored article's vector (itself and same-title copies out)."""
-        from medsearch.retrieval.neighbours import similar
-
-        return similar(self, pmid, k=k, filters=filters, skip_duplicates=skip_duplicates)
-
-    def similar_text(self, title: str, abstract: str = "", *, k: int = 10) -> SearchResult:
-        from medsearch.retrieval.neighbours import similar_text
-
-        return similar_text(self, repair_undecodable(title), repair_undecodable(abstract), k=k)
-
-    def sentences(self, text: str, *, k: int = 10) -> SearchResult:
-        """Nearest abstract sentences, each with its neighbours for context."""
-        from medsearch.retrieval.neighbours import sentences
-
-        return sentences(self, repair_undecodable(text), k=k)
-
-    def cite(
-        self,
-        paragraph: str,
-        *,
-        k: int = 5,
-        before: int | None = None,
-        rerank: bool | str = True,
-        is_cancelled: Callable[[], bool] | None = None,
-    ) -> CiteResult:
-        """Reference suggestions per citing sentence (see :mod:`medsearch.retrieval.cite`).
-
-        ``is_cancelled`` is checked between sentences and inside each rerank; a cancelled
-        call returns the sentences finished so far.
-        """
-        from medsearch.retrieval.cite import suggest
-
-        paragraph = repair_undecodable(paragraph)
-        return suggest(
-            self, paragraph, k=k, before=before, rerank=rerank, is_cancelled=is_cancelled
         )
 
 
