@@ -156,7 +156,8 @@ def evaluate(
     """
     from medsearch.metrics import evaluate_run
     from medsearch.rerank.plan import TRAIN_HINT
-    from medsearch.retrieval.searcher import LONG_QUERY, open_searcher
+    from medsearch.retrieval.query_text import LONG_QUERY
+    from medsearch.retrieval.searcher import open_searcher
 
     if mode not in EVAL_MODES:
         raise UsageError(f"unknown mode {mode!r}; choose one of {', '.join(EVAL_MODES)}")

@@ -32,7 +32,8 @@ from medsearch.paths import Paths
 from medsearch.records import Filters
 from medsearch.retrieval import neighbours
 from medsearch.retrieval.cite import suggest
-from medsearch.retrieval.searcher import LONG_TEXT, Searcher, open_searcher
+from medsearch.retrieval.query_text import LONG_TEXT
+from medsearch.retrieval.searcher import Searcher, open_searcher
 from medsearch.store import Store
 
 TOPICS = [

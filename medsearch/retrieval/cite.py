@@ -19,6 +19,7 @@ from medsearch.retrieval.citances import Citance, split_citances
 from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
+    from medsearch.retrieval.resources import Resources
     from medsearch.retrieval.searcher import Searcher
 
 
@@ -103,7 +104,7 @@ def _overlap(words: set[str], sentence: str) -> int:
     return len(words & {w.casefold().strip(".,;:()") for w in sentence.split()})
 
 
-def with_evidence(searcher: Searcher, text: str, hits: tuple[Hit, ...]) -> list[Hit]:
+def with_evidence(searcher: Resources, text: str, hits: tuple[Hit, ...]) -> list[Hit]:
     """Each hit with the abstract sentence closest to ``text`` (dense when possible)."""
     from medsearch.sentences import article_sentences
 

@@ -19,11 +19,11 @@ from medsearch.records import Filters, Sentence, sentence_id, split_sentence_id
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
 
 if TYPE_CHECKING:
-    from medsearch.retrieval.searcher import Searcher
+    from medsearch.retrieval.resources import Resources
 
 
 def similar(
-    searcher: Searcher,
+    searcher: Resources,
     pmid: int,
     *,
     k: int = 10,
@@ -46,7 +46,7 @@ def similar(
 
 
 def similar_text(
-    searcher: Searcher, title: str, abstract: str = "", *, k: int = 10
+    searcher: Resources, title: str, abstract: str = "", *, k: int = 10
 ) -> SearchResult:
     title, abstract = repair_undecodable(title), repair_undecodable(abstract)
     if not (title.strip() or abstract.strip()):
@@ -63,7 +63,7 @@ def similar_text(
 
 
 def _neighbours(
-    searcher: Searcher,
+    searcher: Resources,
     vector: np.ndarray,
     k: int,
     filters: Filters | None,
@@ -91,7 +91,7 @@ def _neighbours(
     )
 
 
-def sentences(searcher: Searcher, text: str, *, k: int = 10) -> SearchResult:
+def sentences(searcher: Resources, text: str, *, k: int = 10) -> SearchResult:
     """Nearest abstract sentences, each with its neighbours for context."""
     from medsearch.sentences import article_sentences
 

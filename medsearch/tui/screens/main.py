@@ -228,7 +228,7 @@ class MainScreen(Screen[None]):
         self.articles.update(answer.articles)
         self.citations.update(answer.citations)
         result = answer.result
-        from medsearch.retrieval.searcher import dense_text
+        from medsearch.retrieval.query_text import dense_text
 
         query = str(dict(result.context).get("query", ""))
         terms = snippet_terms(h.snippet for h in result.hits)
