@@ -156,7 +156,6 @@ def evaluate(
     """
     from medsearch.metrics import evaluate_run
     from medsearch.rerank.plan import TRAIN_HINT
-    from medsearch.retrieval.query_text import LONG_QUERY
     from medsearch.retrieval.searcher import open_searcher
 
     if mode not in EVAL_MODES:
@@ -195,12 +194,12 @@ def evaluate(
                 cross=True if mode == "rerank" else None,
             )
             used_rerankers.update(result.rerankers)
-            long_queries += any(n.startswith(LONG_QUERY) for n in result.notes)
+            long_queries += result.long_query is not None
             notes.extend(
                 n
                 for n in result.notes
                 if n not in notes
-                and not n.startswith(LONG_QUERY)
+                and n != result.long_query
                 and not (untrained and TRAIN_HINT in n)  # training was tried: it cannot
             )
             run[qid] = [pmids.doc_id(h.pmid) for h in result.hits]

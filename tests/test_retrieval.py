@@ -116,7 +116,7 @@ def test_hybrid_is_the_default_with_vectors_and_hits_say_where_they_came_from(
     assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
     # plain words: the count is the articles holding every word; others are marked
     assert result.total == 1
-    assert [dict(h.extra)["all_words"] for h in result.hits] == [True] + [False] * 4
+    assert [h.all_words for h in result.hits] == [True] + [False] * 4
     assert all(set(h.sources) <= {"lexical", "dense"} for h in result.hits)
 
 
@@ -218,9 +218,9 @@ def test_a_profile_whose_models_changed_size_is_caught_when_they_load(home: Path
 def test_similar_sentences_carry_the_sentence_and_its_context(searcher: Searcher) -> None:
     result = neighbours.sentences(searcher, "tocilizumab blocks signalling", k=3)
     assert result.hits
-    extra = dict(result.hits[0].extra)
-    assert extra["sentence"] and "before" in extra["context"]
-    assert extra["sentence_id"] // 1000 == result.hits[0].pmid
+    sentence = result.hits[0].sentence
+    assert sentence is not None and sentence.text
+    assert sentence.sentence_id // 1000 == result.hits[0].pmid
 
 
 def test_cite_strips_markers_and_gives_evidence(searcher: Searcher) -> None:
@@ -233,7 +233,7 @@ def test_cite_strips_markers_and_gives_evidence(searcher: Searcher) -> None:
     assert len(texts) == 2 and "[3,4]" not in texts[0] and "Smith" not in texts[1]
     for item in result.citances:
         assert all(h.year is not None and h.year < 2020 for h in item.result.hits)
-        assert all(dict(h.extra).get("evidence") for h in item.result.hits)
+        assert all(h.evidence for h in item.result.hits)
 
 
 def test_searching_with_another_profile_is_a_clear_error(home: Paths) -> None:

@@ -610,15 +610,15 @@ def test_sentence_search_rescores_compressed_candidates_exactly(searcher: Search
     ).reshape(-1)
     order = np.lexsort(([s.sentence_id for s in all_sents], -scores))[:5]
     expected = [all_sents[i] for i in order]
-    got = [dict(h.extra) for h in result.hits]
-    assert [g["sentence_id"] for g in got] == [s.sentence_id for s in expected]
-    assert [g["sentence"] for g in got] == [s.text for s in expected]
+    got = [h.sentence for h in result.hits if h.sentence is not None]
+    assert [g.sentence_id for g in got] == [s.sentence_id for s in expected]
+    assert [g.text for g in got] == [s.text for s in expected]
     np.testing.assert_allclose([h.score for h in result.hits], scores[order], rtol=1e-4)
     first = got[0]
-    pmid, position = divmod(first["sentence_id"], 1000)
+    pmid, position = divmod(first.sentence_id, 1000)
     sents = article_sentences(records[pmid])
     before = sents[position - 1].text if position else ""
-    assert first["context"]["before"] == before
+    assert first.before == before
 
 
 @pytest.mark.thorough
@@ -674,7 +674,7 @@ def test_a_data_home_with_old_sentence_vectors_says_so_then_ingest_converts_it(
     by_id = {s.sentence_id: float(v) for s, v in zip(sents, scores, strict=True)}
     # The tiny random BERT gives near-ties (32.0 vs 31.99995): compare scores, not ids.
     assert hit.score == pytest.approx(float(scores.max()), rel=1e-3)
-    assert by_id[dict(hit.extra)["sentence_id"]] == pytest.approx(hit.score, rel=1e-3)
+    assert by_id[hit.sentence.sentence_id] == pytest.approx(hit.score, rel=1e-3)
     assert not (directory / "vectors.f16").exists()
 
 

@@ -270,7 +270,7 @@ async def test_hybrid_rows_say_lexical_dense_or_both(paths: Paths, oracle: Searc
         assert kinds == {"lexical", "dense", "both"}, labels
         assert results.rows == results.hits  # no headings outside cite mode
         rows = {h.pmid: row_text(results, i) for i, h in enumerate(results.hits)}
-        words = {h.pmid: dict(h.extra)["all_words"] for h in results.hits}
+        words = {h.pmid: h.all_words for h in results.hits}
         for pmid, sources in labels.items():
             label = "both" if len(sources) == 2 else sources[0]
             marker = "" if words[pmid] else " · not all words"  # ranked in beyond the count
@@ -446,9 +446,9 @@ async def test_similar_sentences_mode(paths: Paths, oracle: Searcher) -> None:
         results = app.screen.query_one(ResultsList)
         expected = neighbours.sentences(oracle, query, k=RESULTS_K)
         assert results.hits and len(results.hits) == len(expected.hits)
-        got = [(h.pmid, dict(h.extra)["sentence"]) for h in results.hits]
-        assert got == [(h.pmid, dict(h.extra)["sentence"]) for h in expected.hits]
-        top = dict(results.hits[0].extra)["sentence"]
+        got = [(h.pmid, h.sentence.text) for h in results.hits]
+        assert got == [(h.pmid, h.sentence.text) for h in expected.hits]
+        top = results.hits[0].sentence.text
         assert f"“{top[:30]}" in rendered_row(results, 0)
 
 
@@ -498,7 +498,7 @@ async def test_cite_mode_suggests_references_with_evidence(paths: Paths, oracle:
         assert heading == f"¶{n} {item.citance.original}  cites {item.citance.markers[0]}"
         assert pmids(hits) == pmids(item.result.hits) and len(hits) == CITE_K
         for hit in hits:
-            evidence = str(dict(hit.extra)["evidence"])
+            evidence = hit.evidence.text
             article = oracle.article(hit.pmid)
             assert evidence and evidence in article.abstract_text
 

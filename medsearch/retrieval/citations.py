@@ -41,10 +41,28 @@ def open_graph(folder: Path, store: Store) -> CitationGraph:
         return CitationGraph.empty(store.conn)
 
 
-def _hit(rank: int, pmid: int, score: float, article: Article | None, **extra: object) -> Hit:
-    fields = tuple((k, v) for k, v in extra.items() if v is not None)
+def _hit(
+    rank: int,
+    pmid: int,
+    score: float,
+    article: Article | None,
+    *,
+    doi: str | None = None,
+    source: str | None = None,
+    seed_links: int | None = None,
+    cited_by: int | None = None,
+) -> Hit:
     if article is None:
-        return Hit(rank=rank, pmid=pmid, score=score, extra=(("in_corpus", False), *fields))
+        return Hit(
+            rank=rank,
+            pmid=pmid,
+            score=score,
+            in_corpus=False,
+            doi=doi,
+            reference_source=source,
+            seed_links=seed_links,
+            cited_by=cited_by,
+        )
     return Hit(
         rank=rank,
         pmid=pmid,
@@ -53,7 +71,11 @@ def _hit(rank: int, pmid: int, score: float, article: Article | None, **extra: o
         journal=article.journal_abbrev or article.journal,
         year=article.year,
         authors=tuple(a.display for a in article.authors[:3]),
-        extra=(("in_corpus", True), *fields),
+        in_corpus=True,
+        doi=doi,
+        reference_source=source,
+        seed_links=seed_links,
+        cited_by=cited_by,
     )
 
 
@@ -101,14 +123,15 @@ def references(
                 stored,
                 doi=doi if stored is None or not stored.doi else stored.doi,
                 source=source.get(ref_pmid, "reference list"),
-                **{CITED_BY: int(count) if ref_pmid else None},
+                cited_by=int(count) if ref_pmid else None,
             )
         )
     return SearchResult(
         hits=tuple(hits),
         mode="references",
         total=len(hits),
-        context=(("pmid", pmid), ("in_corpus", citing is not None)),
+        pmid=pmid,
+        details=(("in_corpus", citing is not None),),
         filters=filters,
     )
 
@@ -140,14 +163,14 @@ def cited_by(
         score = {p: float(_date_rank(articles.get(p))) for p in citing}
     ordered = sorted(citing, key=lambda p: (-score[p], -counts[p], -p))
     hits = tuple(
-        _hit(i, p, score[p], articles.get(p), **{CITED_BY: counts[p]})
-        for i, p in enumerate(ordered, 1)
+        _hit(i, p, score[p], articles.get(p), cited_by=counts[p]) for i, p in enumerate(ordered, 1)
     )
     return SearchResult(
         hits=hits,
         mode="cited_by",
         total=len(hits),
-        context=(("pmid", pmid), ("sort", sort)),
+        pmid=pmid,
+        sort=sort,
         filters=filters,
     )
 
@@ -167,7 +190,7 @@ def with_counts(result: SearchResult, graph: CitationGraph) -> SearchResult:
 def add_counts(hits: Sequence[Hit], graph: CitationGraph) -> list[Hit]:
     counts = graph.counts([h.pmid for h in hits]).tolist() if hits else []
     return [
-        h if CITED_BY in dict(h.extra) else replace(h, extra=(*h.extra, (CITED_BY, n)))
+        h if h.cited_by is not None else replace(h, cited_by=n)
         for h, n in zip(hits, counts, strict=True)
     ]
 
@@ -175,7 +198,7 @@ def add_counts(hits: Sequence[Hit], graph: CitationGraph) -> list[Hit]:
 def sorted_by_cited(hits: Sequence[Hit], graph: CitationGraph) -> list[Hit]:
     """Most cited first (ties keep their order), ranks renumbered, counts attached."""
     counted = add_counts(hits, graph)
-    ordered = sorted(counted, key=lambda h: -int(dict(h.extra)[CITED_BY]))
+    ordered = sorted(counted, key=lambda h: -(h.cited_by or 0))
     return [replace(h, rank=i) for i, h in enumerate(ordered, 1)]
 
 
@@ -224,13 +247,14 @@ def related(
     chosen = chosen[:k]
     counts = graph.counts(chosen).tolist() if chosen else []
     hits = tuple(
-        _hit(i, p, round(scores[p], 6), articles[p], **{CITED_BY: n})
+        _hit(i, p, round(scores[p], 6), articles[p], cited_by=n)
         for i, (p, n) in enumerate(zip(chosen, counts, strict=True), 1)
     )
     return SearchResult(
         hits=hits,
         mode="citations",
         total=len(scores),
-        context=(("pmid", pmid), ("by", "citations")),
+        pmid=pmid,
+        details=(("by", "citations"),),
         filters=filters,
     )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from medsearch.errors import UsageError
 from medsearch.query.normalize import repair_undecodable
-from medsearch.records import Filters, Hit
+from medsearch.records import Evidence, Filters, Hit
 from medsearch.retrieval.citances import Citance, split_citances
 from medsearch.retrieval.results import SearchResult
 
@@ -94,7 +94,7 @@ def suggest(
             rerank=choice,
             is_cancelled=is_cancelled,
         )
-        result = replace(result, context=(("citance", citance.text),))
+        result = replace(result, query=None, translation=None, citance=citance.text)
         result = result.with_hits(with_evidence(searcher, citance.text, result.hits))
         out.append(CitanceResult(citance=citance, result=result))
     return CiteResult(citances=tuple(out), before=before)
@@ -129,10 +129,5 @@ def with_evidence(searcher: Resources, text: str, hits: tuple[Hit, ...]) -> list
             overlaps = [_overlap(words, s.text) for s in sents]
             best = overlaps.index(max(overlaps))
         sentence = sents[best]
-        out.append(
-            replace(
-                hit,
-                extra=(*hit.extra, ("evidence", sentence.text), ("evidence_label", sentence.label)),
-            )
-        )
+        out.append(replace(hit, evidence=Evidence(sentence.text, sentence.label)))
     return out

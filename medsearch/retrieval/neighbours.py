@@ -15,7 +15,7 @@ import numpy as np
 
 from medsearch.errors import UsageError
 from medsearch.query.normalize import repair_undecodable
-from medsearch.records import Filters, Sentence, sentence_id, split_sentence_id
+from medsearch.records import Filters, Sentence, SentenceMatch, sentence_id, split_sentence_id
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def similar(
         k,
         filters,
         exclude=frozenset({pmid}),
-        context=(("pmid", pmid),),
+        pmid=pmid,
         same_title=source.title if skip_duplicates else None,
     )
 
@@ -59,7 +59,7 @@ def similar_text(
             f" reads {limit}; shorten it (the title and the start of the abstract are enough)"
         )
     vector = dense.encoder.encode_articles([(title, abstract)])
-    return _neighbours(searcher, vector, k, None, context=(("text", f"{title}\n{abstract}"),))
+    return _neighbours(searcher, vector, k, None, details=(("text", f"{title}\n{abstract}"),))
 
 
 def _neighbours(
@@ -69,7 +69,8 @@ def _neighbours(
     filters: Filters | None,
     *,
     exclude: frozenset[int] = frozenset(),
-    context: tuple[tuple[str, Any], ...],
+    pmid: int | None = None,
+    details: tuple[tuple[str, Any], ...] = (),
     same_title: str | None = None,
 ) -> SearchResult:
     dense = searcher.dense_side("similar articles")
@@ -86,7 +87,8 @@ def _neighbours(
         hits=tuple(make_hits(cands, records)),
         mode="dense",
         total=len(cands),
-        context=context,
+        pmid=pmid,
+        details=details,
         filters=filters or Filters(),
     )
 
@@ -134,17 +136,12 @@ def sentences(searcher: Resources, text: str, *, k: int = 10) -> SearchResult:
                 pmid=pmid,
                 score=score,
                 sources=("dense",),
-                extra=(
-                    ("sentence", sent.text),
-                    ("label", sent.label),
-                    ("sentence_id", sent.sentence_id),
-                    ("context", {"before": before, "after": after}),
-                ),
+                sentence=SentenceMatch(sent.text, sent.label, sent.sentence_id, before, after),
             )
         )
     return SearchResult(
         hits=tuple(make_hits(cands, records)),
         mode="sentences",
         total=len(cands),
-        context=(("query", text),),
+        query=text,
     )

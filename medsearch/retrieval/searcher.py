@@ -147,8 +147,10 @@ class Searcher(Resources):
             snippets=final_k if snippets else 0,  # only the head is shown; ~0.3 ms each
         )
         timings.append(("lexical", time.perf_counter() - t0))
+        long_query = None
         if lex.dropped and mode != "dense":
-            notes.append(dropped_note(lex.dropped, dense_reads_all=mode != "lexical"))
+            long_query = dropped_note(lex.dropped, dense_reads_all=mode != "lexical")
+            notes.append(long_query)
         if lex.truncated:
             notes.append(truncated_note(lex.truncated))
         if syntax and translation is None and (note := mesh_note(query_plan.parsed)) is not None:
@@ -197,8 +199,9 @@ class Searcher(Resources):
             hits=tuple(hits),
             mode=mode,
             total=total,
-            context=(("query", query),)
-            + ((("translation", translation.text),) if translation is not None else ()),
+            query=query,
+            translation=translation.text if translation is not None else None,
+            long_query=long_query,
             filters=lex.filters,
             notes=tuple(notes),
             timings=tuple(timings),
@@ -221,7 +224,7 @@ class Searcher(Resources):
         if words is None or not hits:
             return hits
         inside = self.lexical.members([h.pmid for h in hits], words, filters)
-        return [replace(h, extra=(*h.extra, (ALL_WORDS, h.pmid in inside))) for h in hits]
+        return [replace(h, all_words=h.pmid in inside) for h in hits]
 
     def _order_set(
         self,
@@ -303,12 +306,7 @@ class Searcher(Resources):
                 abstract = docs[i][1]
                 snippet = make_snippet(abstract, self.lexical.highlight(abstract, terms))
             out.append(
-                replace(
-                    cand,
-                    score=float(scores[i]),
-                    snippet=snippet,
-                    extra=(*cand.extra, ("first_stage_rank", i + 1)),
-                )
+                replace(cand, score=float(scores[i]), snippet=snippet, first_stage_rank=i + 1)
             )
         return out
 
@@ -352,7 +350,7 @@ class Searcher(Resources):
                 score=f.score,
                 sources=f.sources,
                 snippet=snippets.get(f.pmid, ""),
-                extra=tuple((f"{name}_rank", rank) for name, rank in f.ranks),
+                source_ranks=tuple(f.ranks),
             )
             for f in fused
         ]
@@ -406,7 +404,7 @@ class Searcher(Resources):
         if cross is None:
             note = "no cross-encoder in this model profile: first-stage order kept"
             return replace(result, notes=(*result.notes, note))
-        query = dict(result.context).get("query") or dict(result.context).get("citance", "")
+        query = result.query or result.citance or ""
         size = min(len(result.hits), head or self.rerank_head())
         if size == 0:
             return result
@@ -420,20 +418,19 @@ class Searcher(Resources):
         ]
         t0 = time.perf_counter()
         try:
-            scores = cross.score_pairs(str(query), docs, is_cancelled=is_cancelled).tolist()
+            scores = cross.score_pairs(query, docs, is_cancelled=is_cancelled).tolist()
         except Cancelled:
             return result
         order = sorted(range(size), key=lambda i: -scores[i])
         hits: list[Hit] = []
         for i in order:
+            first = top[i].first_stage_rank  # the Delta reranker's, when it ran first
             hits.append(
                 replace(
                     top[i],
                     rank=len(hits) + 1,
                     score=scores[i],
-                    extra=top[i].extra
-                    if any(key == "first_stage_rank" for key, _ in top[i].extra)
-                    else (*top[i].extra, ("first_stage_rank", top[i].rank)),
+                    first_stage_rank=top[i].rank if first is None else first,
                 )
             )
         for h in result.hits[size:]:
