@@ -19,11 +19,11 @@ from dataclasses import replace
 import numpy as np
 
 from medsearch.errors import ModelError, StoreError, UsageError
-from medsearch.models.batching import Cancelled
 from medsearch.paths import Paths
 from medsearch.query.normalize import repair_undecodable
 from medsearch.query.parser import mesh_note, parse_plain
 from medsearch.records import Article, Filters, Hit
+from medsearch.retrieval.cross_stage import cross_rerank
 from medsearch.retrieval.query_text import (
     LONG_TEXT,
     dropped_note,
@@ -327,33 +327,10 @@ class Searcher(Resources):
         return [Candidate(pmid=p, score=s, sources=("dense",)) for p, s in pairs], as_article
 
     def _fuse(self, lexical: list[Candidate], dense: list[Candidate], k: int) -> list[Candidate]:
-        from medsearch.retrieval.fusion import reciprocal_rank_fusion, score_fusion
+        from medsearch.retrieval.fusion import fuse_candidates
 
-        if self.settings.fusion == "score":
-            fused = score_fusion(
-                {
-                    "lexical": [(c.pmid, c.score) for c in lexical],
-                    "dense": [(c.pmid, c.score) for c in dense],
-                },
-                limit=k,
-            )
-        else:
-            fused = reciprocal_rank_fusion(
-                {"lexical": [c.pmid for c in lexical], "dense": [c.pmid for c in dense]},
-                k=self.settings.rrf_k,
-                limit=k,
-            )
-        snippets = {c.pmid: c.snippet for c in lexical}
-        return [
-            Candidate(
-                pmid=f.pmid,
-                score=f.score,
-                sources=f.sources,
-                snippet=snippets.get(f.pmid, ""),
-                source_ranks=tuple(f.ranks),
-            )
-            for f in fused
-        ]
+        settings = self.settings
+        return fuse_candidates(lexical, dense, k, method=settings.fusion, rrf_k=settings.rrf_k)
 
     def search_reranked(
         self,
@@ -404,44 +381,8 @@ class Searcher(Resources):
         if cross is None:
             note = "no cross-encoder in this model profile: first-stage order kept"
             return replace(result, notes=(*result.notes, note))
-        query = result.query or result.citance or ""
         size = min(len(result.hits), head or self.rerank_head())
-        if size == 0:
-            return result
-        top = list(result.hits[:size])
-        records = self.store.get_many([h.pmid for h in top])
-        docs = [
-            (records[h.pmid].title, records[h.pmid].abstract_text)
-            if h.pmid in records
-            else (h.title, "")
-            for h in top
-        ]
-        t0 = time.perf_counter()
-        try:
-            scores = cross.score_pairs(query, docs, is_cancelled=is_cancelled).tolist()
-        except Cancelled:
-            return result
-        order = sorted(range(size), key=lambda i: -scores[i])
-        hits: list[Hit] = []
-        for i in order:
-            first = top[i].first_stage_rank  # the Delta reranker's, when it ran first
-            hits.append(
-                replace(
-                    top[i],
-                    rank=len(hits) + 1,
-                    score=scores[i],
-                    first_stage_rank=top[i].rank if first is None else first,
-                )
-            )
-        for h in result.hits[size:]:
-            hits.append(replace(h, rank=len(hits) + 1))
-        return replace(
-            result,
-            hits=tuple(hits),
-            reranked=True,
-            rerankers=(*result.rerankers, "cross"),
-            timings=(*result.timings, ("rerank", time.perf_counter() - t0)),
-        )
+        return cross_rerank(cross, self.store, result, size, is_cancelled=is_cancelled)
 
 
 def open_searcher(
