@@ -132,6 +132,13 @@ class Resources:
             self._delta = load_delta(self.delta_dir, self.store, self.profile_name)
         return self._delta
 
+    def delta_news_told(self) -> None:
+        """What the last training concluded has been said: not again by this searcher,
+        nor by later processes (:func:`medsearch.rerank.loading.told`)."""
+        from medsearch.rerank.loading import told
+
+        self._delta = told(self.delta_dir, self.delta_model())
+
     def rerank_plan(self, choice: str | None = None) -> RerankPlan:
         """Which rerankers ``choice`` (default: the ``rerank`` setting) means here."""
         from medsearch.rerank.plan import plan_rerank

@@ -129,10 +129,8 @@ class Searcher(Resources):
             self.encoder(f"{mode} search")  # the plan depends on its device
         plan = self.rerank_plan(rerank)
         notes.extend(plan.notes)
-        if plan.news:  # said once: not again by this searcher, nor by later processes
-            from medsearch.rerank.loading import told
-
-            self._delta = told(self.delta_dir, self.delta_model())
+        if plan.news:
+            self.delta_news_told()
         final_k = k
         if plan.delta:
             k = max(k, self.settings.delta_depth)
