@@ -5,6 +5,10 @@ one checkpoint per epoch): an interrupted run (Ctrl-C, kill) starts again where 
 stopped, and the finished model replaces the old one atomically. The model records the
 corpus, profile and signals it was trained on, so a search can tell when it no longer
 fits (see :func:`medsearch.rerank.loading.staleness`).
+
+Longer than the package's other modules (~530 lines) on purpose: the stages share the
+options, the work directory and its checkpoints, and read best as one pipeline from top
+to bottom; what stands alone (examples, word vectors, the network) has its own module.
 """
 
 from __future__ import annotations
