@@ -427,6 +427,7 @@ def sentence_search(
     import numpy as np
 
     from medsearch.paths import Paths
+    from medsearch.retrieval import neighbours
     from medsearch.retrieval.searcher import open_searcher
     from medsearch.sentences import split_sentences
 
@@ -442,7 +443,7 @@ def sentence_search(
         out: dict[str, Any] = {"sentences": len(dense.sentences), "exact": dense.sentences.exact}
         for c in candidates:
             dense.sentence_candidates = c
-            searcher.sentences(queries[0], k=10)  # warm: lists, records, kernels
+            neighbours.sentences(searcher, queries[0], k=10)  # warm: lists, records, kernels
             whole = [timed(device, partial(searcher.sentences, q, k=10)) for q in queries]
             batch = [pool[i % len(pool)] for i in range(c)]
             reencode = partial(dense.encoder.encode_sentences, batch)

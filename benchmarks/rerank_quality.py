@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     from medsearch.evaluate import build_collection
-    from medsearch.rerank.train import train_corpus
+    from medsearch.training.train import train_corpus
 
     paths = Paths.resolve(args.home).ensure()
     home, pmids, _ = build_collection(

@@ -101,8 +101,8 @@ def _ensure_delta(home: Paths, progress: Progress) -> tuple[list[str], bool]:
     the notes, and whether there is a model (False: the corpus cannot train one, and the
     evaluation measures the first-stage order instead of failing)."""
     from medsearch.errors import UntrainableError
-    from medsearch.rerank.train import train_corpus
     from medsearch.retrieval.searcher import open_searcher
+    from medsearch.training.train import train_corpus
 
     with open_searcher(home) as searcher:
         status = searcher.delta_model()
@@ -141,7 +141,7 @@ def evaluate(
     """
     from medsearch.metrics import evaluate_run
     from medsearch.rerank.plan import TRAIN_HINT
-    from medsearch.retrieval.searcher import LONG_QUERY, open_searcher
+    from medsearch.retrieval.searcher import open_searcher
 
     if mode not in EVAL_MODES:
         raise UsageError(f"unknown mode {mode!r}; choose one of {', '.join(EVAL_MODES)}")
@@ -179,12 +179,12 @@ def evaluate(
                 cross=True if mode == "rerank" else None,
             )
             used_rerankers.update(result.rerankers)
-            long_queries += any(n.startswith(LONG_QUERY) for n in result.notes)
+            long_queries += result.long_query is not None
             notes.extend(
                 n
                 for n in result.notes
                 if n not in notes
-                and not n.startswith(LONG_QUERY)
+                and n != result.long_query
                 and not (untrained and TRAIN_HINT in n)  # training was tried: it cannot
             )
             run[qid] = [pmids.doc_id(h.pmid) for h in result.hits]

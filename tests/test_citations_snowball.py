@@ -80,7 +80,7 @@ def test_candidates_rank_by_closeness_to_the_seeds_text(graph: tuple[Store, Cita
     store, g = graph
     hits = snowball(store, g, [1, 2]).result.hits
     assert hits[0].pmid == 13
-    assert dict(hits[0].extra)["seed_links"] == 1
+    assert hits[0].seed_links == 1
 
 
 def test_exclusions_read_pmid_lists_and_reference_manager_files(

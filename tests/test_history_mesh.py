@@ -117,7 +117,7 @@ def test_hash_n_expands_to_the_translation_and_re_runs_to_the_same_set(
 ) -> None:
     paths = homes.mesh
     result = searcher.search(query, mode="lexical", k=1000, rerank="none", snippets=False)
-    translation = dict(result.context)["translation"]
+    translation = result.translation
     number = record_search(paths, searcher, query, result, filters=Filters())
     assert number is not None
     assert resolver(paths)(number) == translation
@@ -127,7 +127,7 @@ def test_hash_n_expands_to_the_translation_and_re_runs_to_the_same_set(
     assert rerun.total == result.total
     if result.counted == "set":
         assert {h.pmid for h in rerun.hits} == {h.pmid for h in result.hits}
-        again = dict(rerun.context)["translation"]  # words not mapped twice:
+        again = rerun.translation  # words not mapped twice:
         assert unbracketed(again) == unbracketed(translation)  # A OR (B OR C) is A OR B OR C
 
 

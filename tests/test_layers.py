@@ -59,7 +59,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ("medsearch.index", "medsearch.models", "medsearch.config", "medsearch.status"),
     ),
     ("retrieval", ("medsearch.retrieval", "medsearch.rerank")),
-    ("training", ("medsearch.training", "medsearch.rerank.train")),
+    ("training", ("medsearch.training",)),
     ("ingest", ("ingest",)),
     (
         "commands, UI, evaluation",
@@ -73,21 +73,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("cli", ("medsearch.cli",)),
 ]
-"""Each module belongs to the layer of its longest matching prefix: ``medsearch.rerank``
-sits with retrieval, its trainer ``medsearch.rerank.train`` a layer above."""
-
-KNOWN_UNTIL_MERGE: set[tuple[str, str]] = {
-    # rerank.loading -> rerank.train -> retrieval.searcher -> rerank.loading: Delta's
-    # status rule lives in the trainer; it moves beside the loading, training moves to
-    # medsearch/training/
-    ("medsearch.rerank.loading", "medsearch.rerank.train"),
-    # ingest.encode_readers <-> ingest.encode_stage: the chunk builders move out of the
-    # stage into a module both import
-    ("ingest.encode_readers", "ingest.encode_stage"),
-}
-"""Edges (importer, imported) tolerated while the branches that remove them are being
-merged. Each one closes a known circle; once the fixes are in, the test below fails
-until this set is emptied."""
+"""Each module belongs to the layer of its longest matching prefix. ``medsearch.rerank``
+(the Delta model as searches load and apply it) sits with retrieval; its trainer,
+``medsearch.training``, runs searches and so sits a layer above."""
 
 
 def module_files() -> dict[str, Path]:
@@ -268,7 +256,6 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 MODULES = module_files()
 GRAPH = import_graph(MODULES)
-ALLOWED = {m: {t for t in ts if (m, t) not in KNOWN_UNTIL_MERGE} for m, ts in GRAPH.items()}
 
 
 def test_every_module_has_a_layer() -> None:
@@ -280,7 +267,7 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
     upward = [
         f"{module} ({LAYERS[layer_of(module) or 0][0]}) imports {target}"
         f" ({LAYERS[layer_of(target) or 0][0]})"
-        for module, targets in sorted(ALLOWED.items())
+        for module, targets in sorted(GRAPH.items())
         for target in sorted(targets)
         if (layer_of(target) or 0) > (layer_of(module) or 0)
     ]
@@ -288,21 +275,15 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
 
 
 def test_no_import_circles() -> None:
-    found = circles(ALLOWED)
+    found = circles(GRAPH)
     assert not found, f"import circles: {found}"
-
-
-def test_known_until_merge_lists_only_edges_that_still_exist() -> None:
-    """An entry whose import is gone is a fix merged: take it off the list."""
-    gone = sorted(edge for edge in KNOWN_UNTIL_MERGE if edge[1] not in GRAPH.get(edge[0], set()))
-    assert not gone, f"remove from KNOWN_UNTIL_MERGE: {gone}"
 
 
 def test_the_graph_sees_imports_inside_functions_and_from_imports_of_modules() -> None:
     """The reading itself: a lazy import counts, ``from pkg import module`` names the
     module, and a TYPE_CHECKING import does not count."""
     assert "medsearch.records" in GRAPH["medsearch.notices"]
-    assert "medsearch.retrieval.searcher" in GRAPH["medsearch.rerank.train"]  # in a function
+    assert "medsearch.retrieval.searcher" in GRAPH["medsearch.training.train"]  # in a function
     assert "medsearch.notices" in GRAPH["medsearch.store.columns"]  # from medsearch import notices
     assert "medsearch.retrieval.searcher" not in GRAPH["medsearch.retrieval.cite"]
 

@@ -24,7 +24,7 @@ from medsearch.index.lexical_query import RANKED_FIELDS, QueryBuilder, Ranking, 
 from medsearch.query.nodes import Or
 from medsearch.query.parser import parse_plain, parse_query
 from medsearch.records import AbstractSection, Article
-from medsearch.retrieval.searcher import LONG_QUERY, dropped_note
+from medsearch.retrieval.query_text import LONG_QUERY, dropped_note
 
 DOCS = 40
 COMMON = ("cohort", "patients", "outcome", "therapy", "risk", "trial")  # in every abstract

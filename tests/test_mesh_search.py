@@ -153,7 +153,7 @@ def test_untagged_words_map_to_headings_and_supplementary_concepts(
     assert muramidase <= lysozyme
     result = searcher.search("HEWL AND 1975[dp]", mode="lexical", k=100, rerank="none")
     assert {h.pmid for h in result.hits} == muramidase  # a concept's synonym: its heading
-    assert dict(result.context)["translation"] == (
+    assert result.translation == (
         '("hen egg-white lysozyme"[Supplementary Concept] OR "Muramidase"[MeSH Terms] OR HEWL)'
         " AND 1975[dp]"
     )
@@ -169,7 +169,7 @@ def test_nm_matches_supplementary_concepts_and_chemicals_by_any_of_their_names(
     assert found(searcher, "alkylsulfatase[nm]") == indexed_with("alkylsulfatase") != set()
     assert found(searcher, "alkyl sulfatase[nm]") == indexed_with("alkylsulfatase")
     mapped = searcher.search("alkyl sulfatase", mode="lexical", k=10, rerank="none")
-    assert dict(mapped.context)["translation"] == (
+    assert mapped.translation == (
         '"alkylsulfatase"[Supplementary Concept] OR "Sulfatases"[MeSH Terms]'
         " OR (alkyl AND sulfatase)"
     )
@@ -180,17 +180,17 @@ def test_nm_matches_supplementary_concepts_and_chemicals_by_any_of_their_names(
 
 def test_journals_then_authors_when_mesh_does_not_know_the_words(searcher: Searcher) -> None:
     result = searcher.search("br j haematol AND hemolysis", mode="lexical", k=10, rerank="none")
-    assert dict(result.context)["translation"].startswith('("br j haematol"[Journal] OR')
+    assert result.translation.startswith('("br j haematol"[Journal] OR')
     assert result.total > 0
     author = searcher.search("mier pd AND skin", mode="lexical", k=10, rerank="none")
-    assert '"mier pd"[Author]' in dict(author.context)["translation"]
+    assert '"mier pd"[Author]' in author.translation
     assert author.total > 0
 
 
 def test_plain_words_rank_as_typed_and_count_their_translation(searcher: Searcher) -> None:
     ranked = searcher.search("lysozyme", mode="lexical", k=100, rerank="none")
     assert ranked.counted == "all_words"
-    assert dict(ranked.context)["translation"] == '"Muramidase"[MeSH Terms] OR lysozyme'
+    assert ranked.translation == '"Muramidase"[MeSH Terms] OR lysozyme'
     assert ranked.total == len(found(searcher, "lysozyme[mh] OR lysozyme"))
 
 
@@ -216,7 +216,7 @@ def test_without_mesh_searches_are_unchanged_and_say_how_to_install_it(
     with open_searcher(Paths(plain)) as searcher:
         result = searcher.search("hydrolases[mh]", mode="lexical", k=100, rerank="none")
         assert {h.pmid for h in result.hits} == with_heading(articles, {"Hydrolases"})
-        assert MESH_NOTE in result.notes and "translation" not in dict(result.context)
+        assert MESH_NOTE in result.notes and result.translation is None
     code, _, err = run(plain, "search", "lysozyme", "--explain", "--mode", "lexical")
     assert code == 0 and "medsearch ingest --download mesh" in err
 

@@ -28,7 +28,7 @@ from medsearch.index.lexical import LexicalIndex
 from medsearch.index.lexical_terms import MAX_EXPANSIONS
 from medsearch.query import And, Or, Phrase, Prefix, Tagged, Term, parse_query
 from medsearch.records import AbstractSection, Article
-from medsearch.retrieval.searcher import truncated_note
+from medsearch.retrieval.query_text import truncated_note
 
 
 def article(pmid: int, title: str, abstract: str = "") -> Article:

@@ -666,7 +666,7 @@ def test_a_query_keeps_pubmeds_set_in_dense_and_hybrid_modes(
         return
     # plain words rank the whole corpus; their count and their marked hits are the set
     ranked = vectors.search(query, mode=mode, k=K, snippets=False)
-    assert {h.pmid for h in ranked.hits if dict(h.extra)["all_words"]} == want
+    assert {h.pmid for h in ranked.hits if h.all_words} == want
     assert ranked.total == len(want)
 
 

@@ -10,10 +10,8 @@ import pytest
 import torch
 
 from medsearch.errors import UsageError
-from medsearch.rerank.examples import cross_gains, held_out, ndcg_at, pairs_for
 from medsearch.rerank.lexmatch import IdfTable
 from medsearch.rerank.loading import DeltaStatus
-from medsearch.rerank.net import DeltaNet, pairwise_loss, relevance_weight
 from medsearch.rerank.plan import plan_rerank
 from medsearch.rerank.scorer import (
     PAD,
@@ -40,6 +38,8 @@ from medsearch.rerank.text import (
     raw_tokens,
     tokens,
 )
+from medsearch.training.examples import cross_gains, held_out, ndcg_at, pairs_for
+from medsearch.training.net import DeltaNet, pairwise_loss, relevance_weight
 
 # -- the paper's tokenizer -------------------------------------------------------------
 

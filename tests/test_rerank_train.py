@@ -21,8 +21,8 @@ from medsearch.cli import main
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress
 from medsearch.rerank import marks
-from medsearch.rerank.train import TrainOptions, train
 from medsearch.retrieval.searcher import open_searcher
+from medsearch.training.train import TrainOptions, train
 
 ARTICLES = 400
 MINIMUM = 200
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.thorough  # whole paths (training, kill and resume): .c
 @pytest.fixture(scope="module", autouse=True)
 def small_corpora_may_train() -> Any:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("medsearch.rerank.train.MIN_ARTICLES", MINIMUM)
+        patch.setattr("medsearch.rerank.loading.MIN_ARTICLES", MINIMUM)
         yield
 
 
@@ -301,7 +301,7 @@ def test_one_searcher_announces_the_kept_first_stage_order_once(trained: Path) -
 def test_the_blend_is_judged_on_queries_the_first_stage_cannot_answer_by_copying() -> None:
     import numpy as np
 
-    from medsearch.rerank.train import FAIR_MIN, judged_queries
+    from medsearch.training.train import FAIR_MIN, judged_queries
 
     def held_out(kinds: list[str]) -> dict[str, Any]:
         return {"validation": np.arange(len(kinds)), "validation_kind": np.array(kinds)}

@@ -30,7 +30,10 @@ from medsearch.index.sentence_index import SentenceCollection
 from medsearch.index.vector import VectorCollection
 from medsearch.paths import Paths
 from medsearch.records import Filters
-from medsearch.retrieval.searcher import LONG_TEXT, Searcher, open_searcher
+from medsearch.retrieval import neighbours
+from medsearch.retrieval.cite import suggest
+from medsearch.retrieval.query_text import LONG_TEXT
+from medsearch.retrieval.searcher import Searcher, open_searcher
 from medsearch.store import Store
 
 TOPICS = [
@@ -113,7 +116,7 @@ def test_hybrid_is_the_default_with_vectors_and_hits_say_where_they_came_from(
     assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
     # plain words: the count is the articles holding every word; others are marked
     assert result.total == 1
-    assert [dict(h.extra)["all_words"] for h in result.hits] == [True] + [False] * 4
+    assert [h.all_words for h in result.hits] == [True] + [False] * 4
     assert all(set(h.sources) <= {"lexical", "dense"} for h in result.hits)
 
 
@@ -169,7 +172,7 @@ def test_a_text_past_the_query_encoder_is_read_as_an_article(searcher: Searcher)
     long_text = " ".join(f"{title}. {abstract}" for title, abstract in TOPICS[:4])
     assert searcher.encoder("test").query_tokens(long_text) > 64
     dense = searcher.search(long_text, mode="dense", k=5)
-    like_article = searcher.similar_text("", long_text, k=5)
+    like_article = neighbours.similar_text(searcher, "", long_text, k=5)
     assert [h.pmid for h in dense.hits] == [h.pmid for h in like_article.hits]
     assert LONG_TEXT in dense.notes
     short = searcher.search("IL-6 cytokine storm", mode="dense", k=5)
@@ -180,17 +183,17 @@ def test_a_text_past_the_query_encoder_is_read_as_an_article(searcher: Searcher)
 
 
 def test_similar_articles_exclude_the_article_itself(searcher: Searcher) -> None:
-    result = searcher.similar(1003, k=5)
+    result = neighbours.similar(searcher, 1003, k=5)
     assert result.hits and 1003 not in [h.pmid for h in result.hits]
     with pytest.raises(NotFoundError):
-        searcher.similar(424242)
+        neighbours.similar(searcher, 424242)
 
 
 def test_each_question_loads_only_the_models_it_needs(home: Paths) -> None:
     """Stored vectors need no model; text needs the encoders; reranking the cross-encoder."""
     with open_searcher(home, device="cpu") as searcher:
         assert searcher.dense is None and searcher.cross is None  # opening loads nothing
-        similar = searcher.similar(1000, k=3)
+        similar = neighbours.similar(searcher, 1000, k=3)
         assert similar.hits and searcher.dense is not None
         assert searcher.device is None and searcher.cross is None  # vectors only
         lexical = searcher.search("metformin", mode="lexical", k=3)
@@ -207,17 +210,17 @@ def test_a_profile_whose_models_changed_size_is_caught_when_they_load(home: Path
         'symmetric = true\npooling = "mean"\nnormalize = true\n'
     )
     with open_searcher(home, device="cpu") as searcher:
-        assert searcher.similar(1000, k=3).hits  # stored vectors: still fine
+        assert neighbours.similar(searcher, 1000, k=3).hits  # stored vectors: still fine
         with pytest.raises(IndexMismatchError, match=r"32 dimensions.*'tiny' gives 384"):
             searcher.search("metformin", mode="dense")
 
 
 def test_similar_sentences_carry_the_sentence_and_its_context(searcher: Searcher) -> None:
-    result = searcher.sentences("tocilizumab blocks signalling", k=3)
+    result = neighbours.sentences(searcher, "tocilizumab blocks signalling", k=3)
     assert result.hits
-    extra = dict(result.hits[0].extra)
-    assert extra["sentence"] and "before" in extra["context"]
-    assert extra["sentence_id"] // 1000 == result.hits[0].pmid
+    sentence = result.hits[0].sentence
+    assert sentence is not None and sentence.text
+    assert sentence.sentence_id // 1000 == result.hits[0].pmid
 
 
 def test_cite_strips_markers_and_gives_evidence(searcher: Searcher) -> None:
@@ -225,12 +228,12 @@ def test_cite_strips_markers_and_gives_evidence(searcher: Searcher) -> None:
         "Blocking IL-6 with tocilizumab calms the cytokine storm [3,4]. "
         "Statins lower LDL cholesterol (Smith et al., 2019). We used R."
     )
-    result = searcher.cite(paragraph, k=3, before=2020)
+    result = suggest(searcher, paragraph, k=3, before=2020)
     texts = [c.citance.text for c in result.citances]
     assert len(texts) == 2 and "[3,4]" not in texts[0] and "Smith" not in texts[1]
     for item in result.citances:
         assert all(h.year is not None and h.year < 2020 for h in item.result.hits)
-        assert all(dict(h.extra).get("evidence") for h in item.result.hits)
+        assert all(h.evidence for h in item.result.hits)
 
 
 def test_searching_with_another_profile_is_a_clear_error(home: Paths) -> None:
@@ -345,8 +348,8 @@ def test_similar_skips_same_title_duplicates_unless_asked(home: Paths, tmp_path:
     ingest_and_encode(home, [update], profile=None)
     with open_searcher(home, device="cpu") as s:
         everyone = len(TOPICS)  # k covers the whole corpus
-        assert 2003 not in [h.pmid for h in s.similar(1003, k=everyone).hits]
-        with_dups = s.similar(1003, k=everyone, skip_duplicates=False)
+        assert 2003 not in [h.pmid for h in neighbours.similar(s, 1003, k=everyone).hits]
+        with_dups = neighbours.similar(s, 1003, k=everyone, skip_duplicates=False)
         assert 2003 in [h.pmid for h in with_dups.hits]
 
 
@@ -389,9 +392,9 @@ def test_cite_stops_between_sentences_when_cancelled(searcher: Searcher) -> None
         checks.append(1)
         return len(checks) > 1
 
-    partial = searcher.cite(paragraph, k=2, rerank=False, is_cancelled=after_first_sentence)
+    partial = suggest(searcher, paragraph, k=2, rerank=False, is_cancelled=after_first_sentence)
     assert [c.citance.text for c in partial.citances] == ["Amyloid plaques accumulate."]
-    assert searcher.cite(paragraph, k=2, is_cancelled=lambda: True).citances == ()
+    assert suggest(searcher, paragraph, k=2, is_cancelled=lambda: True).citances == ()
 
 
 def test_text_over_the_encoder_limit_is_a_clear_error(searcher: Searcher) -> None:
@@ -399,11 +402,11 @@ def test_text_over_the_encoder_limit_is_a_clear_error(searcher: Searcher) -> Non
 
     long_sentence = " ".join(["amyloid plaques accumulate"] * 40)  # > 64 query tokens
     with pytest.raises(UsageError, match=r"tokens and sentence search reads 64"):
-        searcher.sentences(long_sentence)
+        neighbours.sentences(searcher, long_sentence)
     huge = " ".join(["statin therapy lowers ldl"] * 200)  # > 512 article tokens
     with pytest.raises(UsageError, match=r"article encoder reads 512"):
-        searcher.similar_text("A title", huge)
-    assert searcher.similar_text("Statins", "Statins lower LDL.").hits
+        neighbours.similar_text(searcher, "A title", huge)
+    assert neighbours.similar_text(searcher, "Statins", "Statins lower LDL.").hits
 
 
 def test_free_text_with_bytes_that_were_not_utf8_reads_them_as_windows_1252(
@@ -412,12 +415,15 @@ def test_free_text_with_bytes_that_were_not_utf8_reads_them_as_windows_1252(
     """A Latin-1 script's argument (``caf\\xe9`` arrives as ``caf\\udce9``) is encoded,
     not refused by the tokenizer, wherever free text enters."""
     garbled, clean = "Tocilizumab blocks caf\udce9 IL-6", "Tocilizumab blocks café IL-6"
-    assert searcher.sentences(garbled, k=3).hits == searcher.sentences(clean, k=3).hits
     assert (
-        searcher.similar_text("Statins", garbled).hits
-        == searcher.similar_text("Statins", clean).hits
+        neighbours.sentences(searcher, garbled, k=3).hits
+        == neighbours.sentences(searcher, clean, k=3).hits
     )
-    cited = searcher.cite(f"{garbled} [3].", k=2, rerank=False)
+    assert (
+        neighbours.similar_text(searcher, "Statins", garbled).hits
+        == neighbours.similar_text(searcher, "Statins", clean).hits
+    )
+    cited = suggest(searcher, f"{garbled} [3].", k=2, rerank=False)
     assert [c.citance.text for c in cited.citances] == [f"{clean}."]
 
 

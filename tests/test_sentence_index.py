@@ -29,6 +29,7 @@ from medsearch.index.sentence_migrate import open_sentences
 from medsearch.index.vector import VectorCollection
 from medsearch.index.vector_layout import read_committed, read_manifest
 from medsearch.paths import Paths
+from medsearch.retrieval import neighbours
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from medsearch.sentences import article_sentences
 from medsearch.store import Store
@@ -602,7 +603,7 @@ def test_sentence_search_rescores_compressed_candidates_exactly(searcher: Search
     assert not dense.sentences.exact  # ~480 sentences: past the (test) flat limit
     dense.sentence_candidates = len(dense.sentences)  # every sentence is a candidate
     text = "tocilizumab lowers cytokine mortality"
-    result = searcher.sentences(text, k=5)
+    result = neighbours.sentences(searcher, text, k=5)
     # The oracle: every stored sentence encoded afresh, exact inner product, top 5.
     records = searcher.store.get_many(range(2000, 2120))
     all_sents = [s for a in records.values() for s in article_sentences(a)]
@@ -611,15 +612,15 @@ def test_sentence_search_rescores_compressed_candidates_exactly(searcher: Search
     ).reshape(-1)
     order = np.lexsort(([s.sentence_id for s in all_sents], -scores))[:5]
     expected = [all_sents[i] for i in order]
-    got = [dict(h.extra) for h in result.hits]
-    assert [g["sentence_id"] for g in got] == [s.sentence_id for s in expected]
-    assert [g["sentence"] for g in got] == [s.text for s in expected]
+    got = [h.sentence for h in result.hits if h.sentence is not None]
+    assert [g.sentence_id for g in got] == [s.sentence_id for s in expected]
+    assert [g.text for g in got] == [s.text for s in expected]
     np.testing.assert_allclose([h.score for h in result.hits], scores[order], rtol=1e-4)
     first = got[0]
-    pmid, position = divmod(first["sentence_id"], 1000)
+    pmid, position = divmod(first.sentence_id, 1000)
     sents = article_sentences(records[pmid])
     before = sents[position - 1].text if position else ""
-    assert first["context"]["before"] == before
+    assert first.before == before
 
 
 @pytest.mark.thorough
@@ -631,7 +632,7 @@ def test_default_candidates_miss_nothing_better_than_the_sentence_itself(
     target = article_sentences(records[2050])[1]
     query = searcher.dense.encode_query(target.text).reshape(-1)
     itself = float(searcher.dense.encoder.encode_sentences([target.text])[0] @ query)
-    hits = searcher.sentences(target.text, k=3).hits
+    hits = neighbours.sentences(searcher, target.text, k=3).hits
     assert len(hits) == 3 and hits[0].score >= itself - 1e-4
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
@@ -661,13 +662,13 @@ def test_a_data_home_with_old_sentence_vectors_says_so_then_ingest_converts_it(
 
     searcher = open_searcher(paths, device="cpu", load=True)
     with pytest.raises(OldLayoutError, match="run `medsearch ingest` once"):
-        searcher.sentences(sents[0].text)
+        neighbours.sentences(searcher, sents[0].text)
     assert searcher.search("cytokine", k=3, mode="dense").hits  # articles still work
     searcher.close()
 
     ingest_and_encode(paths, [])  # what `medsearch ingest` does with no new files
     searcher = open_searcher(paths, device="cpu", load=True)
-    hit = searcher.sentences(sents[4].text, k=1).hits[0]
+    hit = neighbours.sentences(searcher, sents[4].text, k=1).hits[0]
     query = searcher.dense.encode_query(sents[4].text) if searcher.dense else None
     searcher.close()
     assert query is not None
@@ -675,7 +676,7 @@ def test_a_data_home_with_old_sentence_vectors_says_so_then_ingest_converts_it(
     by_id = {s.sentence_id: float(v) for s, v in zip(sents, scores, strict=True)}
     # The tiny random BERT gives near-ties (32.0 vs 31.99995): compare scores, not ids.
     assert hit.score == pytest.approx(float(scores.max()), rel=1e-3)
-    assert by_id[dict(hit.extra)["sentence_id"]] == pytest.approx(hit.score, rel=1e-3)
+    assert by_id[hit.sentence.sentence_id] == pytest.approx(hit.score, rel=1e-3)
     assert not (directory / "vectors.f16").exists()
 
 
@@ -767,7 +768,7 @@ def test_an_ingest_retrains_lists_an_earlier_version_trained_with_l2_and_says_so
         np.testing.assert_allclose(centroid_norms(col), 1.0, atol=1e-4)
     s = open_searcher(paths, device="cpu", load=True)
     try:
-        assert s.sentences("tocilizumab lowers cytokine mortality", k=3).hits
+        assert neighbours.sentences(s, "tocilizumab lowers cytokine mortality", k=3).hits
     finally:
         s.close()
 

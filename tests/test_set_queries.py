@@ -132,7 +132,7 @@ def test_a_set_query_returns_its_set_and_counts_it_in_every_mode(
     whole = searcher.search(query, mode=mode, k=100)
     assert [h.pmid for h in whole.hits if h.pmid not in want] == []
     assert {h.pmid for h in whole.hits} == want and whole.total == len(want)
-    assert all("all_words" not in dict(h.extra) for h in whole.hits)
+    assert all(h.all_words is None for h in whole.hits)
 
 
 @pytest.mark.parametrize("mode", ["lexical", "hybrid", "dense"])
@@ -205,12 +205,12 @@ def test_plain_words_rank_the_corpus_and_count_the_articles_with_every_word(
     for mode in ("lexical", "hybrid", "dense"):
         result = searcher.search("cataract surgery", mode=mode, k=40)
         assert result.total == len(both), mode
-        marks = {h.pmid: dict(h.extra)["all_words"] for h in result.hits}
+        marks = {h.pmid: h.all_words for h in result.hits}
         assert {p for p, inside in marks.items() if inside} <= both
         assert {p for p, inside in marks.items() if not inside}.isdisjoint(both)
     ranked = searcher.search("cataract surgery", mode="lexical", k=40)
     assert {h.pmid for h in ranked.hits} == either  # ranked retrieval: any word ranks
-    assert [dict(h.extra)["all_words"] for h in ranked.hits[: len(both)]] == [True] * len(both)
+    assert [h.all_words for h in ranked.hits[: len(both)]] == [True] * len(both)
 
 
 def test_the_cli_shows_the_count_and_the_marker_in_text_and_json(home: Paths) -> None:

@@ -378,7 +378,7 @@ async def test_cite_mode_suggests_references_per_citing_sentence(paths: Paths) -
         assert len(headings) == 2
         assert "[3]" in headings[0].text.plain
         hits = app.screen.query_one(ResultsList).hits
-        assert hits[0].pmid == 100 and dict(hits[0].extra).get("evidence")
+        assert hits[0].pmid == 100 and hits[0].evidence
         assert 102 in {h.pmid for h in hits}
     history = open_history(paths, write=False)  # recorded, as on the command line
     assert history is not None

@@ -36,6 +36,8 @@ from medsearch.index.vector_layout import read_manifest
 from medsearch.models.cross import CrossEncoder
 from medsearch.paths import Paths
 from medsearch.records import Hit
+from medsearch.retrieval import neighbours
+from medsearch.retrieval.cite import suggest
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from medsearch.tui.app import MedsearchApp
 from medsearch.tui.jobs import CITE_K, RESULTS_K
@@ -268,7 +270,7 @@ async def test_hybrid_rows_say_lexical_dense_or_both(paths: Paths, oracle: Searc
         assert kinds == {"lexical", "dense", "both"}, labels
         assert results.rows == results.hits  # no headings outside cite mode
         rows = {h.pmid: row_text(results, i) for i, h in enumerate(results.hits)}
-        words = {h.pmid: dict(h.extra)["all_words"] for h in results.hits}
+        words = {h.pmid: h.all_words for h in results.hits}
         for pmid, sources in labels.items():
             label = "both" if len(sources) == 2 else sources[0]
             marker = "" if words[pmid] else " · not all words"  # ranked in beyond the count
@@ -378,7 +380,7 @@ async def test_similar_articles_from_the_detail_pane(paths: Paths, oracle: Searc
         assert app.screen.query_one(ModeBar).mode == "similar"
         assert app.screen.query_one(SearchBar).value == str(source)
         hits = app.screen.query_one(ResultsList).hits
-        expected = oracle.similar(source, k=RESULTS_K)
+        expected = neighbours.similar(oracle, source, k=RESULTS_K)
         assert hits and pmids(hits) == pmids(expected.hits)
         assert source not in pmids(hits)
         assert all(h.sources == ("dense",) for h in hits)
@@ -442,11 +444,11 @@ async def test_similar_sentences_mode(paths: Paths, oracle: Searcher) -> None:
         await submit(app, pilot, query)
         await settle(app, pilot)
         results = app.screen.query_one(ResultsList)
-        expected = oracle.sentences(query, k=RESULTS_K)
+        expected = neighbours.sentences(oracle, query, k=RESULTS_K)
         assert results.hits and len(results.hits) == len(expected.hits)
-        got = [(h.pmid, dict(h.extra)["sentence"]) for h in results.hits]
-        assert got == [(h.pmid, dict(h.extra)["sentence"]) for h in expected.hits]
-        top = dict(results.hits[0].extra)["sentence"]
+        got = [(h.pmid, h.sentence.text) for h in results.hits]
+        assert got == [(h.pmid, h.sentence.text) for h in expected.hits]
+        top = results.hits[0].sentence.text
         assert f"“{top[:30]}" in rendered_row(results, 0)
 
 
@@ -466,7 +468,7 @@ async def test_sentences_like_a_picked_abstract_sentence(paths: Paths, oracle: S
         assert app.screen.query_one(ModeBar).mode == "sentences"
         assert app.screen.query_one(SearchBar).value == picked
         hits = app.screen.query_one(ResultsList).hits
-        assert pmids(hits) == pmids(oracle.sentences(picked, k=RESULTS_K).hits)
+        assert pmids(hits) == pmids(neighbours.sentences(oracle, picked, k=RESULTS_K).hits)
 
 
 async def test_cite_mode_suggests_references_with_evidence(paths: Paths, oracle: Searcher) -> None:
@@ -480,7 +482,7 @@ async def test_cite_mode_suggests_references_with_evidence(paths: Paths, oracle:
         await pilot.press("ctrl+r")
         await settle(app, pilot)
         results = app.screen.query_one(ResultsList)
-    expected = oracle.cite(PARAGRAPH, k=CITE_K)
+    expected = suggest(oracle, PARAGRAPH, k=CITE_K)
     assert [c.citance.markers for c in expected.citances] == [
         ("[1]",),
         ("(Smith et al., 2019)",),
@@ -496,7 +498,7 @@ async def test_cite_mode_suggests_references_with_evidence(paths: Paths, oracle:
         assert heading == f"¶{n} {item.citance.original}  cites {item.citance.markers[0]}"
         assert pmids(hits) == pmids(item.result.hits) and len(hits) == CITE_K
         for hit in hits:
-            evidence = str(dict(hit.extra)["evidence"])
+            evidence = hit.evidence.text
             article = oracle.article(hit.pmid)
             assert evidence and evidence in article.abstract_text
 

@@ -73,7 +73,7 @@ def finish(
     if export_fmt is not None:
         from medsearch.commands.export import write_records
 
-        stored = [h.pmid for h in result.hits if dict(h.extra).get("in_corpus")]
+        stored = [h.pmid for h in result.hits if h.in_corpus]
         if not stored:
             raise NotFoundError("nothing to export: no article of the list is in the store")
         write_records(paths_of(ctx), stored, export_fmt, output)
@@ -118,7 +118,7 @@ def refs(
         result = references(
             store, graph, wanted, make_filters(year, journals, types, exclude_retracted)
         )
-    outside = sum(1 for h in result.hits if not dict(h.extra).get("in_corpus"))
+    outside = sum(1 for h in result.hits if not h.in_corpus)
     header = f"PMID {wanted} cites {result.total:,} ({outside:,} outside this corpus)"
     finish(ctx, result, k, export_fmt, output, as_json, header)
 

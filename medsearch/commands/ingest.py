@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -195,24 +194,20 @@ def _download_mesh(
 
 def rerank_offer(paths: Paths, articles: int) -> list[str]:
     """Once the corpus is big enough, say how to train the Delta reranker (or retrain it)."""
-    from medsearch.rerank.train import MIN_ARTICLES
+    from medsearch.rerank.loading import MIN_ARTICLES, fit
 
     if articles < MIN_ARTICLES:
         return []
-    meta = paths.rerank_dir / "delta" / "meta.json"
-    if not meta.exists():
+    from medsearch.status import vector_manifests
+
+    profile = vector_manifests(paths).get("articles", {}).get("profile")
+    model = fit(paths.rerank_dir / "delta", articles, profile)
+    if model.directory is None:
         return [
             f"{articles:,} articles: train the fast Delta reranker on them with"
             " `medsearch rerank train` (minutes on a CPU; searches then rerank the top 500)"
         ]
-    from medsearch.rerank.train import staleness
-    from medsearch.status import vector_manifests
-
-    profile = vector_manifests(paths).get("articles", {}).get("profile")
-    try:
-        why = staleness(json.loads(meta.read_text()), {"articles": articles, "profile": profile})
-    except (OSError, ValueError):
-        why = "its files are unreadable"
+    why = "its files are unreadable" if model.unreadable is not None else model.stale
     if why is None:
         return []
     return [f"the Delta reranker no longer fits ({why}): run `medsearch rerank train`"]

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from medsearch.records import Article, Hit, Notice
+from medsearch.records import Article, Hit, Notice, SentenceMatch
 from medsearch.retrieval.results import BEYOND, beyond
 
 if TYPE_CHECKING:
@@ -128,8 +128,7 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
         line = Text()
         line.append(f"{hit.rank:>3}. ", style="bold")
         line.append(f"{hit.year or '    '}  ", style="cyan")
-        extra = dict(hit.extra)
-        outside = extra.get("in_corpus") is False
+        outside = hit.in_corpus is False
         line.append(
             hit.title or ("(not in this corpus)" if outside else "(no title)"), style="bold"
         )
@@ -148,19 +147,19 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
         if hit.sources:
             meta.append(f" · {'+'.join(hit.sources)}", style="dim")
         meta.append(f" · score {hit.score:.3f}", style="dim")
-        if isinstance(extra.get("cited_by"), int):
-            meta.append(f" · cited by {extra['cited_by']} in this corpus", style="magenta")
-        if beyond(hit.extra):
+        if hit.cited_by is not None:
+            meta.append(f" · cited by {hit.cited_by} in this corpus", style="magenta")
+        if beyond(hit):
             meta.append(f" · {BEYOND}", style="yellow")
         console.print(meta)
         if hit.snippet:
             snippet = Text("     ")
             snippet.append_text(highlighted(hit.snippet))
             console.print(snippet)
-        shown = print_in_context(extra)
-        for key, value in hit.extra:  # text fields; all_words is the marker above
-            if key not in shown and isinstance(value, str) and value:
-                console.print(Text(f"     {key}: ", style="dim") + Text(value))
+        if hit.sentence is not None:
+            print_in_context(hit.sentence)
+        for key, value in text_fields(hit):
+            console.print(Text(f"     {key}: ", style="dim") + Text(value))
         console.print()
 
 
@@ -175,21 +174,28 @@ def notice_text(found: Sequence[Notice]) -> Text:
     return Text(describe(tuple(found)), style=NOTICE_STYLES.get(found[0].status, "yellow"))
 
 
-def print_in_context(extra: dict[str, Any]) -> set[str]:
+def print_in_context(sentence: SentenceMatch) -> None:
     """A sentence hit between its neighbours, dimmed, as it reads in the abstract: a
     sentence alone often cannot be judged ("This was not the case in mice."). The hit
-    is marked, not only bold, so it stands out in a pipe too. Returns the keys shown,
-    so they are not printed again as fields."""
-    sentence, context = extra.get("sentence"), extra.get("context")
-    if not isinstance(sentence, str) or not isinstance(context, dict):
-        return set()
-    before, after = context.get("before"), context.get("after")
-    if isinstance(before, str) and before:
-        console.print(Text(f"     {before}", style="dim"))
-    console.print(Text("   » ", style="bold") + Text(sentence, style="bold"))
-    if isinstance(after, str) and after:
-        console.print(Text(f"     {after}", style="dim"))
-    return {"sentence", "context"}
+    is marked, not only bold, so it stands out in a pipe too."""
+    if sentence.before:
+        console.print(Text(f"     {sentence.before}", style="dim"))
+    console.print(Text("   » ", style="bold") + Text(sentence.text, style="bold"))
+    if sentence.after:
+        console.print(Text(f"     {sentence.after}", style="dim"))
+
+
+def text_fields(hit: Hit) -> list[tuple[str, str]]:
+    """A hit's own text fields, named as in ``--json``, each on a line of its own (the
+    sentence itself is shown between its neighbours)."""
+    named = (
+        ("label", hit.sentence.label if hit.sentence else None),
+        ("doi", hit.doi),
+        ("source", hit.reference_source),
+        ("evidence", hit.evidence.text if hit.evidence else None),
+        ("evidence_label", hit.evidence.label if hit.evidence else None),
+    )
+    return [(key, value) for key, value in named if value]
 
 
 def print_article(article: Article) -> None:

@@ -51,7 +51,7 @@ def train(
     `medsearch mark`). An interrupted run resumes where it stopped.
     """
     from medsearch.commands.progress import cli_progress
-    from medsearch.rerank.train import train_corpus
+    from medsearch.training.train import train_corpus
 
     paths = paths_of(ctx).ensure()
     chosen = tuple(s.strip() for s in signals.split(",") if s.strip()) if signals else None

@@ -60,6 +60,7 @@ def similar(
     as_json: bool,
 ) -> None:
     """Articles most similar to PMID (its stored vector, or --by citations), or to --text."""
+    from medsearch.retrieval import neighbours
     from medsearch.retrieval.searcher import open_searcher
 
     if (pmid is None) == (text is None):
@@ -84,7 +85,8 @@ def similar(
             _print(similar_fused(ctx, searcher, parse_pmid(pmid), k, filters), as_json)
             return
         if pmid is not None:
-            result = searcher.similar(
+            result = neighbours.similar(
+                searcher,
                 parse_pmid(pmid),
                 k=k,
                 filters=make_filters(year, journals, types, exclude_retracted),
@@ -94,7 +96,7 @@ def similar(
         else:
             assert text is not None
             title, _, abstract = text.partition("\n")
-            result = searcher.similar_text(title, abstract, k=k)
+            result = neighbours.similar_text(searcher, title, abstract, k=k)
     _print(result, as_json)
 
 
@@ -118,10 +120,11 @@ def sentences(
     ctx: click.Context, text: str, k: int, profile: str | None, device: str, as_json: bool
 ) -> None:
     """Abstract sentences closest in meaning to TEXT, with their neighbours for context."""
+    from medsearch.retrieval import neighbours
     from medsearch.retrieval.searcher import open_searcher
 
     with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
-        result = searcher.sentences(text, k=k)
+        result = neighbours.sentences(searcher, text, k=k)
     _print(result, as_json)
 
 
@@ -163,6 +166,7 @@ def cite(
     removed before searching.
     """
     from medsearch.history.recording import record_cite
+    from medsearch.retrieval.cite import suggest
     from medsearch.retrieval.searcher import open_searcher
 
     if file is not None:
@@ -175,8 +179,12 @@ def cite(
     paths = paths_of(ctx)
     with open_searcher(paths, profile=profile, device=device) as searcher:
         depth = k if cited is None else max(k, 50)  # the graph reorders a deeper pool
-        result = searcher.cite(
-            paragraph, k=depth, before=before, rerank=rerank_choice(rerank, no_rerank) or True
+        result = suggest(
+            searcher,
+            paragraph,
+            k=depth,
+            before=before,
+            rerank=rerank_choice(rerank, no_rerank) or True,
         )
         if cited is not None:
             from medsearch.commands.citations import cite_fused

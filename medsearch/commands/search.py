@@ -209,7 +209,7 @@ def explanation(result: SearchResult, mesh_installed: bool) -> str:
 
     if not mesh_installed:
         return f"search details: as typed; {INSTALL_HINT}"
-    translated = dict(result.context).get("translation") or "(plain words, ranked as typed)"
+    translated = result.translation or "(plain words, ranked as typed)"
     return f"search details: {translated}"
 
 

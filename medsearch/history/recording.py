@@ -136,8 +136,7 @@ def record_search(
 def _translation(result: SearchResult) -> str | None:
     """The MeSH translation the search ran (none without MeSH, or for plain words MeSH
     left as typed)."""
-    translation = dict(result.context).get("translation")
-    return str(translation) if translation else None
+    return result.translation or None
 
 
 def record_similar(

@@ -8,10 +8,11 @@ without a GPU or a cross-encoder. Modules, one concern each:
 - :mod:`~medsearch.rerank.lexmatch`: IDF table and the three "Lex3" match features.
 - :mod:`~medsearch.rerank.scorer`: the trained model as NumPy arrays; scores a query's
   candidates without importing torch.
-- :mod:`~medsearch.rerank.net`: the same network in torch, for training (the reference
-  forward the fast scorer is tested against).
-- :mod:`~medsearch.rerank.train`: pseudo-queries, candidates, word2vec and the pairwise
-  training loop behind ``medsearch rerank train``.
+- :mod:`~medsearch.rerank.loading`: finding the installed model and the rule of whether
+  it still fits the corpus.
+- :mod:`~medsearch.rerank.install`: where the model lives on disk, replaced atomically.
 - :mod:`~medsearch.rerank.marks`: the user's own signals (opened, marked, exported, cited).
 - :mod:`~medsearch.rerank.plan`: which rerankers a search uses (``auto``/``delta``/...).
+
+Training runs searches, so it sits above retrieval, in :mod:`medsearch.training`.
 """

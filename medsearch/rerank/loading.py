@@ -1,5 +1,9 @@
 """Finding the corpus's Delta model, and refusing one that no longer fits the corpus.
 
+The rule of whether a model still fits (:func:`fit`: :data:`MIN_ARTICLES`,
+:func:`staleness`) is written here once, below retrieval: searches apply it when they
+load the model, ingest when it offers training, and the trainer when it refuses a corpus.
+
 When training kept the first-stage order, the searches after it say so once, with the
 held-out figures; a small ``told.json`` beside the model remembers that it was said, so
 later searches stay quiet until the corpus has changed enough (:func:`staleness`) for
@@ -10,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +24,51 @@ if TYPE_CHECKING:
     from medsearch.rerank.scorer import DeltaScorer
 
 TOLD = "told.json"
+MIN_ARTICLES = 1_000
+"""Below this a corpus is too small to train on; ingest offers training above it."""
+STALE_GROWTH = 0.25  # retrain once the corpus grew or shrank by a quarter
+
+
+def staleness(meta: dict[str, Any], stamp: dict[str, Any]) -> str | None:
+    """Why a trained model no longer fits this corpus, or None when it does."""
+    was = meta.get("corpus", {})
+    trained_on = int(was.get("articles", 0))
+    now = int(stamp.get("articles", 0))
+    if trained_on <= 0 or abs(now - trained_on) > STALE_GROWTH * trained_on:
+        return f"it was trained on {trained_on:,} articles and the corpus now has {now:,}"
+    if meta.get("used_profile") and was.get("profile") != stamp.get("profile"):
+        return f"it was trained with model profile {was.get('profile')!r}"
+    return None
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How the installed Delta model stands against the corpus it would rerank."""
+
+    directory: Path | None = None
+    """The model in use (:func:`medsearch.rerank.install.current`); None: none installed."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    unreadable: str | None = None
+    """Why its ``meta.json`` cannot be read, if it cannot."""
+    stale: str | None = None
+    """Why it no longer fits the corpus (:func:`staleness`), if it does not."""
+
+
+def fit(link: Path, articles: int, profile: str | None) -> Fit:
+    """The installed model behind ``link`` (``rerank/delta``) against a corpus of
+    ``articles`` searched with model ``profile``."""
+    from medsearch.rerank.install import current
+
+    found = current(link)
+    if found is None:
+        return Fit()
+    try:
+        meta = json.loads((found / "meta.json").read_text(encoding="utf-8"))
+        if not isinstance(meta, dict):
+            raise ValueError("meta.json is not an object")
+    except (OSError, ValueError) as exc:
+        return Fit(found, unreadable=str(exc))
+    return Fit(found, meta, stale=staleness(meta, {"articles": articles, "profile": profile}))
 
 
 @dataclass(frozen=True)
@@ -41,15 +90,14 @@ class DeltaStatus:
 
 
 def load_delta(directory: Path | None, store: Store, profile: str | None) -> DeltaStatus:
-    from medsearch.rerank.install import current
     from medsearch.rerank.scorer import DeltaScorer, RerankerError
-    from medsearch.rerank.train import MIN_ARTICLES, staleness
 
     if directory is None:
         return DeltaStatus(None, "no Delta model for this searcher", trainable=False)
-    found = current(directory)
+    count = store.count()
+    model = fit(directory, count, profile)
+    found, meta = model.directory, model.meta
     if found is None:
-        count = store.count()
         if count < MIN_ARTICLES:
             return DeltaStatus(
                 None,
@@ -57,19 +105,14 @@ def load_delta(directory: Path | None, store: Store, profile: str | None) -> Del
                 trainable=False,
             )
         return DeltaStatus(None, "no Delta model has been trained on this corpus yet")
-    try:
-        meta = json.loads((found / "meta.json").read_text(encoding="utf-8"))
-        if not isinstance(meta, dict):
-            raise ValueError("meta.json is not an object")
-    except (OSError, ValueError) as exc:
+    if model.unreadable is not None:
         return DeltaStatus(
             None,
-            f"cannot read the Delta model in {found} ({exc}); run `medsearch rerank train`"
-            " to rebuild it",
+            f"cannot read the Delta model in {found} ({model.unreadable}); run"
+            " `medsearch rerank train` to rebuild it",
         )
-    why = staleness(meta, {"articles": store.count(), "profile": profile})
-    if why is not None:
-        return DeltaStatus(None, f"the Delta model is out of date: {why}")
+    if model.stale is not None:
+        return DeltaStatus(None, f"the Delta model is out of date: {model.stale}")
     if float(meta.get("blend", 1.0)) <= 0.0:
         # reordering with it would cost time and change nothing, and training again on
         # the same corpus would decide the same: say so once, and never ask for it

@@ -5,7 +5,7 @@ its vector and the nearest query word's vector plus three similarity features. A
 that depends only on the (word, query) pair, so the scorer computes it once per
 *distinct* word among the candidates (a few thousand for 500 abstracts) instead of once
 per position (25,000), and the first convolution becomes a gather of three projected
-rows per position. The result equals :class:`medsearch.rerank.net.DeltaNet`'s forward
+rows per position. The result equals :class:`medsearch.training.net.DeltaNet`'s forward
 (tests hold the two together); it is why 500 documents cost milliseconds on a CPU.
 """
 

@@ -25,7 +25,7 @@ from medsearch.index.citations import CitationGraph
 from medsearch.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 
 if TYPE_CHECKING:
-    from medsearch.records import Filters
+    from medsearch.records import Article, Filters
     from medsearch.retrieval.cite import CiteResult
     from medsearch.retrieval.results import SearchResult
     from medsearch.retrieval.searcher import Searcher
@@ -112,12 +112,22 @@ def fuse(
     return [(f.pmid, f.score) for f in fused]
 
 
+def kept(articles: dict[int, Article], pmid: int, filters: Filters) -> bool:
+    """Filters keep stored articles that pass them; with any filter set, an article
+    outside the store (nothing to test) is left out."""
+    article = articles.get(pmid)
+    if filters.empty:
+        return True
+    return article is not None and filters.accepts(article)
+
+
 def similar_fused(
     searcher: Searcher, graph: CitationGraph, pmid: int, *, k: int, filters: Filters
 ) -> SearchResult:
     """``similar --by text+citations``: the nearest article vectors fused with the
     citation neighbourhood of ``pmid``; a hit's ``sources`` say which side found it."""
-    from medsearch.retrieval.citations import CITED_BY, _kept
+    from dataclasses import replace
+
     from medsearch.retrieval.neighbours import similar
     from medsearch.retrieval.results import Candidate, make_hits
 
@@ -125,7 +135,7 @@ def similar_fused(
     signal = neighbourhood(graph, pmid)
     fused = dict(fuse([h.pmid for h in text.hits], signal, within=False))
     articles = searcher.store.get_many(list(fused))
-    kept = [p for p in fused if p in articles and _kept(articles, p, filters)][:k]
+    kept = [p for p in fused if p in articles and kept(articles, p, filters)][:k]
     by_text = {h.pmid for h in text.hits}
     counts = graph.counts(kept).tolist() if kept else []
     candidates = [
@@ -135,11 +145,12 @@ def similar_fused(
             sources=tuple(
                 name for name, held in (("dense", p in by_text), ("citations", p in signal)) if held
             ),
-            extra=((CITED_BY, n),),
         )
-        for p, n in zip(kept, counts, strict=True)
+        for p in kept
     ]
-    hits = make_hits(candidates, articles)
+    hits = tuple(
+        replace(h, cited_by=n) for h, n in zip(make_hits(candidates, articles), counts, strict=True)
+    )
     return text.with_hits(hits, total=len(hits), mode="text+citations")
 
 

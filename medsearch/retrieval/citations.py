@@ -18,6 +18,7 @@ import numpy as np
 
 from medsearch.index.citations import CitationGraph
 from medsearch.records import Article, Filters, Hit
+from medsearch.retrieval.citation_signals import kept, neighbourhood
 from medsearch.retrieval.results import SearchResult
 from medsearch.store.ref_dois import normal_doi
 from medsearch.store.refs import source_names
@@ -41,10 +42,28 @@ def open_graph(folder: Path, store: Store) -> CitationGraph:
         return CitationGraph.empty(store.conn)
 
 
-def _hit(rank: int, pmid: int, score: float, article: Article | None, **extra: object) -> Hit:
-    fields = tuple((k, v) for k, v in extra.items() if v is not None)
+def _hit(
+    rank: int,
+    pmid: int,
+    score: float,
+    article: Article | None,
+    *,
+    doi: str | None = None,
+    source: str | None = None,
+    seed_links: int | None = None,
+    cited_by: int | None = None,
+) -> Hit:
     if article is None:
-        return Hit(rank=rank, pmid=pmid, score=score, extra=(("in_corpus", False), *fields))
+        return Hit(
+            rank=rank,
+            pmid=pmid,
+            score=score,
+            in_corpus=False,
+            doi=doi,
+            reference_source=source,
+            seed_links=seed_links,
+            cited_by=cited_by,
+        )
     return Hit(
         rank=rank,
         pmid=pmid,
@@ -53,17 +72,12 @@ def _hit(rank: int, pmid: int, score: float, article: Article | None, **extra: o
         journal=article.journal_abbrev or article.journal,
         year=article.year,
         authors=tuple(a.display for a in article.authors[:3]),
-        extra=(("in_corpus", True), *fields),
+        in_corpus=True,
+        doi=doi,
+        reference_source=source,
+        seed_links=seed_links,
+        cited_by=cited_by,
     )
-
-
-def _kept(articles: dict[int, Article], pmid: int, filters: Filters) -> bool:
-    """Filters keep stored articles that pass them; with any filter set, an article
-    outside the store (nothing to test) is left out."""
-    article = articles.get(pmid)
-    if filters.empty:
-        return True
-    return article is not None and filters.accepts(article)
 
 
 def references(
@@ -92,7 +106,7 @@ def references(
     counts = graph.counts([p for p, _ in entries])
     hits: list[Hit] = []
     for (ref_pmid, doi), count in zip(entries, counts, strict=True):
-        if not _kept(articles, ref_pmid, filters):
+        if not kept(articles, ref_pmid, filters):
             continue
         stored = articles.get(ref_pmid)
         hits.append(
@@ -103,14 +117,15 @@ def references(
                 stored,
                 doi=doi if stored is None or not stored.doi else stored.doi,
                 source=source.get(ref_pmid, "reference list"),
-                **{CITED_BY: int(count) if ref_pmid else None},
+                cited_by=int(count) if ref_pmid else None,
             )
         )
     return SearchResult(
         hits=tuple(hits),
         mode="references",
         total=len(hits),
-        context=(("pmid", pmid), ("in_corpus", citing is not None)),
+        pmid=pmid,
+        details=(("in_corpus", citing is not None),),
         filters=filters,
     )
 
@@ -151,7 +166,7 @@ def cited_by(
         raise UsageError(f"unknown sort {sort!r}; choose one of {', '.join(CITEDBY_SORTS)}")
     citing = [int(p) for p in graph.cited_by(pmid)]
     articles = store.get_many(citing)
-    citing = [p for p in citing if _kept(articles, p, filters)]
+    citing = [p for p in citing if kept(articles, p, filters)]
     counts = dict(zip(citing, graph.counts(citing).tolist(), strict=True))
     if sort == "relevance":
         own = graph.references(pmid)[0]
@@ -162,14 +177,14 @@ def cited_by(
         score = {p: float(_date_rank(articles.get(p))) for p in citing}
     ordered = sorted(citing, key=lambda p: (-score[p], -counts[p], -p))
     hits = tuple(
-        _hit(i, p, score[p], articles.get(p), **{CITED_BY: counts[p]})
-        for i, p in enumerate(ordered, 1)
+        _hit(i, p, score[p], articles.get(p), cited_by=counts[p]) for i, p in enumerate(ordered, 1)
     )
     return SearchResult(
         hits=hits,
         mode="cited_by",
         total=len(hits),
-        context=(("pmid", pmid), ("sort", sort)),
+        pmid=pmid,
+        sort=sort,
         filters=filters,
     )
 
@@ -189,7 +204,7 @@ def with_counts(result: SearchResult, graph: CitationGraph) -> SearchResult:
 def add_counts(hits: Sequence[Hit], graph: CitationGraph) -> list[Hit]:
     counts = graph.counts([h.pmid for h in hits]).tolist() if hits else []
     return [
-        h if CITED_BY in dict(h.extra) else replace(h, extra=(*h.extra, (CITED_BY, n)))
+        h if h.cited_by is not None else replace(h, cited_by=n)
         for h, n in zip(hits, counts, strict=True)
     ]
 
@@ -197,7 +212,7 @@ def add_counts(hits: Sequence[Hit], graph: CitationGraph) -> list[Hit]:
 def sorted_by_cited(hits: Sequence[Hit], graph: CitationGraph) -> list[Hit]:
     """Most cited first (ties keep their order), ranks renumbered, counts attached."""
     counted = add_counts(hits, graph)
-    ordered = sorted(counted, key=lambda h: -int(dict(h.extra)[CITED_BY]))
+    ordered = sorted(counted, key=lambda h: -(h.cited_by or 0))
     return [replace(h, rank=i) for i, h in enumerate(ordered, 1)]
 
 
@@ -211,7 +226,6 @@ def related(
     """Articles related to ``pmid`` by citations: co-cited with it (cited by the same
     articles) and bibliographically coupled to it (citing the same references), scored
     by :func:`~medsearch.retrieval.citation_signals.neighbourhood`."""
-    from medsearch.retrieval.citation_signals import neighbourhood
 
     scores = neighbourhood(graph, pmid)
     ranked = sorted(scores, key=lambda p: (-scores[p], p))
@@ -220,19 +234,20 @@ def related(
     for start in range(0, len(ranked), 200):  # read records only as far as the k needs
         batch = ranked[start : start + 200]
         articles.update(store.get_many(batch))
-        chosen.extend(p for p in batch if p in articles and _kept(articles, p, filters))
+        chosen.extend(p for p in batch if p in articles and kept(articles, p, filters))
         if len(chosen) >= k:
             break
     chosen = chosen[:k]
     counts = graph.counts(chosen).tolist() if chosen else []
     hits = tuple(
-        _hit(i, p, round(scores[p], 6), articles[p], **{CITED_BY: n})
+        _hit(i, p, round(scores[p], 6), articles[p], cited_by=n)
         for i, (p, n) in enumerate(zip(chosen, counts, strict=True), 1)
     )
     return SearchResult(
         hits=hits,
         mode="citations",
         total=len(scores),
-        context=(("pmid", pmid), ("by", "citations")),
+        pmid=pmid,
+        details=(("by", "citations"),),
         filters=filters,
     )

@@ -13,11 +13,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from medsearch.errors import UsageError
-from medsearch.records import Filters, Hit
+from medsearch.query.normalize import repair_undecodable
+from medsearch.records import Evidence, Filters, Hit
 from medsearch.retrieval.citances import Citance, split_citances
 from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
+    from medsearch.retrieval.resources import Resources
     from medsearch.retrieval.searcher import Searcher
 
 
@@ -65,8 +67,11 @@ def suggest(
     ``before`` keeps only work published before that year (strictly earlier: a
     manuscript from 2020 is offered nothing from 2020 on). Sentences without a marker are
     treated as citing when no sentence in the paragraph has one (the user pasted bare
-    claims) or when ``all_sentences`` is set.
+    claims) or when ``all_sentences`` is set. ``is_cancelled`` is checked between
+    sentences and inside each rerank; a cancelled call returns the sentences finished so
+    far.
     """
+    paragraph = repair_undecodable(paragraph)  # bytes that were not UTF-8, from argv
     if not paragraph.strip():
         raise UsageError("paste a paragraph (or give --file) to get citation suggestions")
     citances = split_citances(paragraph)
@@ -89,7 +94,7 @@ def suggest(
             rerank=choice,
             is_cancelled=is_cancelled,
         )
-        result = replace(result, context=(("citance", citance.text),))
+        result = replace(result, query=None, translation=None, citance=citance.text)
         result = result.with_hits(with_evidence(searcher, citance.text, result.hits))
         out.append(CitanceResult(citance=citance, result=result))
     return CiteResult(citances=tuple(out), before=before)
@@ -99,7 +104,7 @@ def _overlap(words: set[str], sentence: str) -> int:
     return len(words & {w.casefold().strip(".,;:()") for w in sentence.split()})
 
 
-def with_evidence(searcher: Searcher, text: str, hits: tuple[Hit, ...]) -> list[Hit]:
+def with_evidence(searcher: Resources, text: str, hits: tuple[Hit, ...]) -> list[Hit]:
     """Each hit with the abstract sentence closest to ``text`` (dense when possible)."""
     from medsearch.sentences import article_sentences
 
@@ -124,10 +129,5 @@ def with_evidence(searcher: Searcher, text: str, hits: tuple[Hit, ...]) -> list[
             overlaps = [_overlap(words, s.text) for s in sents]
             best = overlaps.index(max(overlaps))
         sentence = sents[best]
-        out.append(
-            replace(
-                hit,
-                extra=(*hit.extra, ("evidence", sentence.text), ("evidence_label", sentence.label)),
-            )
-        )
+        out.append(replace(hit, evidence=Evidence(sentence.text, sentence.label)))
     return out

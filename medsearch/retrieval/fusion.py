@@ -1,6 +1,6 @@
 """Rank and score fusion: merge the lexical and dense result lists into one.
 
-Both functions are pure: they take what each retriever returned (PMIDs in rank order, or
+The functions are pure: they take what each retriever returned (PMIDs in rank order, or
 ``(pmid, score)`` pairs) and give back one list of :class:`FusedHit`, best first. They
 know nothing about indexes, so the hybrid searcher can be assembled from any retrievers
 and these functions can be checked against worked examples by hand.
@@ -23,6 +23,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from medsearch.retrieval.results import Candidate
 
 RRF_K = 60  # Cormack et al. 2009: k=60 was near-optimal across their TREC runs
 
@@ -195,3 +197,41 @@ def _ordered(
             )
         )
     return hits
+
+
+def fuse_candidates(
+    lexical: Sequence[Candidate],
+    dense: Sequence[Candidate],
+    k: int,
+    *,
+    method: str = "rrf",
+    rrf_k: int = RRF_K,
+) -> list[Candidate]:
+    """The hybrid searcher's fusion of its two candidate lists: ``method`` "score" fuses
+    normalised scores, anything else ranks; each fused candidate keeps its lexical
+    snippet and its rank on each side."""
+    if method == "score":
+        fused = score_fusion(
+            {
+                "lexical": [(c.pmid, c.score) for c in lexical],
+                "dense": [(c.pmid, c.score) for c in dense],
+            },
+            limit=k,
+        )
+    else:
+        fused = reciprocal_rank_fusion(
+            {"lexical": [c.pmid for c in lexical], "dense": [c.pmid for c in dense]},
+            k=rrf_k,
+            limit=k,
+        )
+    snippets = {c.pmid: c.snippet for c in lexical}
+    return [
+        Candidate(
+            pmid=f.pmid,
+            score=f.score,
+            sources=f.sources,
+            snippet=snippets.get(f.pmid, ""),
+            source_ranks=f.ranks,
+        )
+        for f in fused
+    ]

@@ -1,5 +1,10 @@
 """Nearest neighbours: similar articles (by stored or freshly encoded article vectors)
-and similar abstract sentences, for :class:`~medsearch.retrieval.searcher.Searcher`."""
+and similar abstract sentences.
+
+The commands and the TUI call these directly with their searcher; they read only the
+searcher's resources (store, vectors, encoders), never its search pipeline. Text
+arrives as typed or from argv: bytes that were not UTF-8 are repaired here, once.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +14,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from medsearch.errors import UsageError
-from medsearch.records import Filters, Sentence, sentence_id, split_sentence_id
+from medsearch.query.normalize import repair_undecodable
+from medsearch.records import Filters, Sentence, SentenceMatch, sentence_id, split_sentence_id
 from medsearch.retrieval.results import Candidate, SearchResult, make_hits
 
 if TYPE_CHECKING:
-    from medsearch.retrieval.searcher import Searcher
+    from medsearch.retrieval.resources import Resources
 
 
 def similar(
-    searcher: Searcher,
+    searcher: Resources,
     pmid: int,
     *,
     k: int = 10,
@@ -34,14 +40,15 @@ def similar(
         k,
         filters,
         exclude=frozenset({pmid}),
-        context=(("pmid", pmid),),
+        pmid=pmid,
         same_title=source.title if skip_duplicates else None,
     )
 
 
 def similar_text(
-    searcher: Searcher, title: str, abstract: str = "", *, k: int = 10
+    searcher: Resources, title: str, abstract: str = "", *, k: int = 10
 ) -> SearchResult:
+    title, abstract = repair_undecodable(title), repair_undecodable(abstract)
     if not (title.strip() or abstract.strip()):
         raise UsageError("give a title and/or an abstract to find similar articles")
     dense = searcher.dense_side("similar articles")
@@ -52,17 +59,18 @@ def similar_text(
             f" reads {limit}; shorten it (the title and the start of the abstract are enough)"
         )
     vector = dense.encoder.encode_articles([(title, abstract)])
-    return _neighbours(searcher, vector, k, None, context=(("text", f"{title}\n{abstract}"),))
+    return _neighbours(searcher, vector, k, None, details=(("text", f"{title}\n{abstract}"),))
 
 
 def _neighbours(
-    searcher: Searcher,
+    searcher: Resources,
     vector: np.ndarray,
     k: int,
     filters: Filters | None,
     *,
     exclude: frozenset[int] = frozenset(),
-    context: tuple[tuple[str, Any], ...],
+    pmid: int | None = None,
+    details: tuple[tuple[str, Any], ...] = (),
     same_title: str | None = None,
 ) -> SearchResult:
     dense = searcher.dense_side("similar articles")
@@ -79,15 +87,17 @@ def _neighbours(
         hits=tuple(make_hits(cands, records)),
         mode="dense",
         total=len(cands),
-        context=context,
+        pmid=pmid,
+        details=details,
         filters=filters or Filters(),
     )
 
 
-def sentences(searcher: Searcher, text: str, *, k: int = 10) -> SearchResult:
+def sentences(searcher: Resources, text: str, *, k: int = 10) -> SearchResult:
     """Nearest abstract sentences, each with its neighbours for context."""
     from medsearch.sentences import article_sentences
 
+    text = repair_undecodable(text)
     dense = searcher.dense_side("sentence search")
     tokens, limit = dense.encoder.query_tokens(text), dense.encoder.query_max_length
     if tokens > limit:
@@ -126,17 +136,12 @@ def sentences(searcher: Searcher, text: str, *, k: int = 10) -> SearchResult:
                 pmid=pmid,
                 score=score,
                 sources=("dense",),
-                extra=(
-                    ("sentence", sent.text),
-                    ("label", sent.label),
-                    ("sentence_id", sent.sentence_id),
-                    ("context", {"before": before, "after": after}),
-                ),
+                sentence=SentenceMatch(sent.text, sent.label, sent.sentence_id, before, after),
             )
         )
     return SearchResult(
         hits=tuple(make_hits(cands, records)),
         mode="sentences",
         total=len(cands),
-        context=(("query", text),),
+        query=text,
     )

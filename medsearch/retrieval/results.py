@@ -7,18 +7,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from medsearch.notices import notice_for, notices
-from medsearch.records import Article, Filters, Hit
+from medsearch.records import Article, Filters, Hit, SentenceMatch
 
 ALL_WORDS = "all_words"
-"""The hit field (``--json``) saying whether a plain-words hit holds every word."""
+"""What ``total`` counts for plain words (:attr:`SearchResult.counted`)."""
 
 BEYOND = "not all words"
 """The marker (CLI, TUI) of a ranked plain-words hit outside the count's set."""
 
 
-def beyond(extra: tuple[tuple[str, Any], ...]) -> bool:
-    """Whether a hit with these fields was ranked in from beyond the all-words set."""
-    return dict(extra).get(ALL_WORDS) is False
+def beyond(hit: Hit) -> bool:
+    """Whether a plain-words hit was ranked in from beyond the all-words set."""
+    return hit.all_words is False
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,11 @@ class Candidate:
     score: float
     sources: tuple[str, ...] = ()
     snippet: str = ""
-    extra: tuple[tuple[str, Any], ...] = ()
+    source_ranks: tuple[tuple[str, int], ...] = ()
+    """Its rank in each list fusion merged."""
+    first_stage_rank: int | None = None
+    """Its rank before the Delta reranker reordered the list."""
+    sentence: SentenceMatch | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +43,21 @@ class SearchResult:
     hits: tuple[Hit, ...]
     mode: str
     total: int
-    context: tuple[tuple[str, Any], ...] = ()  # ("query", ...), ("pmid", ...), ...
+    query: str | None = None
+    """The text searched (search, sentences); rerankers read it."""
+    citance: str | None = None
+    """The citing sentence searched (``cite``), markers removed; rerankers read it."""
+    pmid: int | None = None
+    """The article asked about (similar articles, references, cited by)."""
+    details: tuple[tuple[str, Any], ...] = ()
+    """A command's own fields that only ``--json`` shows, in its order (``seeds``, ``by``...)."""
+    translation: str | None = None
+    """The MeSH translation the search ran (PubMed's "Search details"); None without MeSH."""
+    sort: str | None = None
+    """The order the hits were sorted in after ranking (None: relevance)."""
+    long_query: str | None = None
+    """The note (one of ``notes``) saying a long query's commonest words were left out
+    of its BM25 ranking (WordBudget); None when the query was ranked whole."""
     filters: Filters = field(default_factory=Filters)
     reranked: bool = False  # the cross-encoder has ordered the head
     rerankers: tuple[str, ...] = ()  # every reranker that ordered the list, in order
@@ -51,7 +69,14 @@ class SearchResult:
     is no count of matches (similar articles, sentences)."""
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.context)
+        named = {"query": self.query, "citance": self.citance, "pmid": self.pmid}
+        out: dict[str, Any] = {k: v for k, v in named.items() if v is not None}
+        out.update(self.details)
+        if self.translation is not None:
+            out["translation"] = self.translation
+        if self.sort is not None:
+            out["sort"] = self.sort
+        in_search = "delta" in self.rerankers  # see Hit.to_dict
         out.update(
             {
                 "mode": self.mode,
@@ -59,7 +84,7 @@ class SearchResult:
                 **({"counted": self.counted} if self.counted else {}),
                 "reranked": self.reranked,
                 "reranker": "+".join(self.rerankers) or None,
-                "hits": [h.to_dict() for h in self.hits],
+                "hits": [h.to_dict(reranked_in_search=in_search) for h in self.hits],
             }
         )
         if self.notes:
@@ -94,7 +119,9 @@ def make_hits(
                 authors=tuple(a.display for a in article.authors[:3]),
                 snippet=cand.snippet,
                 sources=cand.sources,
-                extra=cand.extra,
+                source_ranks=cand.source_ranks,
+                first_stage_rank=cand.first_stage_rank,
+                sentence=cand.sentence,
                 notices=notices(article),
                 notice_for=notice_for(article),
             )

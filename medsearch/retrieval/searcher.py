@@ -1,253 +1,50 @@
-"""The one ``Searcher`` the CLI and the TUI both call.
+"""The one ``Searcher`` the CLI and the TUI both call: the search pipeline.
 
-It is assembled from parts passed in (store, lexical index, dense side, cross-encoder),
-never creating them itself; :func:`open_searcher` does the assembly for a data home and
-tests assemble their own. The vectors and each model are opened on first need from the
-home's :class:`~medsearch.retrieval.sources.HomeSources`, so a question loads only what
-it uses: similar articles by PMID read stored vectors and load no model. Each capability
-is a method returning a :class:`~medsearch.retrieval.results.SearchResult`; reranking is
-a separate step so the UI can show first-stage results at once and reranked ones when
-they are ready.
+Parse once, search the lexical and dense sides, fuse, join the records, and rerank (the
+Delta model in the search, the cross-encoder as the separate :meth:`Searcher.rerank`, so
+the UI can show first-stage results at once and reranked ones when they are ready). What
+it searches with lives in :mod:`~medsearch.retrieval.resources` (opened on first need);
+how the text typed becomes what each side reads lives in
+:mod:`~medsearch.retrieval.query_text`. Similar articles, sentences and citation
+suggestions are operations over a searcher (:mod:`~medsearch.retrieval.neighbours`,
+:mod:`~medsearch.retrieval.cite`), not methods of it.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 import numpy as np
 
-from medsearch import heap
-from medsearch.config import Settings
-from medsearch.errors import (
-    ModelError,
-    QuerySyntaxError,
-    StoreError,
-    UsageError,
-    VectorsMissingError,
-)
-from medsearch.models.batching import Cancelled
+from medsearch.errors import ModelError, StoreError, UsageError
 from medsearch.paths import Paths
-from medsearch.query.nodes import ParsedQuery
 from medsearch.query.normalize import repair_undecodable
-from medsearch.query.parser import mesh_note, parse_plain, parse_query
+from medsearch.query.parser import mesh_note, parse_plain
 from medsearch.records import Article, Filters, Hit
+from medsearch.retrieval.cross_stage import cross_rerank
+from medsearch.retrieval.query_text import (
+    LONG_TEXT,
+    dropped_note,
+    encoder_text,
+    read_query,
+    reads_as_article,
+    reranker_text,
+    translate,
+    truncated_note,
+)
+from medsearch.retrieval.resources import Resources
 from medsearch.retrieval.results import ALL_WORDS, Candidate, SearchResult, make_hits
 from medsearch.retrieval.sets import Plan, dense_method, plan_query
 from medsearch.store import Store
 
-if TYPE_CHECKING:
-    from medsearch.index.lexical import LexicalIndex
-    from medsearch.mesh.expand import MeshLookup
-    from medsearch.models.cross import CrossEncoder
-    from medsearch.models.encoders import Encoder
-    from medsearch.rerank.loading import DeltaStatus
-    from medsearch.rerank.plan import RerankPlan
-    from medsearch.retrieval.cite import CiteResult
-    from medsearch.retrieval.dense import DenseSide
-    from medsearch.retrieval.sources import HomeSources
-
 MODES = ("lexical", "dense", "hybrid")
 MAX_K = 10_000
-_TAGS = re.compile(r"\[[A-Za-z0-9 ]+\]|\b(?:AND|OR|NOT)\b|[()\"*]")
 
 
-@dataclass(frozen=True, slots=True)
-class PlanTranslation:
-    """A plan with MeSH applied and the translation PubMed's "Search details" shows."""
-
-    plan: Plan
-    text: str
-    notes: tuple[str, ...]
-
-
-def dense_text(query: str) -> str:
-    """The words of a PubMed-style query, for an encoder that reads natural language."""
-    return " ".join(_TAGS.sub(" ", query).split())
-
-
-PROSE_WORDS = 8
-"""From this many words, text that does not parse as a query is searched as plain words.
-
-A sentence or an abstract pasted into the search box often holds a ``(`` closed in the
-next sentence, a citation marker ``[12]`` or an upper-case ``NOT``; refusing it with a
-syntax error helps nobody. A short query keeps its error, which points at the typo.
-"""
-
-
-LONG_TEXT = (
-    "long text: the dense side read it with the article encoder (as similar articles do);"
-    " the query encoder reads short queries"
-)
-LONG_QUERY = "long query:"
-"""How the note of :func:`dropped_note` starts (``medsearch eval`` counts them)."""
-
-
-def truncated_note(words: Sequence[str]) -> str:
-    """What a user reads when a ``word*`` had more variations than PubMed searches."""
-    from medsearch.index.lexical_terms import MAX_EXPANSIONS  # tantivy loads on first search
-
-    return (
-        f"truncation: only the {MAX_EXPANSIONS} commonest variations of {', '.join(words)} "
-        "were searched, as in PubMed; a longer stem searches them all"
-    )
-
-
-def dropped_note(words: Sequence[str], *, dense_reads_all: bool) -> str:
-    """What a user reads when a long query's commonest words did not rank (WordBudget)."""
-    unique = list(dict.fromkeys(words))
-    shown = ", ".join(unique[:6]) + (", ..." if len(unique) > 6 else "")
-    after = "; the dense side is not cut" if dense_reads_all else ""
-    return (
-        f"{LONG_QUERY} {len(unique)} common word(s) left out of the BM25 ranking to keep it "
-        f"fast ({shown}){after}"
-    )
-
-
-@dataclass
-class Searcher:
-    store: Store
-    lexical: LexicalIndex
-    dense: DenseSide | None = None
-    cross: CrossEncoder | None = None
-    settings: Settings = field(default_factory=Settings)
-    profile_name: str | None = None
-    index_kind: str | None = None
-    sources: HomeSources | None = None
-    """Where the vectors and models not passed in come from, each on first need."""
-    delta_dir: Path | None = None
-    """Where this corpus's trained Delta reranker lives (None: no Delta reranking)."""
-    _records: dict[int, Article] | None = field(default=None, init=False, repr=False)
-    _delta: DeltaStatus | None = field(default=None, init=False, repr=False)
-    _cross_asked: bool = field(default=False, init=False, repr=False)
-    _cross_ready: bool | None = field(default=None, init=False, repr=False)
-    _mesh: MeshLookup | None = field(default=None, init=False, repr=False)
-    _mesh_read: bool = field(default=False, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.lexical.texts is None:  # snippets come from the store this searcher reads
-            self.lexical.texts = self.texts
-
-    # -- lifecycle -----------------------------------------------------------------------
-
-    def close(self) -> None:
-        self.lexical.close()
-        if self.dense is not None:
-            self.dense.close()
-        self.store.close()
-        heap.release()
-
-    def __enter__(self) -> Searcher:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def load_models(self) -> None:
-        """Open the vectors and load the encoders and the cross-encoder (if it is on this
-        machine) now, rather than on first need: seconds the TUI spends in a worker so
-        that the first query does not wait. A missing encoder raises its ModelError,
-        with the vectors left open for what needs no model (similar articles).
-        """
-        if self.sources is None and self.dense is None:
-            return  # no vectors: nothing to load
-        self.encoder("dense search")
-        if self.has_cross:
-            self.cross_encoder()
-            heap.settle()
-
-    @property
-    def has_vectors(self) -> bool:
-        return self.profile_name is not None
-
-    @property
-    def device(self) -> str | None:
-        """Where the encoders run; None until they are loaded."""
-        return self.dense.device if self.dense is not None else None
-
-    @property
-    def has_cross(self) -> bool:
-        """Whether a cross-encoder can rerank: loaded, or on this machine once the encoders
-        are. A lexical first stage (no encoder loaded, e.g. its models are missing) is
-        not offered it, as before models loaded lazily, and never looks for it on disk.
-        """
-        if self.cross is not None:
-            return True
-        if self.sources is None or self._cross_asked or self.device is None:
-            return False
-        if self._cross_ready is None:
-            self._cross_ready = self.sources.cross_available()
-        return self._cross_ready
-
-    def cross_encoder(self) -> CrossEncoder | None:
-        """The cross-encoder, loaded on first need; None when the profile has none."""
-        if self.cross is None and self.sources is not None and not self._cross_asked:
-            self.cross = self.sources.cross()
-            self._cross_asked = True
-        return self.cross
-
-    @property
-    def can_rerank(self) -> bool:
-        """Whether the cross-encoder will refine the head (the TUI does it in the background)."""
-        return self.rerank_plan().cross
-
-    def delta_model(self) -> DeltaStatus:
-        """The corpus's Delta reranker, or why there is none (loaded once, on first need)."""
-        if self._delta is None:
-            from medsearch.rerank.loading import load_delta
-
-            self._delta = load_delta(self.delta_dir, self.store, self.profile_name)
-        return self._delta
-
-    def rerank_plan(self, choice: str | None = None) -> RerankPlan:
-        """Which rerankers ``choice`` (default: the ``rerank`` setting) means here."""
-        from medsearch.rerank.plan import plan_rerank
-
-        return plan_rerank(
-            choice or self.settings.rerank,
-            device=self.device,
-            delta=self.delta_model(),
-            has_cross=self.has_cross,
-        )
-
-    @property
-    def default_mode(self) -> str:
-        return "hybrid" if self.has_vectors else "lexical"
-
-    def article(self, pmid: int) -> Article:
-        return self.store.get(pmid)
-
-    def articles(self, pmids: Sequence[int]) -> dict[int, Article]:
-        """Stored records; within one search, each record is read and decoded once."""
-        if self._records is None:
-            return self.store.get_many(pmids)
-        missing = [p for p in pmids if p not in self._records]
-        if missing:
-            self._records.update(self.store.get_many(missing))
-        return {p: self._records[p] for p in pmids if p in self._records}
-
-    def texts(self, pmids: Sequence[int]) -> dict[int, tuple[str, str]]:
-        """(title, abstract) for the lexical index's snippets: it keeps no copy itself."""
-        return {p: (a.title, a.abstract_text) for p, a in self.articles(pmids).items()}
-
-    def dense_side(self, what: str) -> DenseSide:
-        """The vectors, opened on first need; their encoder loads only when text is encoded."""
-        if self.dense is None and self.sources is not None:
-            self.dense = self.sources.open_dense()
-        if self.dense is None:
-            raise VectorsMissingError(
-                f"{what} needs article vectors and this corpus has none yet; run"
-                " `medsearch ingest` without --no-encode (or import NCBI's embeddings)"
-            )
-        return self.dense
-
-    def encoder(self, what: str) -> Encoder:
-        """The encoders ``what`` needs to turn text into vectors, loaded on first need."""
-        return self.dense_side(what).encoder
+class Searcher(Resources):
+    """The search pipeline over a home's :class:`~medsearch.retrieval.resources.Resources`."""
 
     # -- search --------------------------------------------------------------------------
 
@@ -299,16 +96,9 @@ class Searcher:
         snippets: bool,
         history: Callable[[int], str] | None = None,
     ) -> SearchResult:
-        notes: list[str] = []
-        parsed, error = None, None
-        if syntax:  # parsed once here; every side reads this plan
-            try:
-                parsed = parse_query(query, history=history)
-            except QuerySyntaxError as exc:
-                error = exc
-        if error is not None and len(query.split()) >= PROSE_WORDS:
-            syntax = False  # pasted prose that is not a query: its words, not an error
-            notes.append(f"read as plain words, not query syntax ({error})")
+        read = read_query(query, syntax=syntax, history=history)
+        parsed, error, syntax = read.parsed, read.error, read.syntax
+        notes = list(read.notes)
         if mode is None and self.default_mode != "lexical":
             try:
                 self.encoder("hybrid search")
@@ -325,7 +115,12 @@ class Searcher:
         if error is not None and syntax:
             raise error
         query_plan = plan_query(parsed or parse_plain(query))
-        translation = self.translate(query_plan) if syntax else None
+        mesh = self.mesh() if syntax else None
+        translation = (
+            translate(query_plan, mesh, self.lexical, mesh_ranking=self.settings.mesh_ranking)
+            if mesh is not None
+            else None
+        )
         if translation is not None:
             query_plan = translation.plan
             notes.extend(translation.notes)
@@ -334,10 +129,8 @@ class Searcher:
             self.encoder(f"{mode} search")  # the plan depends on its device
         plan = self.rerank_plan(rerank)
         notes.extend(plan.notes)
-        if plan.news:  # said once: not again by this searcher, nor by later processes
-            from medsearch.rerank.loading import told
-
-            self._delta = told(self.delta_dir, self.delta_model())
+        if plan.news:
+            self.delta_news_told()
         final_k = k
         if plan.delta:
             k = max(k, self.settings.delta_depth)
@@ -352,8 +145,10 @@ class Searcher:
             snippets=final_k if snippets else 0,  # only the head is shown; ~0.3 ms each
         )
         timings.append(("lexical", time.perf_counter() - t0))
+        long_query = None
         if lex.dropped and mode != "dense":
-            notes.append(dropped_note(lex.dropped, dense_reads_all=mode != "lexical"))
+            long_query = dropped_note(lex.dropped, dense_reads_all=mode != "lexical")
+            notes.append(long_query)
         if lex.truncated:
             notes.append(truncated_note(lex.truncated))
         if syntax and translation is None and (note := mesh_note(query_plan.parsed)) is not None:
@@ -370,7 +165,7 @@ class Searcher:
             ranked = self._order_set(query_plan, mode, lex.total, lexical, filters, k, notes)
             timings.append(("dense", time.perf_counter() - t1))
         else:
-            text = query_plan.text if syntax else query
+            text = encoder_text(query_plan, query, syntax=syntax)
             t1 = time.perf_counter()
             allowed, accept = self.dense_filter(lex.filters)
             dense, as_article = self._dense_candidates(
@@ -389,7 +184,7 @@ class Searcher:
         rerankers: tuple[str, ...] = ()
         if plan.delta and ranked:
             t3 = time.perf_counter()
-            text = (query_plan.text or query) if syntax else query
+            text = reranker_text(query_plan, query, syntax=syntax)
             terms = lex.terms if snippets else ()
             ranked = self._delta_order(text, ranked, records, final_k, terms)
             rerankers = ("delta",)
@@ -402,61 +197,15 @@ class Searcher:
             hits=tuple(hits),
             mode=mode,
             total=total,
-            context=(("query", query),)
-            + ((("translation", translation.text),) if translation is not None else ()),
+            query=query,
+            translation=translation.text if translation is not None else None,
+            long_query=long_query,
             filters=lex.filters,
             notes=tuple(notes),
             timings=tuple(timings),
             rerankers=rerankers,
             counted="set" if query_plan.is_set else ALL_WORDS,
         )
-
-    # -- MeSH ----------------------------------------------------------------------------
-
-    def mesh(self) -> MeshLookup | None:
-        """The installed MeSH (None: not installed), looked up once per searcher."""
-        if not self._mesh_read:
-            from medsearch.mesh.expand import MeshLookup
-
-            self._mesh = MeshLookup.open(self.store.conn)
-            self._mesh_read = True
-        return self._mesh
-
-    def translate(self, query_plan: Plan) -> PlanTranslation | None:
-        """``query_plan`` with MeSH applied (:mod:`medsearch.mesh.expand`), or None when
-        MeSH is not installed. A set query runs its translation. Plain words keep their
-        ranking (a heading as an extra ranked clause is not shown to help: docs/mesh.md)
-        and count the translation of all their words, as PubMed would."""
-        mesh = self.mesh()
-        if mesh is None:
-            return None
-        from medsearch.mesh.expand import translate
-
-        probes = {"is_journal": self._is_journal, "is_author": self._is_author}
-        if query_plan.is_set:
-            done = translate(query_plan.parsed, mesh, **probes)
-            return PlanTranslation(replace(query_plan, parsed=done.parsed), done.text, done.notes)
-        words = query_plan.all_words
-        if words is None:
-            return PlanTranslation(query_plan, "", ())
-        done = translate(words, mesh, **probes)
-        plan = replace(query_plan, all_words=done.parsed)
-        if self.settings.mesh_ranking:
-            ranked = translate(query_plan.parsed, mesh, **probes)
-            plan = replace(plan, parsed=ranked.parsed)
-        return PlanTranslation(plan, done.text, done.notes)
-
-    def _is_journal(self, phrase: str) -> bool:
-        return self._holds("ta", phrase)
-
-    def _is_author(self, phrase: str) -> bool:
-        return self._holds("au", phrase)
-
-    def _holds(self, tag: str, phrase: str) -> bool:
-        from medsearch.query.nodes import Phrase, Tagged
-
-        probe = ParsedQuery(text=phrase, node=Tagged(tag, Phrase(phrase)), set_query=True)
-        return bool(self.lexical.rank(probe, k=1, count=False).pmids)
 
     def _count(self, query_plan: Plan, lexical_total: int, filters: Filters) -> int:
         """``total``: a set query's set size; for plain words, how many articles hold
@@ -473,7 +222,7 @@ class Searcher:
         if words is None or not hits:
             return hits
         inside = self.lexical.members([h.pmid for h in hits], words, filters)
-        return [replace(h, extra=(*h.extra, (ALL_WORDS, h.pmid in inside))) for h in hits]
+        return [replace(h, all_words=h.pmid in inside) for h in hits]
 
     def _order_set(
         self,
@@ -555,12 +304,7 @@ class Searcher:
                 abstract = docs[i][1]
                 snippet = make_snippet(abstract, self.lexical.highlight(abstract, terms))
             out.append(
-                replace(
-                    cand,
-                    score=float(scores[i]),
-                    snippet=snippet,
-                    extra=(*cand.extra, ("first_stage_rank", i + 1)),
-                )
+                replace(cand, score=float(scores[i]), snippet=snippet, first_stage_rank=i + 1)
             )
         return out
 
@@ -571,69 +315,20 @@ class Searcher:
         allowed: np.ndarray | None,
         accept: Callable[[Sequence[int]], set[int]] | None,
     ) -> tuple[list[Candidate], bool]:
-        """The dense side's candidates, and whether the text was read as an article.
-
-        A text longer than the query encoder reads (64 tokens for MedCPT: a pasted
-        abstract, a paragraph) is encoded by the article encoder instead, as ``similar
-        --text`` does: article-to-article similarity is what MedCPT's article encoder
-        was measured on (RELISH), and the query encoder, trained on PubMed's short
-        queries, would see only the text's first 64 tokens. A symmetric profile
-        (minilm) has one encoder, so nothing changes there.
-        """
+        """The dense side's candidates, and whether the text was read as an article
+        (:func:`~medsearch.retrieval.query_text.reads_as_article`)."""
         dense = self.dense_side("dense search")
         encoder = dense.encoder
-        as_article = (
-            not encoder.profile.symmetric and encoder.query_tokens(text) > encoder.query_max_length
-        )
+        as_article = reads_as_article(encoder, text)
         vector = encoder.encode_articles([("", text)]) if as_article else dense.encode_query(text)
         pairs = dense.search_vector(vector, depth, allowed=allowed, accept=accept)
         return [Candidate(pmid=p, score=s, sources=("dense",)) for p, s in pairs], as_article
 
-    def dense_filter(
-        self, filters: Filters
-    ) -> tuple[np.ndarray | None, Callable[[Sequence[int]], set[int]] | None]:
-        """A filter for the dense side: the allowed PMID set when small, else a predicate."""
-        if filters.empty:
-            return None, None
-        from medsearch.retrieval.dense import ALLOWED_MAX
-
-        allowed, _ = self.lexical.matching_pmids(filters, ALLOWED_MAX)
-        if allowed is not None:
-            return allowed, None
-
-        def accept(pmids: Sequence[int]) -> set[int]:
-            return self.lexical.accepted(pmids, filters)
-
-        return None, accept
-
     def _fuse(self, lexical: list[Candidate], dense: list[Candidate], k: int) -> list[Candidate]:
-        from medsearch.retrieval.fusion import reciprocal_rank_fusion, score_fusion
+        from medsearch.retrieval.fusion import fuse_candidates
 
-        if self.settings.fusion == "score":
-            fused = score_fusion(
-                {
-                    "lexical": [(c.pmid, c.score) for c in lexical],
-                    "dense": [(c.pmid, c.score) for c in dense],
-                },
-                limit=k,
-            )
-        else:
-            fused = reciprocal_rank_fusion(
-                {"lexical": [c.pmid for c in lexical], "dense": [c.pmid for c in dense]},
-                k=self.settings.rrf_k,
-                limit=k,
-            )
-        snippets = {c.pmid: c.snippet for c in lexical}
-        return [
-            Candidate(
-                pmid=f.pmid,
-                score=f.score,
-                sources=f.sources,
-                snippet=snippets.get(f.pmid, ""),
-                extra=tuple((f"{name}_rank", rank) for name, rank in f.ranks),
-            )
-            for f in fused
-        ]
+        settings = self.settings
+        return fuse_candidates(lexical, dense, k, method=settings.fusion, rrf_k=settings.rrf_k)
 
     def search_reranked(
         self,
@@ -684,92 +379,8 @@ class Searcher:
         if cross is None:
             note = "no cross-encoder in this model profile: first-stage order kept"
             return replace(result, notes=(*result.notes, note))
-        query = dict(result.context).get("query") or dict(result.context).get("citance", "")
         size = min(len(result.hits), head or self.rerank_head())
-        if size == 0:
-            return result
-        top = list(result.hits[:size])
-        records = self.store.get_many([h.pmid for h in top])
-        docs = [
-            (records[h.pmid].title, records[h.pmid].abstract_text)
-            if h.pmid in records
-            else (h.title, "")
-            for h in top
-        ]
-        t0 = time.perf_counter()
-        try:
-            scores = cross.score_pairs(str(query), docs, is_cancelled=is_cancelled).tolist()
-        except Cancelled:
-            return result
-        order = sorted(range(size), key=lambda i: -scores[i])
-        hits: list[Hit] = []
-        for i in order:
-            hits.append(
-                replace(
-                    top[i],
-                    rank=len(hits) + 1,
-                    score=scores[i],
-                    extra=top[i].extra
-                    if any(key == "first_stage_rank" for key, _ in top[i].extra)
-                    else (*top[i].extra, ("first_stage_rank", top[i].rank)),
-                )
-            )
-        for h in result.hits[size:]:
-            hits.append(replace(h, rank=len(hits) + 1))
-        return replace(
-            result,
-            hits=tuple(hits),
-            reranked=True,
-            rerankers=(*result.rerankers, "cross"),
-            timings=(*result.timings, ("rerank", time.perf_counter() - t0)),
-        )
-
-    # -- similar articles and sentences (see :mod:`medsearch.retrieval.neighbours`) ----------
-
-    def similar(
-        self,
-        pmid: int,
-        *,
-        k: int = 10,
-        filters: Filters | None = None,
-        skip_duplicates: bool = True,
-    ) -> SearchResult:
-        """Nearest neighbours of a stored article's vector (itself and same-title copies out)."""
-        from medsearch.retrieval.neighbours import similar
-
-        return similar(self, pmid, k=k, filters=filters, skip_duplicates=skip_duplicates)
-
-    def similar_text(self, title: str, abstract: str = "", *, k: int = 10) -> SearchResult:
-        from medsearch.retrieval.neighbours import similar_text
-
-        return similar_text(self, repair_undecodable(title), repair_undecodable(abstract), k=k)
-
-    def sentences(self, text: str, *, k: int = 10) -> SearchResult:
-        """Nearest abstract sentences, each with its neighbours for context."""
-        from medsearch.retrieval.neighbours import sentences
-
-        return sentences(self, repair_undecodable(text), k=k)
-
-    def cite(
-        self,
-        paragraph: str,
-        *,
-        k: int = 5,
-        before: int | None = None,
-        rerank: bool | str = True,
-        is_cancelled: Callable[[], bool] | None = None,
-    ) -> CiteResult:
-        """Reference suggestions per citing sentence (see :mod:`medsearch.retrieval.cite`).
-
-        ``is_cancelled`` is checked between sentences and inside each rerank; a cancelled
-        call returns the sentences finished so far.
-        """
-        from medsearch.retrieval.cite import suggest
-
-        paragraph = repair_undecodable(paragraph)
-        return suggest(
-            self, paragraph, k=k, before=before, rerank=rerank, is_cancelled=is_cancelled
-        )
+        return cross_rerank(cross, self.store, result, size, is_cancelled=is_cancelled)
 
 
 def open_searcher(

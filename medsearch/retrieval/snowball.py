@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from medsearch.errors import UsageError
 from medsearch.index.citations import CitationGraph
 from medsearch.records import Article, pmid_from
-from medsearch.retrieval.citations import CITED_BY, _hit
+from medsearch.retrieval.citations import _hit
 from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def snowball(
             round(score.get(p, 0.0), 6),
             articles.get(p),
             seed_links=links[p],
-            **{CITED_BY: cited[p]},
+            cited_by=cited[p],
         )
         for i, p in enumerate(ordered, 1)
     )
@@ -161,7 +161,7 @@ def snowball(
         hits=hits,
         mode="snowball",
         total=len(hits),
-        context=(
+        details=(
             ("seeds", sorted(seed_set)),
             ("direction", _direction(backward, forward)),
             ("depth", depth),

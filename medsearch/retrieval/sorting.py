@@ -171,7 +171,7 @@ def sort_result(
         read = _citation_counts(graph)
     hits = sorted_hits(result.hits, sort, read)[:k]
     if lexical is not None:
-        query = str(dict(result.context).get("query", ""))
+        query = result.query or ""
         hits = with_snippets(hits, query, lexical, store.get_many)
     notes = result.notes
     if result.total > len(result.hits):
@@ -180,5 +180,4 @@ def sort_result(
             f"sorted by {sort} over the {len(result.hits):,} best matches of"
             f" {result.total:,}; narrow the query to sort the whole set",
         )
-    context = (*result.context, ("sort", sort))
-    return result.with_hits(hits, notes=notes, context=context)
+    return result.with_hits(hits, notes=notes, sort=sort)

@@ -146,12 +146,17 @@ def _answer(searcher: Searcher, request: Request, paths: Paths | None) -> Answer
             sort = request.sort if request.sort in ("date", "cited") else "date"
             result = cited_by(searcher.store, graph, pmid, request.filters, sort)
     elif request.mode == "similar":
+        from medsearch.retrieval import neighbours
         from medsearch.retrieval.sorting import sort_result
 
-        result = searcher.similar(pmid_of(request.text), k=request.k, filters=request.filters)
+        result = neighbours.similar(
+            searcher, pmid_of(request.text), k=request.k, filters=request.filters
+        )
         result = sort_result(result, request.sort, request.k, searcher.store)  # its k nearest
     elif request.mode == "sentences":
-        result = searcher.sentences(request.text, k=request.k)
+        from medsearch.retrieval import neighbours
+
+        result = neighbours.sentences(searcher, request.text, k=request.k)
     elif request.mode == "search":
         return _search(searcher, request, paths)
     else:
@@ -243,7 +248,9 @@ def cite(
     k: int = CITE_K,
     is_cancelled: Callable[[], bool] | None = None,
 ) -> CiteAnswer:
-    found = searcher.cite(paragraph, k=k, is_cancelled=is_cancelled)
+    from medsearch.retrieval.cite import suggest
+
+    found = suggest(searcher, paragraph, k=k, is_cancelled=is_cancelled)
     pmids = sorted({h.pmid for c in found.citances for h in c.result.hits})
     return CiteAnswer(cite=found, articles=searcher.articles(pmids))
 

@@ -55,7 +55,6 @@ def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
     The title wraps under itself (a hanging indent after the rank); the meta line and
     the snippet or evidence sentence are one line each, cut with an ellipsis.
     """
-    extra = dict(hit.extra)
     gutter = Text(MARK if marked else " ", style="bold #87d787")
     gutter.append(f"{hit.rank:>3}.", style="bold")
     meta = Text(style="dim", no_wrap=True, overflow="ellipsis")
@@ -66,20 +65,22 @@ def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
     label = sources_label(hit.sources)
     if label:
         meta.append(f" · {label}", style="cyan")
-    if beyond(hit.extra):
+    if beyond(hit):
         meta.append(f" · {BEYOND}", style="yellow")
-    if isinstance(extra.get("cited_by"), int):
-        meta.append(f" · cited by {extra['cited_by']} here", style="magenta")
-    outside = extra.get("in_corpus") is False
-    if outside and extra.get("doi"):
-        meta.append(f" · doi:{extra['doi']}")
+    if hit.cited_by is not None:
+        meta.append(f" · cited by {hit.cited_by} here", style="magenta")
+    outside = hit.in_corpus is False
+    if outside and hit.doi:
+        meta.append(f" · doi:{hit.doi}")
     title = hit.title or ("(not in this corpus)" if outside else "(no title)")
     body: list[Text] = [highlighted(title, terms, style="bold"), meta]
     if hit.notices:
         body.insert(1, notice_line(hit.notices))
     if hit.notice_for:
         body.insert(1, Text(describe_for(hit.notice_for), style="bold", no_wrap=True))
-    evidence = extra.get("sentence") or extra.get("evidence")
+    evidence = (hit.sentence.text if hit.sentence else "") or (
+        hit.evidence.text if hit.evidence else ""
+    )
     if evidence:
         quote = Text("“", style="italic", no_wrap=True, overflow="ellipsis")
         quote.append_text(highlighted(str(evidence), terms, style="italic"))

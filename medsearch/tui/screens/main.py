@@ -230,16 +230,16 @@ class MainScreen(Screen[None]):
         self.articles.update(answer.articles)
         self.citations.update(answer.citations)
         result = answer.result
-        from medsearch.retrieval.searcher import dense_text
+        from medsearch.retrieval.query_text import dense_text
 
-        query = str(dict(result.context).get("query", ""))
+        query = result.query or ""
         terms = snippet_terms(h.snippet for h in result.hits)
         terms |= {w.lower() for w in dense_text(query).split() if len(w) > 2}
         self.show_rows(list(result.hits), terms, message.ticket, reranked=False)
-        self.show_translation(str(dict(result.context).get("translation") or ""))
+        self.show_translation(result.translation or "")
         self.summarise(result.total, len(result.hits), result.timings, result.notes)
         if result.mode in ("references", "cited_by"):
-            pmid = dict(result.context).get("pmid")
+            pmid = result.pmid
             what = "references of" if result.mode == "references" else "cited by, of"
             back = " · backspace: back" if self.trail else ""
             self.query_one(ModeBar).summary = f"{result.total} {what} PMID {pmid}{back}"

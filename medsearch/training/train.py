@@ -4,7 +4,11 @@ Resumable by stages under ``rerank/work/`` (sentences file, word vectors, exampl
 one checkpoint per epoch): an interrupted run (Ctrl-C, kill) starts again where it
 stopped, and the finished model replaces the old one atomically. The model records the
 corpus, profile and signals it was trained on, so a search can tell when it no longer
-fits (see :func:`staleness`).
+fits (see :func:`medsearch.rerank.loading.staleness`).
+
+Longer than the package's other modules (~530 lines) on purpose: the stages share the
+options, the work directory and its checkpoints, and read best as one pipeline from top
+to bottom; what stands alone (examples, word vectors, the network) has its own module.
 """
 
 from __future__ import annotations
@@ -23,8 +27,19 @@ import numpy as np
 from medsearch.errors import UntrainableError, UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress
+from medsearch.rerank import loading
 from medsearch.rerank import marks as marklog
-from medsearch.rerank.examples import (
+from medsearch.rerank.scorer import (
+    PAD,
+    DeltaConfig,
+    DeltaScorer,
+    Featurised,
+    Vocabulary,
+    blend_order,
+    featurise,
+)
+from medsearch.store.sampling import iter_sample
+from medsearch.training.examples import (
     CROSS,
     KEYWORDS,
     MARKS,
@@ -38,27 +53,14 @@ from medsearch.rerank.examples import (
     pairs_for,
     pseudo_queries,
 )
-from medsearch.rerank.scorer import (
-    PAD,
-    DeltaConfig,
-    DeltaScorer,
-    Featurised,
-    Vocabulary,
-    blend_order,
-    featurise,
-)
-from medsearch.rerank.words import SAMPLE_ARTICLES, sample_stride, train_vectors, write_sentences
-from medsearch.store.sampling import iter_sample
+from medsearch.training.words import SAMPLE_ARTICLES, sample_stride, train_vectors, write_sentences
 
 if TYPE_CHECKING:
     from medsearch.retrieval.searcher import Searcher
 
-MIN_ARTICLES = 1_000
-"""Below this a corpus is too small to train on; ingest offers training above it."""
 BLENDS = (0.0, 0.25, 0.5, 0.75, 1.0)
 DISTIL_DEPTH = 30  # candidates the cross-encoder grades per query (its head is what matters)
 VALIDATION_MAX = 300  # held-out queries, each scored over the full reranked depth
-STALE_GROWTH = 0.25  # retrain once the corpus grew or shrank by a quarter
 DEFAULT_SIGNALS = ("keywords", "titles", "marks")
 FAIR_KINDS = (KEYWORDS, MARKS)
 """Held-out queries the first stage cannot answer by finding their own text: a title or
@@ -120,18 +122,6 @@ def corpus_stamp(searcher: Searcher) -> dict[str, Any]:
     return {"articles": searcher.store.count(), "profile": searcher.profile_name}
 
 
-def staleness(meta: dict[str, Any], stamp: dict[str, Any]) -> str | None:
-    """Why a trained model no longer fits this corpus, or None when it does."""
-    was = meta.get("corpus", {})
-    trained_on = int(was.get("articles", 0))
-    now = int(stamp.get("articles", 0))
-    if trained_on <= 0 or abs(now - trained_on) > STALE_GROWTH * trained_on:
-        return f"it was trained on {trained_on:,} articles and the corpus now has {now:,}"
-    if meta.get("used_profile") and was.get("profile") != stamp.get("profile"):
-        return f"it was trained with model profile {was.get('profile')!r}"
-    return None
-
-
 def train(
     paths: Paths, searcher: Searcher, options: TrainOptions, progress: Progress | None = None
 ) -> TrainReport:
@@ -143,10 +133,10 @@ def train(
             f"unknown signal(s) {', '.join(sorted(unknown))}; choose from {', '.join(SIGNALS)}"
         )
     articles = searcher.store.count()
-    if articles < MIN_ARTICLES:
+    if articles < loading.MIN_ARTICLES:
         raise UntrainableError(
             f"the corpus has {articles:,} articles; the Delta reranker needs at least"
-            f" {MIN_ARTICLES:,} articles to learn from"
+            f" {loading.MIN_ARTICLES:,} articles to learn from"
         )
     started = time.monotonic()
     stamp = corpus_stamp(searcher)
@@ -420,7 +410,7 @@ def _fit(
     """Pairwise max-margin training with early stopping on held-out nDCG@10."""
     import torch
 
-    from medsearch.rerank.net import DeltaNet, pairwise_loss
+    from medsearch.training.net import DeltaNet, pairwise_loss
 
     torch.manual_seed(options.seed)
     net = DeltaNet(vectors, options.config)
