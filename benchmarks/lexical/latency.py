@@ -12,7 +12,7 @@ each query on the abstract field; ratios are ours / reference at p50.
 
 Targets (DESIGN.md) at 1M documents: top-1000 p95 <= 50 ms, RSS <= 200 MB.
 
-    python -m benchmarks.lexical [--docs 100000] [--queries 50] [--dir DIR] [--corpus fast]
+    python -m benchmarks.lexical [latency] [--docs 100000] [--queries 50] [--dir DIR] [--corpus fast]
 """
 
 from __future__ import annotations

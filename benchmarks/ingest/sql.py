@@ -1,6 +1,6 @@
 """What the SQL ``articles`` table costs and buys: CPU per article, bytes, query times.
 
-    python -m benchmarks.sql_store [--articles 30000] [--repeat 3]
+    python -m benchmarks.ingest sql [--articles 30000] [--repeat 3]
 
 Parsed synthetic PubMed (benchmarks.synth) is written the way ingest writes it: rows
 built as the parsers build them, inserted 10K per transaction into a file-backed WAL
