@@ -52,7 +52,7 @@ import orjson
 
 from benchmarks.lexical import VOCAB_SIZE
 from benchmarks.modes import run_mode
-from benchmarks.synth import article_xml, pseudo_vocabulary, synthetic_articles
+from benchmarks.synth import pseudo_vocabulary, synthetic_article_xml, synthetic_articles
 from medsearch.paths import Paths
 from medsearch.watches.references import noticed_by
 
@@ -86,9 +86,9 @@ def daily_file(path: Path, existing: int, new: int, revised: int, deleted: int) 
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=6) as out:
         out.write('<?xml version="1.0" encoding="utf-8"?>\n<PubmedArticleSet>\n')
         for a in synthetic_articles(new, SEED + 2, start_pmid=existing + 1):
-            out.write(article_xml(a))
+            out.write(synthetic_article_xml(a))
         for a, pmid in zip(synthetic_articles(revised, SEED + 3), revise, strict=True):
-            out.write(article_xml(dataclasses.replace(a, pmid=pmid)))
+            out.write(synthetic_article_xml(dataclasses.replace(a, pmid=pmid)))
         marks = "".join(f'<PMID Version="1">{p}</PMID>' for p in delete)
         out.write(f"<DeleteCitation>{marks}</DeleteCitation>\n</PubmedArticleSet>\n")
     return path

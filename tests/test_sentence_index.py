@@ -11,7 +11,6 @@ from typing import Any
 import faiss
 import numpy as np
 import pytest
-from pubmed_builders import article_xml, pubmed_file
 from tiny_models import (
     TinyModels,
     build_tiny_models,
@@ -20,6 +19,7 @@ from tiny_models import (
     write_tiny_config,
 )
 
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.errors import VectorsMissingError
 from medsearch.index import coarse as cq
 from medsearch.index import ivf_parts as ip

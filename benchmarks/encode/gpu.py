@@ -56,9 +56,9 @@ SCIFACT = next(
     REPO.parent / "shared/data/beir/scifact/corpus.jsonl",
 )
 
-from pubmed_builders import article_xml  # noqa: E402
 from tiny_models import WORDS, build_tiny_models, tiny_profile_for  # noqa: E402
 
+from benchmarks.synth import article_xml  # noqa: E402
 from medsearch.models.profiles import ModelProfile  # noqa: E402
 from medsearch.progress import NullProgress  # noqa: E402
 
