@@ -10,9 +10,10 @@ store's text and are timed by ``benchmarks.search`` (inside its lexical stage). 
 reference measured in the same run is a bare tantivy term query for the first word of
 each query on the abstract field; ratios are ours / reference at p50.
 
-Targets (DESIGN.md) at 1M documents: top-1000 p95 <= 50 ms, RSS <= 200 MB.
+Targets at 1M documents: top-1000 p95 <= 50 ms, RSS <= 200 MB.
 
-    python -m benchmarks.lexical [latency] [--docs 100000] [--queries 50] [--dir DIR] [--corpus fast]
+    python -m benchmarks.lexical [latency] [--docs 100000] [--queries 50] [--dir DIR]
+        [--corpus fast]
 """
 
 from __future__ import annotations
