@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from benchmarks.modes import run_mode
+from benchmarks.modes import Mode, run_mode
 
 
 def _record(name: str, seen: list[tuple[str, list[str]]]) -> Callable[[], None]:
@@ -56,7 +56,7 @@ def test_a_mode_given_as_a_module_is_imported_only_when_it_runs(
     """A command's modes may need different heavy imports (torch for one, faiss for
     another); naming one must not load the others."""
     seen: list[tuple[str, list[str]]] = []
-    modes = {"gpu": "benchmarks.no_such_module", "cpu": _record("cpu", seen)}
+    modes: dict[str, Mode] = {"gpu": "benchmarks.no_such_module", "cpu": _record("cpu", seen)}
     monkeypatch.setattr(sys, "argv", ["__main__.py", "cpu"])
     run_mode("benchmarks.encode", modes, default="gpu")
     assert seen == [("cpu", [])]
