@@ -11,8 +11,10 @@ deterministic by ``seed``, and the XML is written article by article, so a 30K-a
 file never exists in memory.
 
 ``synthetic_documents`` yields the same (pmid, title, abstract) triples the XML holds,
-for benchmarks that index text without parsing XML. The abstract is formatted like
-``Article.abstract_text`` (``LABEL: text`` per structured section, one per line).
+and ``to_article`` the records, for benchmarks that index text without parsing XML;
+``fast_articles`` draws title-and-abstract records of the same law in bulk. The
+abstract is formatted like ``Article.abstract_text`` (``LABEL: text`` per structured
+section, one per line).
 
     python -m benchmarks.synth OUT.xml.gz 30000 --seed 0
 
@@ -31,6 +33,8 @@ from typing import TextIO
 from xml.sax.saxutils import escape
 
 import numpy as np
+
+from medsearch.records import AbstractSection, Article, Author, MeshHeading, PubDate
 
 ZIPF_EXPONENT = 1.07  # fitted to word frequencies of English/biomedical abstracts
 LABELS = ("BACKGROUND", "METHODS", "RESULTS", "CONCLUSIONS")
@@ -290,6 +294,52 @@ def synthetic_documents(
         n, seed, start_pmid=start_pmid, words_per_doc=words_per_doc, vocab_size=vocab_size
     ):
         yield article.pmid, article.title, article.abstract
+
+
+def to_article(s: SyntheticArticle) -> Article:
+    """The record a parser would make of ``s``, for benchmarks that index without XML."""
+    return Article(
+        pmid=s.pmid,
+        title=s.title,
+        abstract=tuple(AbstractSection(text, label) for label, text in s.sections),
+        authors=tuple(Author(last, fore, initials) for last, fore, initials in s.authors),
+        journal=s.journal[0],
+        journal_abbrev=s.journal[1],
+        pub_date=PubDate(s.year, s.month),
+        mesh=tuple(MeshHeading(name, ui, major) for name, ui, major in s.mesh),
+        keywords=s.keywords,
+        publication_types=(s.publication_type[1],),
+        languages=(s.language,),
+    )
+
+
+def fast_articles(
+    n: int, seed: int, *, vocab_size: int = 50_000, batch: int = 10_000
+) -> Iterator[Article]:
+    """Title + abstract only, drawn in bulk: ~20x faster than ``synthetic_articles`` for
+    runs of millions of documents.
+
+    Same vocabulary and Zipf law as ``synthetic_articles`` (so the query classes mean the
+    same), none of its metadata; drawn ``batch`` documents at a time.
+    """
+    vocab = np.array(pseudo_vocabulary(vocab_size, seed), dtype=object)
+    weights = 1.0 / np.arange(1, vocab_size + 1, dtype=np.float64) ** ZIPF_EXPONENT
+    cdf = np.cumsum(weights / weights.sum())
+    rng = np.random.default_rng(seed)
+    for start in range(0, n, batch):
+        size = min(batch, n - start)
+        lengths = np.maximum(20, rng.normal(220, 55, size).astype(int)) + 12
+        words = vocab[np.minimum(np.searchsorted(cdf, rng.random(lengths.sum())), vocab_size - 1)]
+        offset = 0
+        for i, length in enumerate(lengths.tolist()):
+            doc = words[offset : offset + length]
+            offset += length
+            yield Article(
+                pmid=start + i + 1,
+                title=" ".join(doc[:12]),
+                abstract=(AbstractSection(" ".join(doc[12:])),),
+                pub_date=PubDate(1950 + (start + i) % 76),
+            )
 
 
 def write_synthetic_pubmed(
