@@ -10,6 +10,10 @@ ingest pipeline (lexical-only unless vectors were added to that home), then:
   until the results list has been redrawn (the ``ResultsRendered`` message, posted
   after the refresh that drew them). Target <= 300 ms.
 
+The references measured in the same run: a bare interpreter's start (``python -c
+pass``) for the first frame, and the same queries through the Searcher in this process,
+with no UI, for Enter to results; the ratios say what the UI adds.
+
     python -m benchmarks.tui [--articles 10000] [--queries 30] [--home DIR]
 """
 
@@ -102,6 +106,29 @@ def first_frame(home: Path, runs: int) -> dict[str, float | str]:
     }
 
 
+def interpreter_start(runs: int) -> float:
+    """Median seconds for a bare Python to start and exit: the first frame's floor."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def searcher_only(home: Path, texts: list[str], mode: str) -> list[float]:
+    """Per query: the Searcher's first stage in this process, no UI (first one dropped)."""
+    from medsearch.retrieval.searcher import open_searcher
+
+    latencies = []
+    with open_searcher(Paths(home)) as searcher:
+        for text in [texts[0], *texts]:
+            started = time.perf_counter()
+            searcher.search(text, mode=mode, rerank="none")
+            latencies.append(time.perf_counter() - started)
+    return latencies[1:]
+
+
 def queries(n: int, seed: int = 1) -> list[str]:
     """Two-word queries mixing common, mid-frequency and rare words of the corpus."""
     vocab = pseudo_vocabulary(50_000, 0)
@@ -162,15 +189,24 @@ def main(argv: list[str] | None = None) -> None:
     build_corpus(home, args.articles, vectors=not args.lexical_only)
 
     start = first_frame(home, args.starts)
-    latencies = sorted(asyncio.run(enter_to_results(home, queries(args.queries))))
+    bare_start = interpreter_start(args.starts)
+    texts = queries(args.queries)
+    latencies = sorted(asyncio.run(enter_to_results(home, texts)))
     p95 = latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))]
+    searches = sorted(searcher_only(home, texts, kind))
     report = {
         "articles": args.articles,
         "mode": kind,
         **start,
+        "interpreter_start_s": round(bare_start, 3),
+        "first_frame_vs_interpreter": round(float(start["first_frame_median_s"]) / bare_start, 1),
         "enter_to_results_p50_ms": round(statistics.median(latencies) * 1000, 1),
         "enter_to_results_p95_ms": round(p95 * 1000, 1),
         "enter_to_results_max_ms": round(latencies[-1] * 1000, 1),
+        "searcher_only_p50_ms": round(statistics.median(searches) * 1000, 1),
+        "enter_vs_searcher_p50": round(
+            statistics.median(latencies) / statistics.median(searches), 2
+        ),
         "first_frame_ok": float(start["first_frame_max_s"]) <= FIRST_FRAME_TARGET,
         "enter_ok": p95 <= ENTER_TARGET,
     }

@@ -1,7 +1,10 @@
-"""A daily update on a large home: applying a ~30K-record file, then 100 watches.
+"""Daily updates on a large home: applying a file with its watches, and reference-list watches.
 
-    nice -n 10 python -m benchmarks.update --dir /tmp/update-bench --large 1000000
-    python -m benchmarks.update --dir /tmp/update-bench --copy-from /some/1M/home
+    nice -n 10 python -m benchmarks.update [daily] --dir WORK_DIR --large 1000000
+    python -m benchmarks.update [daily] --dir WORK_DIR --copy-from A_1M_HOME
+    nice -n 5 python -m benchmarks.update references [--small 200000] [--large 2000000]
+
+``daily``: A daily update on a large home: applying a ~30K-record file, then 100 watches.
 
 Two synthetic homes are built (stores and lexical indexes written directly, as
 ``benchmarks.hybrid_scale`` does: no XML to parse for millions of articles): a small
@@ -15,7 +18,19 @@ file's apply (lexical only, as ``update --no-encode``) and ``run_watches`` over 
 ratios large / small say how each grows with the home (the CPU figures are the writer's
 and the watch run's own, steadier than wall time on a shared machine; the parsers' CPU is
 in their processes); the targets are < 2 min for the apply at 40.9M and <= 30 s for the
-watches at 10M on 2 cores (issue 30).
+watches at 10M on 2 cores.
+
+``references``: What a reference-list watch (``check FILE --watch``) costs a run after a
+daily update.
+
+A run reads the PMIDs the update files added or replaced (the ``file_changes`` rows,
+~30K a day) and looks each up in ``articles`` for a ``notice_for`` naming another
+article (:func:`medsearch.watches.references.noticed_by`): a notice record arriving
+alone is how most retractions reach a reference. The reference measured in the same
+run, on the same table, is what a run that ignored the ledger would do: read every
+row's ``notice_for`` (a full scan). Both at two table sizes (synthetic ``articles``
+rows, 0.2% of them notices about a random earlier article); times are CPU seconds of
+this process (``time.process_time``, best of three: the machine is shared).
 """
 
 from __future__ import annotations
@@ -28,12 +43,18 @@ import random
 import shutil
 import sqlite3
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import orjson
+
 from benchmarks.lexical import VOCAB_SIZE
-from benchmarks.synth import article_xml, pseudo_vocabulary, synthetic_articles
+from benchmarks.modes import run_mode
+from benchmarks.synth import pseudo_vocabulary, synthetic_article_xml, synthetic_articles
 from medsearch.paths import Paths
+from medsearch.watches.references import noticed_by
 
 SEED = 0
 
@@ -65,9 +86,9 @@ def daily_file(path: Path, existing: int, new: int, revised: int, deleted: int) 
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=6) as out:
         out.write('<?xml version="1.0" encoding="utf-8"?>\n<PubmedArticleSet>\n')
         for a in synthetic_articles(new, SEED + 2, start_pmid=existing + 1):
-            out.write(article_xml(a))
+            out.write(synthetic_article_xml(a))
         for a, pmid in zip(synthetic_articles(revised, SEED + 3), revise, strict=True):
-            out.write(article_xml(dataclasses.replace(a, pmid=pmid)))
+            out.write(synthetic_article_xml(dataclasses.replace(a, pmid=pmid)))
         marks = "".join(f'<PMID Version="1">{p}</PMID>' for p in delete)
         out.write(f"<DeleteCitation>{marks}</DeleteCitation>\n</PubmedArticleSet>\n")
     return path
@@ -145,7 +166,8 @@ def one_home(paths: Paths, daily: Path, watches: int, jobs: int) -> dict[str, fl
     return {"apply": wall, "apply CPU": cpu, "watches": run, "watches CPU": run_cpu}
 
 
-def main() -> None:
+def daily() -> None:
+    """A daily update on a large home: applying a ~30K-record file, then 100 watches."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--dir", type=Path, required=True)
     ap.add_argument("--small", type=int, default=50_000)
@@ -195,5 +217,83 @@ def main() -> None:
         )
 
 
+DAILY = 30_000
+NEW = 24_000
+NOTICE_SHARE = 0.002
+
+
+def best(runs: int, work: Callable[[], object]) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.process_time()
+        work()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def build(path: Path, rows: int, rng: random.Random) -> sqlite3.Connection:
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=OFF")
+    conn.execute(
+        "CREATE TABLE articles (pmid INTEGER PRIMARY KEY, title TEXT,"
+        " notice_for TEXT NOT NULL DEFAULT '[]')"
+    )
+
+    def row(pmid: int) -> tuple[int, str, str]:
+        about = "[]"
+        if pmid > 1 and rng.random() < NOTICE_SHARE:
+            target = rng.randrange(1, pmid)
+            about = orjson.dumps(
+                [{"status": "retracted", "type": "RetractionOf", "pmid": target}]
+            ).decode()
+        return pmid, f"title of article {pmid}", about
+
+    conn.executemany("INSERT INTO articles VALUES (?,?,?)", (row(p) for p in range(1, rows + 1)))
+    conn.commit()
+    return conn
+
+
+def one(rows: int, folder: Path) -> tuple[float, float, int]:
+    rng = random.Random(rows)
+    conn = build(folder / f"articles-{rows}.sqlite", rows, rng)
+    changed = sorted(
+        set(range(rows - NEW + 1, rows + 1)) | set(rng.sample(range(1, rows - NEW), DAILY - NEW))
+    )
+    found: list[frozenset[int]] = []
+    ledger = best(3, lambda: found.append(noticed_by(conn, changed)))
+
+    def scan() -> int:
+        return sum(
+            1 for _ in conn.execute("SELECT notice_for FROM articles WHERE notice_for != '[]'")
+        )
+
+    full = best(3, scan)
+    conn.close()
+    return ledger, full, len(found[-1])
+
+
+def references() -> None:
+    """What a reference-list watch (``check FILE --watch``) costs a run after a daily update."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=200_000)
+    parser.add_argument("--large", type=int, default=2_000_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        results = {n: one(n, Path(tmp)) for n in (args.small, args.large)}
+    for n, (ledger, full, targets) in results.items():
+        print(
+            f"{n:>10,} rows: the day's {DAILY:,} changed PMIDs {ledger * 1000:8.1f} ms CPU"
+            f" ({targets} articles named by their notices); full scan {full * 1000:8.1f} ms;"
+            f" ledger / scan {ledger / full:.3f}"
+        )
+    (l_s, f_s, _), (l_l, f_l, _) = results[args.small], results[args.large]
+    scale = 40_900_000 / args.large
+    print(
+        f"large / small: ledger x{l_l / l_s:.2f}, full scan x{f_l / f_s:.2f};"
+        f" at 40.9M the scan extrapolates (linearly) to {f_l * scale:.1f} s,"
+        f" the ledger stays near {l_l * 1000:.0f} ms"
+    )
+
+
 if __name__ == "__main__":
-    main()
+    run_mode("benchmarks.update", {"daily": daily, "references": references}, default="daily")

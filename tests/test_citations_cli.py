@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
-from tests.pubmed_builders import article_xml, pubmed_file
 
 GRAPH = {1: [10, 11, 999], 2: [10, 1], 3: [10, 1, 2], 10: [], 11: []}
 YEARS = {1: 2018, 2: 2019, 3: 2020, 10: 2010, 11: 2011}

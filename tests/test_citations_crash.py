@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from benchmarks.synth import pubmed_file
 from medsearch.cli import main
 from medsearch.index.citations import CitationGraph
 from medsearch.paths import Paths
 from medsearch.store import Store
-from tests.pubmed_builders import pubmed_file
 from tests.test_citations_cli import cited_xml
 from tests.test_crash_resume import scalar
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import ingest.citations as occ
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.index.citations import CitationGraph
 from medsearch.paths import Paths
 from medsearch.store import Store
-from tests.pubmed_builders import article_xml, pubmed_file
 from tests.test_citations_cli import cited_xml, pmids, run
 
 ROWS = [(1, 10), (1, 12), (20, 10), (21, 10), (21, 1), (1, 10)]  # 1 -> 10 is in the list too

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from httpserver import serve
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
 from medsearch.paths import Paths, demo_corpus
 from medsearch.store import Store

@@ -91,7 +91,7 @@ def test_a_run_that_stops_still_prints_its_json_summary(tmp_path: Path) -> None:
 def test_a_full_disk_mid_download_is_in_the_json_summary(tmp_path: Path) -> None:
     """The second file's download lands on a full disk (/dev/full: a real ENOSPC): the
     first file is in the store, and --json says so beside the error."""
-    from pubmed_builders import article_xml, pubmed_file
+    from benchmarks.synth import article_xml, pubmed_file
 
     folder = tmp_path / "site" / "pubmed" / "baseline"
     folder.mkdir(parents=True)

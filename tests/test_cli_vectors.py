@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from httpserver import serve
-from pubmed_builders import article_xml, pubmed_file
 from tiny_models import TinyModels, build_tiny_models, write_tiny_config
 
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
 from medsearch.index.vector import VectorCollection
 from medsearch.index.vector_layout import read_manifest

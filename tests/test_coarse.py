@@ -2,8 +2,8 @@
 
 The vector stage hands :class:`TorchCoarse` its CUDA device; every test here runs it on
 the CPU device, which takes the same code path (matrix products, argmax, scatter), so
-the logic is checked without a GPU. The GPU speed is measured in
-benchmarks/gpu_encode.py.
+the logic is checked without a GPU. The GPU speed is measured by
+``python -m benchmarks.encode gpu``.
 """
 
 from __future__ import annotations

@@ -20,10 +20,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pubmed_builders import article_xml, pubmed_file
 from tiny_models import TinyModels, build_tiny_models, write_tiny_config
 
-from benchmarks.synth import write_synthetic_pubmed
+from benchmarks.synth import article_xml, pubmed_file, write_synthetic_pubmed
 from medsearch.index.lexical import LexicalIndex
 from medsearch.index.sentence_index import SentenceCollection
 from medsearch.index.vector import VectorCollection

@@ -22,8 +22,8 @@ from typing import Any
 from click.testing import CliRunner
 from conftest import wait_until
 from httpserver import serve
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.download import RemoteFile, list_remote
 from ingest.download_ahead import BackgroundDownload
 from ingest.incoming import Incoming, InputFile

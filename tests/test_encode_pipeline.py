@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 import torch
 from conftest import wait_until
-from pubmed_builders import article_xml, pubmed_file
 from tiny_models import WORDS, TinyModels, build_tiny_models, tiny_profile_for, write_tiny_config
 
 import ingest.encode_loop as loop
 import ingest.encode_readers as readers
 import ingest.encode_stage as stage
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.encode_pipeline import Chunk, Encoded, Rate, human_rate, run_pipeline
 from ingest.pipeline import Ingestor
 from medsearch.index.sentence_index import SentenceCollection

@@ -22,8 +22,8 @@ from typing import TypeVar
 import pytest
 from click.testing import CliRunner
 from httpserver import LocalServer, serve
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.download import (
     MAX_UNLISTED_FILE_BYTES,
     RemoteFile,

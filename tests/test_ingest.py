@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from conftest import shared_data
-from pubmed_builders import article_xml, pubmed_file, truncated_gzip
 
+from benchmarks.synth import article_xml, pubmed_file, truncated_gzip
 from ingest.inputs import discover
 from ingest.pipeline import Ingestor
 from medsearch.errors import DiskFullError, NotFoundError

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from conftest import shared_data
 from hypothesis import given
 from hypothesis import strategies as st
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.inputs import Ignored, Reason, describe, ncbi_number, order_inputs
 from medsearch.cli import main
 from medsearch.store import Store

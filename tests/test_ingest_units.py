@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from conftest import wait_until
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import UNIT_FILES, Ingestor
 from ingest.summary import IngestSummary
 from medsearch.index.lexical import LexicalIndex

@@ -13,8 +13,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from pubmed_builders import article_xml, pubmed_file, truncated_gzip
 
+from benchmarks.synth import article_xml, pubmed_file, truncated_gzip
 from ingest.pipeline import Ingestor
 from medsearch.paths import Paths
 from medsearch.store import Store

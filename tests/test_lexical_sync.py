@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import wait_until
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
 from ingest.pubmed_xml import parse_file
 from medsearch.cli import main

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
 from medsearch.errors import BusyError, MedsearchError
 from medsearch.index.sentence_index import SentenceCollection

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.prepare import PreparedBatch, messages, prepare
 from ingest.pubmed_xml import parse_file
 from medsearch.index.lexical_schema import article_fields, document

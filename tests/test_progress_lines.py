@@ -6,8 +6,8 @@ import io
 from pathlib import Path
 
 from click.testing import CliRunner
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
 from medsearch.commands.progress import LineProgress
 

@@ -34,10 +34,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import SHARED_DATA
-from pubmed_builders import article_xml, pubmed_file
 from pubmed_reference import Ref, fold, read_corpus, words
 from tiny_models import build_tiny_models, write_tiny_config
 
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
 from medsearch.paths import Paths
 from medsearch.retrieval.searcher import Searcher, open_searcher

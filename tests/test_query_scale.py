@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
 from medsearch.errors import QuerySyntaxError
 from medsearch.paths import Paths

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from pubmed_builders import article_xml, pubmed_file
 from tiny_models import (
     TinyModels,
     build_tiny_models,
@@ -18,6 +17,7 @@ from tiny_models import (
     write_tiny_config,
 )
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
 from medsearch.cli import main
 from medsearch.errors import (

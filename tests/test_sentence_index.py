@@ -11,7 +11,6 @@ from typing import Any
 import faiss
 import numpy as np
 import pytest
-from pubmed_builders import article_xml, pubmed_file
 from tiny_models import (
     TinyModels,
     build_tiny_models,
@@ -20,6 +19,7 @@ from tiny_models import (
     write_tiny_config,
 )
 
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.errors import VectorsMissingError
 from medsearch.index import coarse as cq
 from medsearch.index import ivf_parts as ip
@@ -245,9 +245,9 @@ def test_stale_lists_past_the_cpu_limit_wait_for_a_gpu(
 
 
 def test_probes_follow_the_lists_up_to_a_cap() -> None:
-    """The probes a query needs stopped growing with the lists (benchmarks/sentence_scale.py):
-    PubMed's 16,384 lists are scanned 256 at a time, not 1/32 of them; small collections
-    128 at a time."""
+    """The probes a query needs stopped growing with the lists (``python -m
+    benchmarks.sentence_index scale``): PubMed's 16,384 lists are scanned 256 at a time,
+    not 1/32 of them; small collections 128 at a time."""
     from medsearch.index.sentence_faiss import sentence_nprobe
 
     assert [sentence_nprobe(n) for n in (256, 4_096, 8_192, 16_384, 65_536)] == [

@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from pubmed_builders import article_xml, pubmed_file
 from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_tiny_config
 
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
 from medsearch.index.vector import VectorCollection
 from medsearch.paths import Paths

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from httpserver import serve
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.download import RemoteFile, list_remote, listed_size
 from ingest.space import (
     DOWNLOADED_FILES,

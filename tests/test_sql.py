@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, shared_data
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.pubmed_xml import parse_file
 from medsearch.cli import main
 from medsearch.paths import Paths

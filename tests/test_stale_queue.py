@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pubmed_builders import article_xml, pubmed_file
 from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_tiny_config
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.encoded import count_stale, finish_pass, queued, record_hashes, stale_pmids
 from ingest.pipeline import Ingestor
 from medsearch.index.vector import VectorCollection

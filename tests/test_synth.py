@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import gzip
-import sys
 from pathlib import Path
 
 from conftest import REPO
-
-from ingest.pubmed_xml import parse_file
-from medsearch.records import Article
-
-# benchmarks/ is a top-level folder, not an installed package; until pytest's
-# ``pythonpath = ["."]`` is set in pyproject.toml, make the repository importable here.
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from benchmarks.synth import (
     pseudo_vocabulary,
     synthetic_documents,
     write_synthetic_pubmed,
 )
+from ingest.pubmed_xml import parse_file
+from medsearch.records import Article
 
 
 def test_200_synthetic_articles_parse_with_the_expected_fields(tmp_path: Path) -> None:

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pubmed_builders import article_xml, pubmed_file
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, Static, TextArea
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
 from medsearch.history.store import open_history
 from medsearch.paths import Paths

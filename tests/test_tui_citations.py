@@ -11,6 +11,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
+from benchmarks.synth import pubmed_file
 from ingest.pipeline import Ingestor
 from medsearch.paths import Paths
 from medsearch.tui.app import MedsearchApp
@@ -18,7 +19,6 @@ from medsearch.tui.widgets.bars import ModeBar
 from medsearch.tui.widgets.detail import DetailPane
 from medsearch.tui.widgets.results import ResultsList
 from medsearch.tui.widgets.search_bar import SearchBar
-from tests.pubmed_builders import pubmed_file
 from tests.test_citations_cli import GRAPH, YEARS, cited_xml
 
 SIZE = (120, 40)

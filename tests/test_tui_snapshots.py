@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pubmed_builders import article_xml, pubmed_file
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
 from medsearch.paths import Paths
 from medsearch.tui.app import MedsearchApp

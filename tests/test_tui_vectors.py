@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pubmed_builders import article_xml, pubmed_file
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Input, Label, OptionList, Select, TextArea
 from tiny_models import build_tiny_models, ingest_and_encode, write_tiny_config
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
 from medsearch.index.vector import VectorCollection
 from medsearch.index.vector_layout import read_manifest

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pubmed_builders import article_xml, pubmed_file
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
 from medsearch.index.lexical_shards import open_lexical
 from medsearch.paths import Paths

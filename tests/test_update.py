@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from httpserver import serve
-from pubmed_builders import article_xml
 from update_site import baseline, day_one, day_two, publish
 
+from benchmarks.synth import article_xml
 from medsearch.cli import main
 from medsearch.paths import Paths
 from medsearch.store import Store

@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
 from medsearch.cli import main
 from medsearch.paths import Paths

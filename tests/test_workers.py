@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, wait_until
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.workers import SPOOL_AHEAD, SPOOL_PREFIX, ParserPool, died
 
 BATCH = 20

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from pubmed_builders import article_xml, pubmed_file
+from benchmarks.synth import article_xml, pubmed_file
 
 HF = "Statin therapy in heart failure"
 FILLERS = 55

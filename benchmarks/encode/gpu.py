@@ -1,8 +1,8 @@
 """The vector stage at the speed of the hardware: ingest end to end vs a bare forward.
 
-    python benchmarks/gpu_encode.py                       # GPU: 60K articles, BERT-base
-    python benchmarks/gpu_encode.py --articles 20000 --compile
-    python benchmarks/gpu_encode.py --tiny --articles 300 # any machine: tiny models, CPU
+    python -m benchmarks.encode gpu                       # GPU: 60K articles, BERT-base
+    python -m benchmarks.encode gpu --articles 20000 --compile
+    python -m benchmarks.encode gpu --tiny --articles 300 # any machine: tiny models, CPU
 
 Builds a MedCPT-shaped model on the machine (random BERT-base weights, 12x768, with the
 bert-base-uncased vocabulary bundled with the offline minilm model; ``--tiny``: the
@@ -45,9 +45,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path[0] = str(REPO)  # not benchmarks/: its ingest.py would shadow the ingest package
-sys.path.insert(1, str(REPO / "tests"))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
 SCIFACT = next(
     (
         root / "shared/data/beir/scifact/corpus.jsonl"
@@ -57,9 +56,9 @@ SCIFACT = next(
     REPO.parent / "shared/data/beir/scifact/corpus.jsonl",
 )
 
-from pubmed_builders import article_xml  # noqa: E402
 from tiny_models import WORDS, build_tiny_models, tiny_profile_for  # noqa: E402
 
+from benchmarks.synth import article_xml  # noqa: E402
 from medsearch.models.profiles import ModelProfile  # noqa: E402
 from medsearch.progress import NullProgress  # noqa: E402
 
@@ -102,7 +101,7 @@ def write_xml(folder: Path, texts: list[tuple[str, str]], n: int) -> list[Path]:
 def build_profile(root: Path, tiny: bool, tokenizer: Path | None) -> ModelProfile:
     if tiny:
         return tiny_profile_for(build_tiny_models(root / "tiny"))
-    from benchmarks.encode import build_base_profile
+    from benchmarks.encode.cpu import build_base_profile
 
     return build_base_profile(root, tokenizer)
 
@@ -444,7 +443,9 @@ def sentence_search(
         for c in candidates:
             dense.sentence_candidates = c
             neighbours.sentences(searcher, queries[0], k=10)  # warm: lists, records, kernels
-            whole = [timed(device, partial(searcher.sentences, q, k=10)) for q in queries]
+            whole = [
+                timed(device, partial(neighbours.sentences, searcher, q, k=10)) for q in queries
+            ]
             batch = [pool[i % len(pool)] for i in range(c)]
             reencode = partial(dense.encoder.encode_sentences, batch)
             encode = min(timed(device, reencode) for _ in range(5))

@@ -1,6 +1,6 @@
 """End-to-end ingest speed as ratios to plain lxml loops over the same file.
 
-    python -m benchmarks.ingest [--articles 30000] [--jobs 1] [--shards N]
+    python -m benchmarks.ingest [speed] [--articles 30000] [--jobs 1] [--shards N]
     python -m benchmarks.ingest --articles 480000 --files 16 --jobs 8 --reference-files 2
 
 All numbers are measured in the same run on the same file (these machines are noisy,

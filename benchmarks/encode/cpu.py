@@ -1,7 +1,7 @@
 """Encoding speed on this machine: articles/s, query latency, cross-encoder pair latency.
 
-    python benchmarks/encode.py                 # tiny random BERT + the minilm profile
-    python benchmarks/encode.py --base          # also a random BERT-base (MedCPT's shape)
+    python -m benchmarks.encode            # tiny random BERT + the minilm profile
+    python -m benchmarks.encode --base     # also a random BERT-base (MedCPT's shape)
 
 Everything runs offline through the real model layer (``load_encoder``,
 ``load_cross_encoder``). Abstracts are synthetic (random biomedical words, ~230 words,
@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
 from tiny_models import WORDS, build_tiny_profile  # noqa: E402

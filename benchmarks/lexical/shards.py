@@ -1,11 +1,11 @@
 """Would a lexical index split into shards search faster on a workstation's cores?
 
-    nice -n 10 python -m benchmarks.lexical_shards --docs 10000000 --shards 2 \
+    nice -n 10 python -m benchmarks.lexical shards --docs 10000000 --shards 2 \
         --dir SHARDS_DIR --single SINGLE_DIR
-    python -m benchmarks.lexical_shards --beir ../shared/data/beir/scifact   # quality
+    python -m benchmarks.lexical shards --beir ../shared/data/beir/scifact   # quality
 
 Builds ``--shards`` tantivy indexes of the same synthetic corpus as
-``benchmarks.lexical --corpus fast`` (document PMID p goes to shard p mod N), or reuses
+``python -m benchmarks.lexical --corpus fast`` (document PMID p goes to shard p mod N), or reuses
 them, then times top-1000 searches for the common/mid/rare query classes three ways:
 the shards one after another; :class:`ShardedLexicalIndex` (the product: its shards
 from a thread pool, as tantivy-py releases the GIL while searching, merged); and, as the
@@ -28,7 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.lexical import BATCH, COMMIT_EVERY, _queries, fast_articles
+from benchmarks.lexical.latency import BATCH, COMMIT_EVERY, _queries, fast_articles
 from medsearch.index.lexical import LexicalHit, LexicalIndex
 from medsearch.index.lexical_shards import SHARDS_FILE, ShardedLexicalIndex
 from medsearch.records import Article

@@ -1,6 +1,6 @@
 """`ingest --download`: the download and the ingest overlap, measured against taking turns.
 
-    python -m benchmarks.download_ingest [--files 4] [--articles 10000] [--rate 1.0]
+    python -m benchmarks.ingest download [--files 4] [--articles 10000] [--rate 1.0]
         [--connections 2] [--jobs N] [--real ../shared/data/pubmed]
 
 A local HTTP server (the tests' server, on 127.0.0.1) serves ``--files`` baseline files
@@ -33,10 +33,10 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from benchmarks.ingest import _write_file
+from benchmarks.ingest.speed import _write_file
 from benchmarks.real_records import load_records
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
 from httpserver import serve  # noqa: E402  (the tests' server: see sys.path above)

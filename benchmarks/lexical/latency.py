@@ -10,9 +10,10 @@ store's text and are timed by ``benchmarks.search`` (inside its lexical stage). 
 reference measured in the same run is a bare tantivy term query for the first word of
 each query on the abstract field; ratios are ours / reference at p50.
 
-Targets (DESIGN.md) at 1M documents: top-1000 p95 <= 50 ms, RSS <= 200 MB.
+Targets at 1M documents: top-1000 p95 <= 50 ms, RSS <= 200 MB.
 
-    python -m benchmarks.lexical [--docs 100000] [--queries 50] [--dir DIR] [--corpus fast]
+    python -m benchmarks.lexical [latency] [--docs 100000] [--queries 50] [--dir DIR]
+        [--corpus fast]
 """
 
 from __future__ import annotations
@@ -29,18 +30,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import tantivy
 
-from benchmarks.synth import (
-    ZIPF_EXPONENT,
-    SyntheticArticle,
-    pseudo_vocabulary,
-    synthetic_articles,
-)
+from benchmarks.synth import fast_articles as _fast_articles
+from benchmarks.synth import pseudo_vocabulary, synthetic_articles, to_article
 from medsearch.index import lexical_schema as ls
 from medsearch.index.lexical import LexicalIndex
-from medsearch.records import AbstractSection, Article, Author, MeshHeading, PubDate
+from medsearch.records import Article
 
 VOCAB_SIZE = 50_000
 BATCH = 10_000
@@ -50,46 +46,9 @@ KS = (100, 300, 1000)
 CLASSES = {"common": (0, 100), "mid": (1_000, 5_000), "rare": (20_000, VOCAB_SIZE)}
 
 
-def to_article(s: SyntheticArticle) -> Article:
-    return Article(
-        pmid=s.pmid,
-        title=s.title,
-        abstract=tuple(AbstractSection(text, label) for label, text in s.sections),
-        authors=tuple(Author(last, fore, initials) for last, fore, initials in s.authors),
-        journal=s.journal[0],
-        journal_abbrev=s.journal[1],
-        pub_date=PubDate(s.year, s.month),
-        mesh=tuple(MeshHeading(name, ui, major) for name, ui, major in s.mesh),
-        keywords=s.keywords,
-        publication_types=(s.publication_type[1],),
-        languages=(s.language,),
-    )
-
-
 def fast_articles(n: int, seed: int) -> Iterator[Article]:
-    """Title + abstract only, drawn in bulk: ~20x faster than ``synth`` for 1M-doc runs.
-
-    Same vocabulary and Zipf law as ``benchmarks.synth`` (so the query classes mean the
-    same), none of its metadata.
-    """
-    vocab = np.array(pseudo_vocabulary(VOCAB_SIZE, seed), dtype=object)
-    weights = 1.0 / np.arange(1, VOCAB_SIZE + 1, dtype=np.float64) ** ZIPF_EXPONENT
-    cdf = np.cumsum(weights / weights.sum())
-    rng = np.random.default_rng(seed)
-    for start in range(0, n, BATCH):
-        size = min(BATCH, n - start)
-        lengths = np.maximum(20, rng.normal(220, 55, size).astype(int)) + 12
-        words = vocab[np.minimum(np.searchsorted(cdf, rng.random(lengths.sum())), VOCAB_SIZE - 1)]
-        offset = 0
-        for i, length in enumerate(lengths.tolist()):
-            doc = words[offset : offset + length]
-            offset += length
-            yield Article(
-                pmid=start + i + 1,
-                title=" ".join(doc[:12]),
-                abstract=(AbstractSection(" ".join(doc[12:])),),
-                pub_date=PubDate(1950 + (start + i) % 76),
-            )
+    """The bulk corpus of the large lexical and search runs (``synth.fast_articles``)."""
+    return _fast_articles(n, seed, vocab_size=VOCAB_SIZE, batch=BATCH)
 
 
 def build(path: Path, docs: int, seed: int, corpus: str) -> dict[str, float]:

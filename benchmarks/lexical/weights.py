@@ -6,7 +6,7 @@ scores each setting with pytrec_eval. The published BM25 baselines are 0.665 (BE
 Elasticsearch) and 0.679 (Pyserini flat). The chosen boosts are the constants in
 ``medsearch/index/lexical_query.py``.
 
-    python -m benchmarks.lexical_weights [--data ../shared/data/beir/scifact]
+    python -m benchmarks.lexical weights [--data ../shared/data/beir/scifact]
         [--no-abstract 0.28]
 
 ``--no-abstract F`` drops the abstract of a seeded fraction F of the documents before
@@ -29,7 +29,7 @@ from medsearch.index.lexical import LexicalIndex
 from medsearch.index.lexical_query import LEGACY_RANKING, Ranking
 from medsearch.records import AbstractSection, Article
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir" / "scifact"
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "beir" / "scifact"
 
 
 def _ta(title: float, abstract: float = 1.0, tie: float | None = None) -> Ranking:

@@ -13,7 +13,7 @@ initial) pairs, and prints each one's recall against the truth computed from the
 generated names and their latencies, with ratios against the regex phrase (the
 reference, measured in the same run).
 
-    python -m benchmarks.author_initials --n 50000,200000
+    python -m benchmarks.lexical authors --n 50000,200000
 """
 
 from __future__ import annotations

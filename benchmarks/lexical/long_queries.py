@@ -7,7 +7,7 @@ past ``min_words`` while their postings stay within a multiple of the index's do
 
 Quality, on real text, for each budget (``none`` = every word ranks):
 
-* SciFact test claims over the 5,183 SciFact abstracts (``lexical_weights``' harness):
+* SciFact test claims over the 5,183 SciFact abstracts (the ``weights`` mode's harness):
   nDCG@10 and recall@100, and how many claims lost a word;
 * BIOSSES partner sentences: the 200 sentences (citation sentences from biomedical
   papers, 12-60 words) are added to the SciFact abstracts as documents, and each
@@ -16,13 +16,13 @@ Quality, on real text, for each budget (``none`` = every word ranks):
   query we have.
 
 Speed, on a synthetic index (``--dir``, e.g. a 10M-document index from
-``benchmarks.lexical_shards``; built with ``--docs`` when the folder is empty):
+``python -m benchmarks.lexical shards``; built with ``--docs`` when the folder is empty):
 queries of 3 to 200 words drawn from the corpus' own Zipf law, each run with every
 word and with the default budget, interleaved, top-1000: p50 / p95 ms and the words left
 out. Synthetic words have no topic, so the overlap of the two rankings printed there
 says how much the budget changes, not whether it harms: the real-text part says that.
 
-    python -m benchmarks.long_queries [--data ../shared/data] [--dir DIR] [--docs N]
+    python -m benchmarks.lexical long [--data ../shared/data] [--dir DIR] [--docs N]
 """
 
 from __future__ import annotations
@@ -37,15 +37,15 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.lexical import VOCAB_SIZE
-from benchmarks.lexical_weights import evaluate, load_corpus, load_queries
+from benchmarks.lexical.latency import VOCAB_SIZE
+from benchmarks.lexical.weights import evaluate, load_corpus, load_queries
 from benchmarks.synth import ZIPF_EXPONENT, pseudo_vocabulary
 from medsearch.index.lexical import LexicalIndex
 from medsearch.index.lexical_query import Ranking, WordBudget
 from medsearch.index.lexical_shards import ShardedLexicalIndex, is_sharded
 from medsearch.records import AbstractSection, Article
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 BUDGETS: dict[str, Ranking] = {
     "none": Ranking(budget=None),
     **{f"{b:g} x docs": Ranking(budget=WordBudget(postings=b)) for b in (8.0, 4.0, 2.0, 1.0, 0.5)},
@@ -126,7 +126,7 @@ def speed(path: Path, docs: int, queries: int, seed: int) -> None:
     else:
         index = LexicalIndex.open(path)
         if index.count() == 0:
-            from benchmarks.lexical import build
+            from benchmarks.lexical.latency import build
 
             build(path, docs, seed, "fast")
     vocab = pseudo_vocabulary(VOCAB_SIZE, seed)

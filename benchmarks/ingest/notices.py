@@ -1,7 +1,7 @@
 """What reading retractions, errata and expressions of concern costs, per article.
 
-    nice -n 5 python -m benchmarks.notices [--articles 20000] [--folder ../shared/data/pubmed]
-        [--rows 200000]
+    nice -n 5 python -m benchmarks.ingest notices [--articles 20000]
+        [--folder ../shared/data/pubmed] [--rows 200000]
 
 Times are CPU seconds of this process (``time.process_time``): the machine is shared.
 
