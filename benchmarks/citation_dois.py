@@ -31,7 +31,7 @@ def _articles(n: int) -> list[Article]:
 
 def lookup(folder: Path, articles: int, lookups: int) -> None:
     from medsearch.index.citations_dois import BATCH, lexical_lookup
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical.index import LexicalIndex
     from medsearch.store.db import Store
 
     rows = _articles(articles)

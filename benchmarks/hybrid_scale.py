@@ -39,7 +39,7 @@ COMMIT_EVERY = 500_000
 def build_store_and_lexical(paths: Paths, docs: int, shards: int) -> None:
     """Store rows and lexical documents for PMIDs 1..docs, committed every 500K
     (a re-run continues after the last commit of both)."""
-    from medsearch.index.lexical_shards import ShardedLexicalIndex, open_lexical
+    from medsearch.index.lexical.shards import ShardedLexicalIndex, open_lexical
     from medsearch.store import Store
 
     paths.ensure()

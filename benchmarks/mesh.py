@@ -250,7 +250,7 @@ def heading_documents(
     its cost), ~12 headings each drawn Zipf-like, ~10% with one under the big heading.
     Drawn in bulk: 10M of them take minutes here, where whole articles took hours."""
     from medsearch.field_keys import name_key
-    from medsearch.index import lexical_schema as ls
+    from medsearch.index.lexical import schema as ls
 
     rng = np.random.default_rng(seed)
     keys = [name_key(v[1]) for v in vocabulary]
@@ -285,7 +285,7 @@ def heading_documents(
 def build_index(
     path: Path, docs: int, vocabulary: list[tuple[str, str, list[str], list[str]]], seed: int
 ) -> float:
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical.index import LexicalIndex
 
     started = time.perf_counter()
     index = LexicalIndex.open(path)
@@ -312,7 +312,7 @@ def bench_explosion(
     seed: int,
     repeat: int,
 ) -> dict[str, object]:
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical.index import LexicalIndex
     from medsearch.mesh.expand import MeshLookup, translate
     from medsearch.query.parser import parse_query
     from medsearch.store import Store

@@ -37,7 +37,7 @@ def add_random_vectors(paths: Paths, count: int, *, dim: int = 384, seed: int = 
     Search cost does not depend on what the vectors mean, and encoding a 100K corpus on
     this CPU would take over an hour; queries are still encoded by the real model.
     """
-    from medsearch.index.vector import VectorCollection
+    from medsearch.index.vectors.collection import VectorCollection
 
     rng = np.random.default_rng(seed)
     coll = VectorCollection.open(

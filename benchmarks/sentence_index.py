@@ -60,11 +60,11 @@ from benchmarks.sentence_data import (
     neighbour_profile,
     synthetic,
 )
-from medsearch.index import coarse as cq
-from medsearch.index import sentence_faiss as sf
-from medsearch.index.sentence_index import SentenceCollection
-from medsearch.index.vector_faiss import omp_threads
-from medsearch.index.vector_layout import index_bytes
+from medsearch.index.vectors import coarse as cq
+from medsearch.index.vectors import sentence_faiss as sf
+from medsearch.index.vectors.faiss_index import omp_threads
+from medsearch.index.vectors.layout import index_bytes
+from medsearch.index.vectors.sentence_index import SentenceCollection
 
 PUBMED_SENTENCES = 350_000_000
 CANDIDATES = (10, 20, 50, 100, 200, 400)  # 10: the PQ order alone, no re-scoring

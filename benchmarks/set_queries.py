@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.vectors import clustered
-from medsearch.index.vector import VectorCollection
+from medsearch.index.vectors.collection import VectorCollection
 from medsearch.retrieval.dense import DEEPEN
 from medsearch.retrieval.sets import dense_method
 
@@ -157,7 +157,7 @@ def home_run(
     vocab = pseudo_vocabulary(VOCAB_SIZE, 0)
     rows: list[dict[str, object]] = []
     if older_index:  # word[ti] reads the title fields, which every format since 3 holds
-        from medsearch.index import lexical_schema
+        from medsearch.index.lexical import schema as lexical_schema
 
         lexical_schema.READABLE_VERSIONS = (*lexical_schema.READABLE_VERSIONS, *older_index)
     with open_searcher(Paths(home), device="cpu", load=True) as searcher:

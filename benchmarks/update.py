@@ -112,7 +112,7 @@ def watch_queries(n: int) -> list[tuple[str, str]]:
 
 
 def add_watches(paths: Paths, n: int) -> float:
-    from medsearch.index.lexical_shards import open_lexical
+    from medsearch.index.lexical.shards import open_lexical
     from medsearch.store import Store
     from medsearch.watches.book import WatchBook
     from medsearch.watches.finder import make_watch

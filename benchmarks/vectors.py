@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from medsearch.index.vector import VectorCollection
-from medsearch.index.vector_layout import index_bytes as index_file_bytes
-from medsearch.index.vector_layout import nlist_for
+from medsearch.index.vectors.collection import VectorCollection
+from medsearch.index.vectors.layout import index_bytes as index_file_bytes
+from medsearch.index.vectors.layout import nlist_for
 
 PUBMED = 40_000_000
 DIM = 768

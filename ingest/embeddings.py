@@ -37,7 +37,7 @@ import numpy as np
 from ingest import download as dl
 from ingest.http_get import fetch_text
 from medsearch.errors import IndexMismatchError, MedsearchError, UsageError
-from medsearch.index.vector import VectorCollection
+from medsearch.index.vectors.collection import VectorCollection
 
 MEDCPT_PROFILE = "medcpt"
 MEDCPT_DIM = 768

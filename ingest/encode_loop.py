@@ -30,8 +30,8 @@ from medsearch.records import Article
 from medsearch.store import Store
 
 if TYPE_CHECKING:
-    from medsearch.index.sentence_index import SentenceCollection
-    from medsearch.index.vector import VectorCollection
+    from medsearch.index.vectors.collection import VectorCollection
+    from medsearch.index.vectors.sentence_index import SentenceCollection
     from medsearch.models.encoders import Encoder
     from medsearch.models.host_text import Prepared, Role
 

@@ -35,9 +35,9 @@ from medsearch.store import Store
 from medsearch.store.db import is_disk_full
 
 if TYPE_CHECKING:
-    from medsearch.index.coarse import Coarse
-    from medsearch.index.sentence_index import SentenceCollection
-    from medsearch.index.vector import VectorCollection
+    from medsearch.index.vectors.coarse import Coarse
+    from medsearch.index.vectors.collection import VectorCollection
+    from medsearch.index.vectors.sentence_index import SentenceCollection
     from medsearch.models.encoders import Encoder
     from medsearch.models.profiles import ModelProfile
 
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 def recorded_profile(paths: Paths) -> str | None:
     """The profile the existing vectors were built with (None when there are none)."""
-    from medsearch.index.vector_layout import read_manifest
+    from medsearch.index.vectors.layout import read_manifest
 
     manifest = read_manifest(paths.vector_dir(ARTICLES))
     return manifest.profile if manifest is not None else None
@@ -71,8 +71,8 @@ def choose_profile(paths: Paths, requested: str | None) -> ModelProfile:
 
 def coarse_for(device: str) -> Coarse:
     """Where the collections place vectors in IVF lists and train them: the encoding GPU
-    when there is one (see :mod:`medsearch.index.coarse`), else Faiss on the CPU."""
-    from medsearch.index.coarse import CPU, TorchCoarse
+    when there is one (see :mod:`medsearch.index.vectors.coarse`), else Faiss on the CPU."""
+    from medsearch.index.vectors.coarse import CPU, TorchCoarse
 
     return TorchCoarse(device) if device.startswith("cuda") else CPU
 
@@ -86,8 +86,8 @@ def open_collections(
     coarse: Coarse | None = None,
 ) -> tuple[VectorCollection, SentenceCollection]:
     """Article and sentence collections for writing (old sentence layouts converted)."""
-    from medsearch.index.sentence_migrate import open_sentences
-    from medsearch.index.vector import VectorCollection
+    from medsearch.index.vectors.collection import VectorCollection
+    from medsearch.index.vectors.sentence_migrate import open_sentences
 
     articles = VectorCollection.open(
         paths.vector_dir(ARTICLES), dim=dim, profile=profile, create=True
@@ -101,8 +101,8 @@ def open_collections(
 
 
 def existing_collections(paths: Paths) -> dict[str, Collection]:
-    from medsearch.index.sentence_migrate import open_sentences
-    from medsearch.index.vector import VectorCollection
+    from medsearch.index.vectors.collection import VectorCollection
+    from medsearch.index.vectors.sentence_migrate import open_sentences
 
     out: dict[str, Collection] = {}
     if (paths.vector_dir(ARTICLES) / "manifest.json").exists():
@@ -179,7 +179,7 @@ def run_vectors_stage(
         note = in_use_note(chosen, instead_of_medcpt=by_default)
         if note is not None:
             notes.append(note)
-        from medsearch.index.sentence_migrate import needs_migration
+        from medsearch.index.vectors.sentence_migrate import needs_migration
 
         if needs_migration(paths.vector_dir(SENTENCES)):
             progress.message("converting the sentence vectors to compressed codes (once) ...")
@@ -352,7 +352,7 @@ def _import_embeddings(
     paths: Paths, store: Store, source: str, progress: Progress, notes: list[str]
 ) -> int:
     from ingest.embeddings import import_embeddings
-    from medsearch.index.vector import VectorCollection
+    from medsearch.index.vectors.collection import VectorCollection
 
     collection = VectorCollection.open(
         paths.vector_dir(ARTICLES), dim=768, profile="medcpt", create=True
@@ -384,7 +384,7 @@ def _import_embeddings(
 
 def _mark_imported(store: Store, paths: Paths) -> None:
     """Record imported article vectors in ``encoded`` so encoding does not redo them."""
-    from medsearch.index.vector import VectorCollection
+    from medsearch.index.vectors.collection import VectorCollection
 
     collection = VectorCollection.open(paths.vector_dir(ARTICLES))
     try:

@@ -20,8 +20,8 @@ from medsearch.store.rows import unpack
 from medsearch.store.schema import QUEUE_KEY
 
 if TYPE_CHECKING:
-    from medsearch.index.sentence_index import SentenceCollection
-    from medsearch.index.vector import VectorCollection
+    from medsearch.index.vectors.collection import VectorCollection
+    from medsearch.index.vectors.sentence_index import SentenceCollection
 
     Collection = VectorCollection | SentenceCollection
 

@@ -33,7 +33,7 @@ from medsearch.store import Store
 from medsearch.store.db import is_disk_full
 
 if TYPE_CHECKING:
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical.index import LexicalIndex
 
 
 def open_in_step(paths: Paths, store: Store, progress: Progress) -> LexicalIndex:
@@ -45,8 +45,8 @@ def open_in_step(paths: Paths, store: Store, progress: Progress) -> LexicalIndex
     an older medsearch, a damaged one or a deleted one is rebuilt, not refused: after
     an upgrade, ``medsearch ingest`` brings it back.
     """
-    from medsearch.index.lexical import REBUILD_HINT
-    from medsearch.index.lexical_shards import open_lexical
+    from medsearch.index.lexical.index import REBUILD_HINT
+    from medsearch.index.lexical.shards import open_lexical
 
     path = paths.lexical_index
     try:
@@ -89,8 +89,8 @@ def split_if_large(
     """Split a whole index past :data:`SHARD_DOCS` articles (``articles``: its count
     unless given) into one shard per core, at a file boundary, from the store (~3
     minutes for 2M articles on 2 cores), so searches use every core; see
-    :mod:`medsearch.index.lexical_shards`."""
-    from medsearch.index import lexical_shards as lsh
+    :mod:`medsearch.index.lexical.shards`."""
+    from medsearch.index.lexical import shards as lsh
 
     n = lsh.shard_count(os.cpu_count())
     if isinstance(index, lsh.ShardedLexicalIndex) or n < 2:

@@ -355,7 +355,7 @@ class Ingestor:
                 put = lexical.add_documents if fresh else lexical.upsert_documents
                 put(payload.documents)  # built by the parsers
                 if counts.noticed:  # stored articles a notice in the batch flagged
-                    from medsearch.index import lexical_schema as ls
+                    from medsearch.index.lexical import schema as ls
 
                     self.store.unindexed.mark(list(counts.noticed))
                     flagged = self.store.get_many(counts.noticed).values()

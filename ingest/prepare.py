@@ -3,10 +3,10 @@
 The writer is the one process every article goes through, so a parser does all the
 per-article work it can and the writer only appends: the record's JSON (orjson), its
 zstd compression with the store's dictionary, and the lexical index's fields (text
-normalised, keys folded: :func:`~medsearch.index.lexical_schema.article_fields`). The
+normalised, keys folded: :func:`~medsearch.index.lexical.schema.article_fields`). The
 writer then inserts the blobs and the ``articles`` rows (the SQL columns,
 :mod:`medsearch.store.columns`: always computed here, whoever compresses) and hands
-tantivy its documents (as JSON: :func:`~medsearch.index.lexical_schema.document`).
+tantivy its documents (as JSON: :func:`~medsearch.index.lexical.schema.document`).
 A writer that rebuilt every article from its JSON to index it (~47 us) and compressed
 it (~16 us) spent ~85 us of CPU per article, which capped ingest near 11,800
 articles/s on any number of cores (docs/benchmarks-history.md,
@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from medsearch.index.lexical_schema import Doc, article_fields, document
+from medsearch.index.lexical.schema import Doc, article_fields, document
 from medsearch.records import Article, Deletion
 from medsearch.store import codec, refs
 from medsearch.store.rows import Row, row_of

@@ -194,7 +194,7 @@ def evaluate(
     if long_queries:
         notes.append(
             f"{long_queries} of {len(wanted)} queries ranked without some common words "
-            "(long queries: see WordBudget in medsearch/index/lexical_query.py)"
+            "(long queries: see WordBudget in medsearch/index/lexical/query.py)"
         )
     if used_rerankers:
         notes.append(f"reranked by {' + '.join(sorted(used_rerankers))}")

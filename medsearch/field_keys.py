@@ -1,7 +1,7 @@
 """How a record's fields and a query's values meet: one normalising function per kind.
 
 Each function here runs at index time (``lexical_schema.article_fields``), at query
-time (``lexical_query``) and in the reference semantics (``Filters.accepts``), so a
+time (``index.lexical.query``) and in the reference semantics (``Filters.accepts``), so a
 value typed in any of PubMed's accepted forms reaches the same key.
 
 * Journals (``[ta]``, ``--journal``): PubMed takes the MedlineTA (``J Biol Chem``), the

@@ -5,7 +5,7 @@ the first is half-way through, would leave the store and indexes disagreeing. Th
 is an advisory ``flock`` on ``writer.lock`` in the data home: the kernel drops it when
 its holder exits however it exits (Ctrl-C, kill -9, a crash), so a stale lock can never
 block the next run. Searches take no lock; they read only what the last commit counted
-(see :func:`medsearch.index.vector.VectorCollection.open` with ``readonly``).
+(see :func:`medsearch.index.vectors.collection.VectorCollection.open` with ``readonly``).
 
 The holder writes its PID and command into the file, so the refusal can say who holds it.
 Within one process the lock is re-entrant (``eval`` trains inside its own build).

@@ -16,7 +16,7 @@ from medsearch.footprint import (
     project,
     total,
 )
-from medsearch.index.vector_layout import SAMPLE_MAX, bytes_at_scale
+from medsearch.index.vectors.layout import SAMPLE_MAX, bytes_at_scale
 from medsearch.paths import Paths
 
 SAMPLE = 400
@@ -71,8 +71,8 @@ def corpus_status(paths: Paths) -> dict[str, Any]:
             info["mesh"] = "not installed" if year is None else (f"MeSH {year}" if year else "MeSH")
             share, ratio = abstract_mix(sample(store, SAMPLE))
     info["lexical_index_bytes"] = dir_size(paths.lexical_index)
-    from medsearch.index.lexical_schema import SCHEMA_VERSION
-    from medsearch.index.lexical_shards import index_format
+    from medsearch.index.lexical.schema import SCHEMA_VERSION
+    from medsearch.index.lexical.shards import index_format
 
     found = index_format(paths.lexical_index)
     if found is not None:

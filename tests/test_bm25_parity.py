@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from rank_bm25 import BM25Okapi
 
-from medsearch.index import lexical_schema as ls
-from medsearch.index.lexical import LexicalIndex, Ranking
+from medsearch.index.lexical import schema as ls
+from medsearch.index.lexical.index import LexicalIndex, Ranking
 from medsearch.records import Article
 
 # letters only, so each word is one token (a digit would split it: "w1x" -> w 1 x)

@@ -14,8 +14,8 @@ from tiny_models import TinyModels, build_tiny_models, write_tiny_config
 
 from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
-from medsearch.index.vector import VectorCollection
-from medsearch.index.vector_layout import read_manifest
+from medsearch.index.vectors.collection import VectorCollection
+from medsearch.index.vectors.layout import read_manifest
 from medsearch.paths import Paths
 
 PMIDS = list(range(500, 512))

@@ -15,9 +15,9 @@ import faiss
 import numpy as np
 import pytest
 
-from medsearch.index import coarse as cq
-from medsearch.index.sentence_index import SentenceCollection
-from medsearch.index.vector import VectorCollection
+from medsearch.index.vectors import coarse as cq
+from medsearch.index.vectors.collection import VectorCollection
+from medsearch.index.vectors.sentence_index import SentenceCollection
 
 DIM = 32
 TORCH = cq.TorchCoarse("cpu")

@@ -23,9 +23,9 @@ import pytest
 from tiny_models import TinyModels, build_tiny_models, write_tiny_config
 
 from benchmarks.synth import article_xml, pubmed_file, write_synthetic_pubmed
-from medsearch.index.lexical import LexicalIndex
-from medsearch.index.sentence_index import SentenceCollection
-from medsearch.index.vector import VectorCollection
+from medsearch.index.lexical.index import LexicalIndex
+from medsearch.index.vectors.collection import VectorCollection
+from medsearch.index.vectors.sentence_index import SentenceCollection
 from medsearch.paths import Paths
 from medsearch.store import Store
 

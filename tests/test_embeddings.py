@@ -16,7 +16,7 @@ import pytest
 
 from ingest.embeddings import import_embeddings
 from medsearch.errors import IndexMismatchError, MedsearchError
-from medsearch.index.vector import VectorCollection
+from medsearch.index.vectors.collection import VectorCollection
 from tests.httpserver import LocalServer
 
 DIM = 768

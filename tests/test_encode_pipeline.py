@@ -26,8 +26,8 @@ import ingest.encode_stage as stage
 from benchmarks.synth import article_xml, pubmed_file
 from ingest.encode_pipeline import Chunk, Encoded, Rate, human_rate, run_pipeline
 from ingest.pipeline import Ingestor
-from medsearch.index.sentence_index import SentenceCollection
-from medsearch.index.vector import VectorCollection
+from medsearch.index.vectors.collection import VectorCollection
+from medsearch.index.vectors.sentence_index import SentenceCollection
 from medsearch.models.encoders import Encoder, Prepared, load_encoder
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress

@@ -12,7 +12,7 @@ from tiny_models import build_tiny_models, write_tiny_config
 
 from medsearch.cli import main
 from medsearch.evaluate import evaluate
-from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical.index import LexicalIndex
 from medsearch.paths import Paths
 
 DOCS = {
@@ -66,7 +66,7 @@ def test_a_new_collection_is_added_to_its_index_without_staging_deletes(
 def test_an_index_a_crash_left_ahead_of_the_store_is_rebuilt_without_staging_deletes(
     beir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from medsearch.index.lexical_shards import open_lexical
+    from medsearch.index.lexical.shards import open_lexical
 
     paths = Paths(tmp_path / "home")
     evaluate(beir, paths, mode="lexical")

@@ -19,8 +19,8 @@ import pytest
 from ingest.pubmed_xml import parse_file
 from medsearch.errors import QuerySyntaxError, StoreError
 from medsearch.field_keys import date_span, journal_key
-from medsearch.index import lexical_schema as ls
-from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical import schema as ls
+from medsearch.index.lexical.index import LexicalIndex
 from medsearch.query import parse_query
 from medsearch.records import Article, Filters, PubDate
 from tests.conftest import shared_data
@@ -595,7 +595,7 @@ def test_real_records_authors_subsets_and_ids(
 
 def test_author_keys_hold_each_prefix_of_the_initials_with_the_first_and_last_roles() -> None:
     """``Smith J[au]`` is one term: the keys an article's authors are indexed under."""
-    from medsearch.index.lexical_schema import author_keys
+    from medsearch.index.lexical.schema import author_keys
     from medsearch.records import Article, Author
 
     article = Article(

@@ -28,7 +28,7 @@ from httpserver import LocalServer
 from ingest.pubmed_xml import parse_file
 from ingest.sources import MAX_FIELD_CHARS, MAX_RECORD_ELEMENTS
 from medsearch.errors import ParseError
-from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical.index import LexicalIndex
 from medsearch.paths import Paths
 from medsearch.store import Store
 

@@ -12,7 +12,7 @@ from benchmarks.synth import article_xml, pubmed_file, truncated_gzip
 from ingest.inputs import discover
 from ingest.pipeline import Ingestor
 from medsearch.errors import DiskFullError, NotFoundError
-from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical.index import LexicalIndex
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress
 from medsearch.store import Store

@@ -18,7 +18,7 @@ from conftest import wait_until
 from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import UNIT_FILES, Ingestor
 from ingest.summary import IngestSummary
-from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical.index import LexicalIndex
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress
 from medsearch.store import Store

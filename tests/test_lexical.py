@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from medsearch.errors import StoreError, UsageError
-from medsearch.index.lexical import LexicalIndex, snippet_spans
-from medsearch.index.lexical_snippets import mark
+from medsearch.index.lexical.index import LexicalIndex, snippet_spans
+from medsearch.index.lexical.snippets import mark
 from medsearch.records import AbstractSection, Article, Author, Filters, PubDate
 
 
@@ -325,6 +325,6 @@ def test_journal_filter_by_full_name_or_abbreviation(corpus_index: LexicalIndex)
 
 
 def test_indexing_threads_leave_half_the_cores_to_the_parsers() -> None:
-    from medsearch.index.lexical import writer_threads
+    from medsearch.index.lexical.index import writer_threads
 
     assert [writer_threads(n) for n in (None, 1, 2, 3, 4, 8, 64)] == [1, 1, 1, 1, 2, 4, 4]

@@ -17,10 +17,10 @@ from click.testing import CliRunner
 
 from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
-from medsearch.index import lexical_schema as ls
-from medsearch.index import lexical_shards as lsh
-from medsearch.index.lexical import LexicalIndex, LexicalResult
-from medsearch.index.lexical_query import RANKED_FIELDS, QueryBuilder, Ranking, WordBudget
+from medsearch.index.lexical import schema as ls
+from medsearch.index.lexical import shards as lsh
+from medsearch.index.lexical.index import LexicalIndex, LexicalResult
+from medsearch.index.lexical.query import RANKED_FIELDS, QueryBuilder, Ranking, WordBudget
 from medsearch.query.nodes import Or
 from medsearch.query.parser import parse_plain, parse_query
 from medsearch.records import AbstractSection, Article

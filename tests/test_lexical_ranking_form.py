@@ -14,10 +14,10 @@ import pytest
 import tantivy
 
 from medsearch.errors import StoreError
-from medsearch.index import lexical_schema as ls
-from medsearch.index.lexical import LexicalIndex
-from medsearch.index.lexical_query import LEGACY_RANKING, RANKED_FIELDS, QueryBuilder, Ranking
-from medsearch.index.lexical_shards import ShardedLexicalIndex
+from medsearch.index.lexical import schema as ls
+from medsearch.index.lexical.index import LexicalIndex
+from medsearch.index.lexical.query import LEGACY_RANKING, RANKED_FIELDS, QueryBuilder, Ranking
+from medsearch.index.lexical.shards import ShardedLexicalIndex
 from medsearch.query.parser import parse_plain
 from medsearch.records import AbstractSection, Article, MeshHeading
 

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
 from medsearch.errors import QuerySyntaxError
-from medsearch.index import lexical_shards as lsh
-from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical import shards as lsh
+from medsearch.index.lexical.index import LexicalIndex
 from medsearch.paths import Paths
 from medsearch.query import parse_query
 from medsearch.records import AbstractSection, Article, Filters, PubDate

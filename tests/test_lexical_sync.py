@@ -27,7 +27,7 @@ from ingest.pipeline import Ingestor
 from ingest.pubmed_xml import parse_file
 from medsearch.cli import main
 from medsearch.errors import DiskFullError
-from medsearch.index.lexical_shards import open_lexical
+from medsearch.index.lexical.shards import open_lexical
 from medsearch.paths import Paths
 from medsearch.records import Article, Filters
 from medsearch.store import Store
@@ -159,7 +159,7 @@ KILL_BETWEEN_COMMITS = (
 import sys, time
 from pathlib import Path
 from ingest.pipeline import Ingestor
-from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical.index import LexicalIndex
 
 marker = Path(sys.argv.pop(1))
 writers = []

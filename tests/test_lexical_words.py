@@ -14,8 +14,8 @@ import tantivy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from medsearch.index import lexical_schema as ls
-from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical import schema as ls
+from medsearch.index.lexical.index import LexicalIndex
 from medsearch.query.normalize import normalize_text
 from medsearch.records import AbstractSection, Article, Author, MeshHeading, PubDate
 

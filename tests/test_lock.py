@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
 from medsearch.errors import BusyError, MedsearchError
-from medsearch.index.sentence_index import SentenceCollection
-from medsearch.index.vector import VectorCollection
+from medsearch.index.vectors.collection import VectorCollection
+from medsearch.index.vectors.sentence_index import SentenceCollection
 from medsearch.lock import holder, write_lock
 from medsearch.paths import Paths
 

@@ -22,7 +22,7 @@ from ingest.pubmed_xml import parse_file as parse_xml
 from medsearch.cli import main
 from medsearch.errors import ParseError
 from medsearch.export import to_nbib
-from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical.index import LexicalIndex
 from medsearch.paths import Paths
 from medsearch.records import (
     AbstractSection,

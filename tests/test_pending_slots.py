@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from medsearch.index.pending_slots import ABSENT, PendingSlots
+from medsearch.index.vectors.pending_slots import ABSENT, PendingSlots
 
 batches = st.lists(
     st.tuples(

@@ -10,7 +10,7 @@ import pytest
 from benchmarks.synth import article_xml, pubmed_file
 from ingest.prepare import PreparedBatch, messages, prepare
 from ingest.pubmed_xml import parse_file
-from medsearch.index.lexical_schema import article_fields, document
+from medsearch.index.lexical.schema import article_fields, document
 from medsearch.records import Article, Deletion
 from medsearch.store import codec
 from medsearch.store.rows import row_of
@@ -70,7 +70,7 @@ def test_several_parsers_give_the_store_and_index_a_lone_parser_gives(
     compressed by the parsers with it, and both end up as one lone parser stores them."""
     from benchmarks.synth import write_synthetic_pubmed
     from ingest.pipeline import Ingestor
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical.index import LexicalIndex
     from medsearch.paths import Paths
     from medsearch.store import Store
 

@@ -24,8 +24,8 @@ from conftest import shared_data
 
 from ingest.pubmed_xml import parse_file
 from medsearch.errors import QuerySyntaxError
-from medsearch.index.lexical import LexicalIndex
-from medsearch.index.lexical_terms import MAX_EXPANSIONS
+from medsearch.index.lexical.index import LexicalIndex
+from medsearch.index.lexical.terms import MAX_EXPANSIONS
 from medsearch.query import And, Or, Phrase, Prefix, Tagged, Term, parse_query
 from medsearch.records import AbstractSection, Article
 from medsearch.retrieval.query_text import truncated_note

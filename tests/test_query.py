@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from medsearch.errors import QuerySyntaxError
-from medsearch.index.lexical import LexicalIndex, LexicalResult
+from medsearch.index.lexical.index import LexicalIndex, LexicalResult
 from medsearch.query import (
     And,
     Not,

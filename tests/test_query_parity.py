@@ -76,7 +76,7 @@ def stemmed() -> Iterator[None]:
     depend on them; expected sets are never computed this way."""
     from functools import cache
 
-    from medsearch.index.lexical_schema import analyzers
+    from medsearch.index.lexical.schema import analyzers
 
     text = analyzers().text
 

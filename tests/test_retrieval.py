@@ -26,8 +26,8 @@ from medsearch.errors import (
     QuerySyntaxError,
     VectorsMissingError,
 )
-from medsearch.index.sentence_index import SentenceCollection
-from medsearch.index.vector import VectorCollection
+from medsearch.index.vectors.collection import VectorCollection
+from medsearch.index.vectors.sentence_index import SentenceCollection
 from medsearch.paths import Paths
 from medsearch.records import Filters
 from medsearch.retrieval import neighbours

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from medsearch.index import rows
-from medsearch.index.rows import fits_float16, gather, scattered, to_float16, to_float32
+from medsearch.index.vectors import rows
+from medsearch.index.vectors.rows import fits_float16, gather, scattered, to_float16, to_float32
 
 DIM = 48  # 96-byte float16 rows: ~42 to a page, so nearby rows share pages
 
@@ -134,7 +134,7 @@ def test_what_float16_cannot_hold_is_refused() -> None:
 def test_the_index_package_does_not_import_torch_for_the_conversions() -> None:
     code = (
         "import sys, numpy as np\n"
-        "from medsearch.index.rows import to_float16, to_float32\n"
+        "from medsearch.index.vectors.rows import to_float16, to_float32\n"
         "to_float32(to_float16(np.ones((2, 3), np.float32)))\n"
         "assert 'torch' not in sys.modules\n"
     )
@@ -147,8 +147,8 @@ def test_a_search_of_memory_mapped_parts_announces_exactly_the_probed_lists(
 ) -> None:
     import faiss
 
-    from medsearch.index import ivf_parts
-    from medsearch.index import vector_faiss as vf
+    from medsearch.index.vectors import faiss_index as vf
+    from medsearch.index.vectors import ivf_parts
 
     rng = np.random.default_rng(3)
     x = rng.normal(size=(4000, 16)).astype(np.float32)

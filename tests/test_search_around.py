@@ -256,7 +256,7 @@ def test_search_export_follows_the_sort_order(home: Path) -> None:
 
 
 def test_only_plain_words_of_text_fields_are_offered_corrections() -> None:
-    from medsearch.index.spelling import candidate_words, edits1
+    from medsearch.index.lexical.spelling import candidate_words, edits1
 
     query = 'catarct[ti] AND "lens opacty" OR Zetterstrom C[1au] AND katarakt* OR IL6 eye'
     assert [word for _, _, word in candidate_words(query)] == ["catarct"]
@@ -271,7 +271,7 @@ def test_at_most_three_rare_words_a_query_are_checked(home: Path) -> None:
 
 
 def test_acronyms_and_names_are_not_corrected() -> None:
-    from medsearch.index.spelling import candidate_words
+    from medsearch.index.lexical.spelling import candidate_words
 
     query = "Catarct ITAM tTregs Merlin catarct"
     assert [word for _, _, word in candidate_words(query)] == ["Catarct", "catarct"]

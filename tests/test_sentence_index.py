@@ -21,13 +21,17 @@ from tiny_models import (
 
 from benchmarks.synth import article_xml, pubmed_file
 from medsearch.errors import VectorsMissingError
-from medsearch.index import coarse as cq
-from medsearch.index import ivf_parts as ip
-from medsearch.index.ivf_parts import Part
-from medsearch.index.sentence_index import SENTENCE_FORMAT, OldLayoutError, SentenceCollection
-from medsearch.index.sentence_migrate import open_sentences
-from medsearch.index.vector import VectorCollection
-from medsearch.index.vector_layout import read_committed, read_manifest
+from medsearch.index.vectors import coarse as cq
+from medsearch.index.vectors import ivf_parts as ip
+from medsearch.index.vectors.collection import VectorCollection
+from medsearch.index.vectors.ivf_parts import Part
+from medsearch.index.vectors.layout import read_committed, read_manifest
+from medsearch.index.vectors.sentence_index import (
+    SENTENCE_FORMAT,
+    OldLayoutError,
+    SentenceCollection,
+)
+from medsearch.index.vectors.sentence_migrate import open_sentences
 from medsearch.paths import Paths
 from medsearch.retrieval import neighbours
 from medsearch.retrieval.searcher import Searcher, open_searcher
@@ -225,7 +229,7 @@ def test_stale_lists_past_the_cpu_limit_wait_for_a_gpu(
 ) -> None:
     """Placing every code again is hours on a CPU at PubMed scale: past the limit a CPU
     commit leaves the lists alone; the encoding GPU's placement retrains them."""
-    from medsearch.index import sentence_index
+    from medsearch.index.vectors import sentence_index
 
     x, ids = uneven_topics(6_000), sids(6_000)
     path = tmp_path / "s"
@@ -248,7 +252,7 @@ def test_probes_follow_the_lists_up_to_a_cap() -> None:
     """The probes a query needs stopped growing with the lists (``python -m
     benchmarks.sentence_index scale``): PubMed's 16,384 lists are scanned 256 at a time,
     not 1/32 of them; small collections 128 at a time."""
-    from medsearch.index.sentence_faiss import sentence_nprobe
+    from medsearch.index.vectors.sentence_faiss import sentence_nprobe
 
     assert [sentence_nprobe(n) for n in (256, 4_096, 8_192, 16_384, 65_536)] == [
         128,
@@ -262,7 +266,7 @@ def test_probes_follow_the_lists_up_to_a_cap() -> None:
 def test_a_collection_trained_under_an_older_probe_rule_searches_by_the_current_one(
     tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from medsearch.index import sentence_faiss
+    from medsearch.index.vectors import sentence_faiss
 
     x, ids = uneven_topics(6_000), sids(6_000)
     path = tmp_path / "s"
@@ -284,7 +288,7 @@ def test_sample_replacements_held_back_and_sorted_leave_the_same_sample(
 ) -> None:
     """Algorithm R's replacements wait in memory and go to the file in slot order; a slot
     replaced twice keeps the later row, exactly as writing each one as it comes."""
-    import medsearch.index.sentence_index as si
+    import medsearch.index.vectors.sentence_index as si
 
     x, ids = vectors(9_000, seed=4), sids(9_000)
 
@@ -419,7 +423,7 @@ def by_score(pairs: Iterable[tuple[int, float]]) -> dict[float, set[int]]:
 def test_a_long_scan_uses_every_core_and_finds_the_same(
     tmp_path: Path, small_limits: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from medsearch.index import vector_faiss
+    from medsearch.index.vectors import faiss_index as vector_faiss
 
     x, ids = vectors(1_600, seed=12), sids(1_600)
     committed(tmp_path / "s", x, ids, 1_000, 1_600)
@@ -519,7 +523,7 @@ def test_the_lookup_is_merged_chunk_by_chunk_into_the_same_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A commit never sorts the whole id -> slot table: chunks of 64 entries here."""
-    from medsearch.index import vector_store
+    from medsearch.index.vectors import store as vector_store
 
     monkeypatch.setattr(vector_store, "LOOKUP_CHUNK", 64)
     rng = np.random.default_rng(11)
@@ -705,7 +709,7 @@ def test_stats_counts_the_parts_and_projects_pubmed_in_its_compressed_layout(
     their bytes per vector to PubMed would ask for terabytes that ingest never writes."""
     from ingest.space import per_citation
     from medsearch.footprint import PUBMED
-    from medsearch.index.vector_layout import SAMPLE_MAX, bytes_at_scale
+    from medsearch.index.vectors.layout import SAMPLE_MAX, bytes_at_scale
     from medsearch.status import corpus_status
 
     info = corpus_status(Paths(tmp_path / "home"))
@@ -776,7 +780,7 @@ def test_an_ingest_retrains_lists_an_earlier_version_trained_with_l2_and_says_so
 def test_an_ingest_on_a_cpu_leaves_large_stale_lists_and_says_how_to_retrain(
     tmp_path: Path, tiny: TinyModels, small_limits: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from medsearch.index import sentence_index
+    from medsearch.index.vectors import sentence_index
 
     paths = home_with_stale_lists(tmp_path, tiny, monkeypatch)
     monkeypatch.setattr(sentence_index, "STALE_RETRAIN_CPU_MAX", 100)

@@ -21,7 +21,7 @@ from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_
 
 from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
-from medsearch.index.vector import VectorCollection
+from medsearch.index.vectors.collection import VectorCollection
 from medsearch.paths import Paths
 from medsearch.retrieval import sets
 from medsearch.retrieval.searcher import Searcher, open_searcher

@@ -17,7 +17,7 @@ from tiny_models import TinyModels, build_tiny_models, ingest_and_encode, write_
 from benchmarks.synth import article_xml, pubmed_file
 from ingest.encoded import count_stale, finish_pass, queued, record_hashes, stale_pmids
 from ingest.pipeline import Ingestor
-from medsearch.index.vector import VectorCollection
+from medsearch.index.vectors.collection import VectorCollection
 from medsearch.paths import Paths
 from medsearch.records import Article
 from medsearch.store import Store

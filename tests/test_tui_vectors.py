@@ -31,8 +31,8 @@ from tiny_models import build_tiny_models, ingest_and_encode, write_tiny_config
 
 from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
-from medsearch.index.vector import VectorCollection
-from medsearch.index.vector_layout import read_manifest
+from medsearch.index.vectors.collection import VectorCollection
+from medsearch.index.vectors.layout import read_manifest
 from medsearch.models.cross import CrossEncoder
 from medsearch.paths import Paths
 from medsearch.records import Hit

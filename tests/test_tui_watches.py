@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 
 from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
-from medsearch.index.lexical_shards import open_lexical
+from medsearch.index.lexical.shards import open_lexical
 from medsearch.paths import Paths
 from medsearch.store import Store
 from medsearch.tui.app import MedsearchApp

@@ -126,7 +126,7 @@ def test_a_ranked_watch_keeps_new_articles_scoring_at_least_its_50th_hit(
 def test_a_ranked_watch_scores_a_candidate_exactly_as_a_search_ranks_it(
     scenario: dict[str, Any],
 ) -> None:
-    from medsearch.index.lexical_shards import open_lexical
+    from medsearch.index.lexical.shards import open_lexical
     from medsearch.query import parse_query
 
     query = parse_query("kidney registry")

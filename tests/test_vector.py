@@ -21,8 +21,8 @@ from medsearch.errors import (
     UsageError,
     VectorsMissingError,
 )
-from medsearch.index.vector import VectorCollection
-from medsearch.index.vector_layout import (
+from medsearch.index.vectors.collection import VectorCollection
+from medsearch.index.vectors.layout import (
     MAX_NLIST,
     MIN_NLIST,
     choose_factory,
@@ -345,7 +345,7 @@ def test_a_rebuild_encodes_straight_into_parts_of_bounded_size(
 ) -> None:
     """At 40.9M articles a rebuild (a retrain at 8x growth, a new factory) would hold
     ~8 GB of codes at once; it writes a part whenever one is full instead."""
-    from medsearch.index import vector_faiss
+    from medsearch.index.vectors import faiss_index as vector_faiss
 
     monkeypatch.setattr(vector_faiss, "ADD_BATCH", 500)
     x = clustered(4_200, centres=40)
@@ -456,7 +456,7 @@ def test_index_choice_by_size() -> None:
 def test_the_allowed_bitmap_has_exactly_the_allowed_bits_either_way(size: int) -> None:
     """Both ways of building a selector's bitmap (bit by bit for a sparse set, a bool
     array for a dense one) give Faiss the same bits."""
-    from medsearch.index.vector_faiss import allowed_bitmap
+    from medsearch.index.vectors.faiss_index import allowed_bitmap
 
     rows = 1_000
     allowed = np.sort(np.random.default_rng(size).choice(rows, size, replace=False))

@@ -276,7 +276,7 @@ def shared_stream_stage(home: Path, device: str) -> dict[str, Any]:
     """(a'') the stage as it ran before placement got a CUDA stream of its own: the
     writer's lists and codes queued behind the encoder's forward passes."""
     from ingest import encode_stage
-    from medsearch.index.coarse import TorchCoarse
+    from medsearch.index.vectors.coarse import TorchCoarse
 
     own_stream = encode_stage.coarse_for
     encode_stage.coarse_for = partial(TorchCoarse, side_stream=False)
@@ -534,13 +534,13 @@ def host_costs(home: Path, profile: ModelProfile, device: str) -> dict[str, floa
 
 def placement(device: str, n: int = 200_000, nlist: int = 16_384) -> dict[str, float]:
     """(f): placing vectors in PubMed's 16,384 lists (768-d IVF-PQ96), per second:
-    Faiss on the CPU vs the encoding device (:mod:`medsearch.index.coarse`)."""
+    Faiss on the CPU vs the encoding device (:mod:`medsearch.index.vectors.coarse`)."""
     import faiss
     import numpy as np
 
     from ingest.encode_stage import coarse_for
-    from medsearch.index import coarse as cq
-    from medsearch.index.ivf_parts import ivfpq_with
+    from medsearch.index.vectors import coarse as cq
+    from medsearch.index.vectors.ivf_parts import ivfpq_with
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, 768), dtype=np.float32)

@@ -168,7 +168,7 @@ def run_ingest(
     the store has trained its compression dictionary as it has for every baseline file
     after the first (the parsers then compress)."""
     from ingest.pipeline import Ingestor
-    from medsearch.index.lexical_shards import ShardedLexicalIndex
+    from medsearch.index.lexical.shards import ShardedLexicalIndex
     from medsearch.paths import Paths
 
     if shards > 1:  # as a corpus past SHARD_DOCS is kept: the writer feeds every shard
@@ -220,7 +220,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.writer_threads:  # every index this process opens, shards split them as usual
-        from medsearch.index import lexical
+        from medsearch.index.lexical import index as lexical
 
         threads = args.writer_threads
         lexical.writer_threads = lambda cores: threads

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import tantivy
 
-from medsearch.index import lexical_schema as ls
+from medsearch.index.lexical import schema as ls
 
 AUTHORS_PER_DOC = 6
 

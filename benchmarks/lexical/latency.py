@@ -34,8 +34,8 @@ import tantivy
 
 from benchmarks.synth import fast_articles as _fast_articles
 from benchmarks.synth import pseudo_vocabulary, synthetic_articles, to_article
-from medsearch.index import lexical_schema as ls
-from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical import schema as ls
+from medsearch.index.lexical.index import LexicalIndex
 from medsearch.records import Article
 
 VOCAB_SIZE = 50_000

@@ -40,9 +40,9 @@ import numpy as np
 from benchmarks.lexical.latency import VOCAB_SIZE
 from benchmarks.lexical.weights import evaluate, load_corpus, load_queries
 from benchmarks.synth import ZIPF_EXPONENT, pseudo_vocabulary
-from medsearch.index.lexical import LexicalIndex
-from medsearch.index.lexical_query import Ranking, WordBudget
-from medsearch.index.lexical_shards import ShardedLexicalIndex, is_sharded
+from medsearch.index.lexical.index import LexicalIndex
+from medsearch.index.lexical.query import Ranking, WordBudget
+from medsearch.index.lexical.shards import ShardedLexicalIndex, is_sharded
 from medsearch.records import AbstractSection, Article
 
 DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

@@ -29,8 +29,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchmarks.lexical.latency import BATCH, COMMIT_EVERY, _queries, fast_articles
-from medsearch.index.lexical import LexicalHit, LexicalIndex
-from medsearch.index.lexical_shards import SHARDS_FILE, ShardedLexicalIndex
+from medsearch.index.lexical.index import LexicalHit, LexicalIndex
+from medsearch.index.lexical.shards import SHARDS_FILE, ShardedLexicalIndex
 from medsearch.records import Article
 
 K = 1000

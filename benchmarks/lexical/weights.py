@@ -4,7 +4,7 @@ Indexes the 5,183 SciFact abstracts as Articles (title, abstract), runs the 300 
 claims as plain ranked words (``syntax=False``: claims are prose, not queries) and
 scores each setting with pytrec_eval. The published BM25 baselines are 0.665 (BEIR,
 Elasticsearch) and 0.679 (Pyserini flat). The chosen boosts are the constants in
-``medsearch/index/lexical_query.py``.
+``medsearch/index/lexical/query.py``.
 
     python -m benchmarks.lexical weights [--data ../shared/data/beir/scifact]
         [--no-abstract 0.28]
@@ -24,9 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from medsearch.index import lexical_schema as ls
-from medsearch.index.lexical import LexicalIndex
-from medsearch.index.lexical_query import LEGACY_RANKING, Ranking
+from medsearch.index.lexical import schema as ls
+from medsearch.index.lexical.index import LexicalIndex
+from medsearch.index.lexical.query import LEGACY_RANKING, Ranking
 from medsearch.records import AbstractSection, Article
 
 DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "beir" / "scifact"

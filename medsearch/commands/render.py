@@ -34,7 +34,7 @@ console = OutputConsole()
 
 def highlighted(snippet: str) -> Text:
     """A snippet with the engine's highlight spans drawn bold, everything else literal."""
-    from medsearch.index.lexical_snippets import snippet_spans
+    from medsearch.index.lexical.snippets import snippet_spans
 
     plain, spans = snippet_spans(snippet)
     text = Text(plain)

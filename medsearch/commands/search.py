@@ -121,7 +121,7 @@ def search(
       medsearch search 'heart attack AND aspirin' --explain
     """
     from medsearch.history.recording import record_search, resolver
-    from medsearch.index.spelling import did_you_mean
+    from medsearch.index.lexical.spelling import did_you_mean
     from medsearch.retrieval.searcher import open_searcher
     from medsearch.retrieval.sorting import depth_for, sort_result
 

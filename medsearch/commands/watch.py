@@ -71,7 +71,7 @@ def add(
     as_json: bool,
 ) -> None:
     """Save QUERY as the watch NAME; what the corpus holds now is never new to it."""
-    from medsearch.index.lexical_shards import open_lexical
+    from medsearch.index.lexical.shards import open_lexical
     from medsearch.store import Store
     from medsearch.watches.book import WatchBook
     from medsearch.watches.finder import make_watch

@@ -46,7 +46,7 @@ REBUILD_SHARE = 0.05
 I64 = npt.NDArray[np.int64]
 
 if TYPE_CHECKING:
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical.index import LexicalIndex
 
 
 @dataclass(frozen=True, slots=True)

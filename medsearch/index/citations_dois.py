@@ -17,7 +17,7 @@ from medsearch.store import ref_dois
 from medsearch.store.refs import add_edges
 
 if TYPE_CHECKING:
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical.index import LexicalIndex
 
 BATCH = 1_000
 """DOIs per lookup and per transaction: one term-set query of 1,000 terms."""

@@ -1,6 +1,6 @@
 """PubMed-style query language: text -> :class:`ParsedQuery` (AST + lifted filters).
 
-The AST is engine-neutral; ``medsearch.index.lexical`` turns it into a tantivy query and
+The AST is engine-neutral; ``medsearch.index.lexical.index`` turns it into a tantivy query and
 dense retrievers use its filters and words. See :mod:`medsearch.query.parser` for the
 grammar.
 """

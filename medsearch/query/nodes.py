@@ -103,7 +103,7 @@ class Or:
 
     ``words``: the children were typed side by side (``aspirin stroke prevention``), not
     joined by ``OR``. A long run of such words may be ranked on its rarer ones
-    (``lexical_query.WordBudget``); every alternative of an explicit ``OR`` always counts.
+    (``index.lexical.query.WordBudget``); every alternative of an explicit ``OR`` always counts.
     """
 
     children: tuple[Node, ...]

@@ -29,7 +29,7 @@ from medsearch.store.columns import notices_from_json
 from medsearch.store.db import Store
 
 if TYPE_CHECKING:
-    from medsearch.index.lexical import Ranked
+    from medsearch.index.lexical.index import Ranked
 
 TITLE_CANDIDATES = 10
 """Title search: how many ranked candidates are compared with the reference's title."""

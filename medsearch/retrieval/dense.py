@@ -23,8 +23,8 @@ from medsearch.records import split_sentence_id
 
 if TYPE_CHECKING:
     from medsearch.errors import MedsearchError
-    from medsearch.index.sentence_index import SentenceCollection
-    from medsearch.index.vector import VectorCollection
+    from medsearch.index.vectors.collection import VectorCollection
+    from medsearch.index.vectors.sentence_index import SentenceCollection
     from medsearch.models.encoders import Encoder
 
 ALLOWED_MAX = 200_000  # exact search over this many filtered vectors stays < ~50 ms at 768-d

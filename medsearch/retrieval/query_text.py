@@ -21,7 +21,7 @@ from medsearch.query.parser import parse_query
 from medsearch.retrieval.sets import Plan
 
 if TYPE_CHECKING:
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical.index import LexicalIndex
     from medsearch.mesh.expand import MeshLookup
     from medsearch.models.encoders import Encoder
 
@@ -102,7 +102,7 @@ def reads_as_article(encoder: Encoder, text: str) -> bool:
 
 def truncated_note(words: Sequence[str]) -> str:
     """What a user reads when a ``word*`` had more variations than PubMed searches."""
-    from medsearch.index.lexical_terms import MAX_EXPANSIONS  # tantivy loads on first search
+    from medsearch.index.lexical.terms import MAX_EXPANSIONS  # tantivy loads on first search
 
     return (
         f"truncation: only the {MAX_EXPANSIONS} commonest variations of {', '.join(words)} "

@@ -27,7 +27,7 @@ from medsearch.records import Article, Filters
 from medsearch.store import Store
 
 if TYPE_CHECKING:
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical.index import LexicalIndex
     from medsearch.mesh.expand import MeshLookup
     from medsearch.models.cross import CrossEncoder
     from medsearch.models.encoders import Encoder

@@ -287,7 +287,7 @@ class Searcher(Resources):
     ) -> list[Candidate]:
         """The top ``delta_depth`` candidates in the Delta model's order (blended with the
         first stage's as the model chose on held-out queries); snippets for the new head."""
-        from medsearch.index.lexical_snippets import make_snippet
+        from medsearch.index.lexical.snippets import make_snippet
 
         scorer = self.delta_model().scorer
         assert scorer is not None
@@ -394,7 +394,7 @@ def open_searcher(
             "(or `medsearch ingest --download baseline --limit 1`)"
         )
     from medsearch.config import load_settings
-    from medsearch.index.lexical_shards import open_lexical
+    from medsearch.index.lexical.shards import open_lexical
     from medsearch.retrieval.sources import HomeSources
     from medsearch.status import vector_manifests
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from medsearch.index.lexical_query import STOP_WORDS
+from medsearch.index.lexical.query import STOP_WORDS
 from medsearch.query.nodes import (
     And,
     Node,

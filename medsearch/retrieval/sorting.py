@@ -23,7 +23,7 @@ from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
     from medsearch.index.citations import CitationGraph
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical.index import LexicalIndex
     from medsearch.store import Store
 
 SORTS = ("relevance", "date", "pubdate", "author", "journal", "cited")
@@ -131,7 +131,7 @@ def with_snippets(
     its own head only (making 10,000 would cost seconds). The query's terms come from a
     one-hit lexical ranking, milliseconds."""
     from medsearch.errors import QuerySyntaxError
-    from medsearch.index.lexical_snippets import make_snippet
+    from medsearch.index.lexical.snippets import make_snippet
 
     try:
         terms = lexical.rank(query, k=1, count=False).terms

@@ -46,8 +46,8 @@ class HomeSources:
         :mod:`medsearch.lock`). Sentence vectors in the old layout are not searched;
         article search still works and sentence search says why.
         """
-        from medsearch.index.sentence_index import OldLayoutError, SentenceCollection
-        from medsearch.index.vector import VectorCollection
+        from medsearch.index.vectors.collection import VectorCollection
+        from medsearch.index.vectors.sentence_index import OldLayoutError, SentenceCollection
         from medsearch.retrieval.dense import DenseSide
 
         articles = VectorCollection.open(

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from rich.text import Text
 
-from medsearch.index.lexical_snippets import snippet_spans
+from medsearch.index.lexical.snippets import snippet_spans
 
 HIGHLIGHT = "bold #ffd75f"
 

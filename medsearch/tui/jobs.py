@@ -93,7 +93,7 @@ def _index_kind(paths: Paths) -> str | None:
     Read with the vector layer's own reader because ``corpus_status`` (and the
     ``Searcher``) look the kind up under a key the manifest does not have.
     """
-    from medsearch.index.vector_layout import read_manifest
+    from medsearch.index.vectors.layout import read_manifest
 
     try:
         manifest = read_manifest(paths.vector_dir("articles"))
@@ -172,7 +172,7 @@ def _search(searcher: Searcher, request: Request, paths: Paths | None) -> Answer
     the first stage's order (no reranker: the order shown is the sort's).
     """
     from medsearch.history.recording import resolver
-    from medsearch.index.spelling import did_you_mean
+    from medsearch.index.lexical.spelling import did_you_mean
     from medsearch.retrieval.sorting import depth_for, sort_result
 
     sorted_ = request.sort != "relevance"

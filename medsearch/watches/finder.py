@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from medsearch.index.lexical import LexicalIndex
+from medsearch.index.lexical.index import LexicalIndex
 from medsearch.query import parse_query
 from medsearch.records import Filters
 from medsearch.store import Store

@@ -96,7 +96,7 @@ class RunReport:
 
 def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
     """Run the watches called ``names`` (every watch when empty)."""
-    from medsearch.index.lexical_shards import open_lexical
+    from medsearch.index.lexical.shards import open_lexical
 
     with WatchBook(paths.watches_file) as book:
         watches = [book.get(n) for n in names] if names else book.all()

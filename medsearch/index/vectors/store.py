@@ -16,10 +16,10 @@ from typing import Any, BinaryIO, Self
 import numpy as np
 
 from medsearch.errors import MedsearchError
-from medsearch.index.coarse import CPU, Coarse
-from medsearch.index.pending_slots import ABSENT, PendingSlots
-from medsearch.index.rows import gather, to_float32
-from medsearch.index.vector_layout import VectorManifest, save_npy
+from medsearch.index.vectors.coarse import CPU, Coarse
+from medsearch.index.vectors.layout import VectorManifest, save_npy
+from medsearch.index.vectors.pending_slots import ABSENT, PendingSlots
+from medsearch.index.vectors.rows import gather, to_float32
 
 IdsLike = Sequence[int] | np.ndarray
 READ_BATCH = 65_536  # rows per memmap read: ~100 MB of float32 at 768-d

@@ -5,7 +5,7 @@ indexes can be rebuilt without re-encoding, "similar articles" reads a stored ve
 instead of encoding again, and a compressed (IVF-PQ) index can re-score its candidates
 exactly. The Faiss index is chosen by size (exact flat inner product while small,
 IVF-PQ with re-scoring beyond) and recorded in the manifest. See
-:mod:`medsearch.index.vector_layout` for the files and why Faiss ids are slot numbers.
+:mod:`medsearch.index.vectors.layout` for the files and why Faiss ids are slot numbers.
 
 One writer at a time; any number of readers of the last commit.
 """
@@ -26,13 +26,11 @@ from medsearch.errors import (
     UsageError,
     VectorsMissingError,
 )
-from medsearch.index import coarse as cq
-from medsearch.index import vector_faiss as vf
-from medsearch.index.ivf_parts import PART_BYTES, IvfParts, search_parts
-from medsearch.index.pending_slots import PendingSlots
-from medsearch.index.rows import fits_float16, to_float16, to_float32
 from medsearch.index.sorted_ids import member, unique
-from medsearch.index.vector_layout import (
+from medsearch.index.vectors import coarse as cq
+from medsearch.index.vectors import faiss_index as vf
+from medsearch.index.vectors.ivf_parts import PART_BYTES, IvfParts, search_parts
+from medsearch.index.vectors.layout import (
     FLAT_MAX,
     FORMAT_VERSION,
     RETRAIN_GROWTH,
@@ -49,7 +47,9 @@ from medsearch.index.vector_layout import (
     save_npy,
     write_manifest,
 )
-from medsearch.index.vector_store import IdsLike, SlotStore
+from medsearch.index.vectors.pending_slots import PendingSlots
+from medsearch.index.vectors.rows import fits_float16, to_float16, to_float32
+from medsearch.index.vectors.store import IdsLike, SlotStore
 
 Results = list[list[tuple[int, float]]]
 
@@ -162,7 +162,7 @@ class VectorCollection(SlotStore):
         self._add_to_index(to_float32(half), slots)
 
     def commit(self) -> None:
-        """Make every change durable at once (see the module docstring of vector_layout)."""
+        """Make every change durable at once (see the module docstring of layout)."""
         self._commit(rebuild=False, factory=None, compact=False)
 
     def rebuild(self, *, factory: str | None = None) -> None:

@@ -27,8 +27,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from medsearch.errors import StoreError
-from medsearch.index import lexical_schema as ls
-from medsearch.index.lexical import (
+from medsearch.index.lexical import schema as ls
+from medsearch.index.lexical.index import (
     REBUILD_HINT,
     LexicalIndex,
     Ranked,
@@ -36,7 +36,7 @@ from medsearch.index.lexical import (
     TextSource,
     recorded_version,
 )
-from medsearch.index.lexical_query import Frequencies
+from medsearch.index.lexical.query import Frequencies
 from medsearch.query.nodes import ParsedQuery
 from medsearch.records import Article, Filters
 

@@ -30,11 +30,11 @@ import faiss
 import numpy as np
 
 from medsearch.errors import VectorsMissingError
-from medsearch.index import coarse as cq
-from medsearch.index import vector_faiss as vf
-from medsearch.index.rows import will_need
 from medsearch.index.sorted_ids import member, unique
-from medsearch.index.vector_layout import VectorManifest, save_npy
+from medsearch.index.vectors import coarse as cq
+from medsearch.index.vectors import faiss_index as vf
+from medsearch.index.vectors.layout import VectorManifest, save_npy
+from medsearch.index.vectors.rows import will_need
 
 _faiss: Any = faiss  # the SWIG wrappers take keyword arguments the stubs do not know
 

@@ -15,8 +15,8 @@ import faiss
 import numpy as np
 
 from medsearch.errors import MedsearchError
-from medsearch.index import coarse as cq
-from medsearch.index.ivf_parts import ivfpq_with
+from medsearch.index.vectors import coarse as cq
+from medsearch.index.vectors.ivf_parts import ivfpq_with
 
 FLAT = "IDMap,SQfp16"
 SENTENCE_PROBES_MIN = 128

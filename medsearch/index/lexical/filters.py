@@ -1,7 +1,7 @@
 """Filters and date ranges as tantivy queries: constant-score clauses that select
 articles and never change a score.
 
-Kept apart from :mod:`medsearch.index.lexical_query`, which translates the ranked and
+Kept apart from :mod:`medsearch.index.lexical.query`, which translates the ranked and
 boolean query; these are the restrictions every query carries the same way (CLI flags
 and lifted field tags alike).
 """
@@ -14,7 +14,7 @@ from typing import Any
 import tantivy
 
 from medsearch import field_keys as fk
-from medsearch.index import lexical_schema as ls
+from medsearch.index.lexical import schema as ls
 from medsearch.notice_links import RETRACTED_TYPE
 from medsearch.records import Filters
 

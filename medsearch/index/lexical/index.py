@@ -1,6 +1,6 @@
 # Over 450 lines: LexicalIndex is one resource (writer, reader, commits, format version)
-# whose methods share its locks; queries are built in lexical_query.py, filters in
-# lexical_filters.py, snippets in lexical_snippets.py.
+# whose methods share its locks; queries are built in query.py, filters in
+# filters.py, snippets in snippets.py.
 """BM25 search over title, abstract, MeSH, keywords, authors and journal (tantivy).
 
 One directory holds one tantivy index. The writer is opened lazily, on the first
@@ -10,8 +10,8 @@ Changes are staged until :meth:`LexicalIndex.commit`, which also stores an optio
 payload (the pipeline stores the last ingested file name) in a bookkeeping document,
 so the payload is committed atomically with the documents it describes.
 
-Analysis, schema and query translation live in ``lexical_schema``, ``lexical_query``
-and ``lexical_snippets``; this module is the interface the pipeline and searcher use.
+Analysis, schema and query translation live in ``schema``, ``query``
+and ``snippets``; this module is the interface the pipeline and searcher use.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import numpy as np
 import tantivy
 
 from medsearch.errors import StoreError, UsageError
-from medsearch.index import lexical_schema as ls
-from medsearch.index.lexical_query import LEGACY_RANKING, Frequencies, QueryBuilder, Ranking
-from medsearch.index.lexical_readonly import open_for_search
-from medsearch.index.lexical_snippets import (
+from medsearch.index.lexical import schema as ls
+from medsearch.index.lexical.query import LEGACY_RANKING, Frequencies, QueryBuilder, Ranking
+from medsearch.index.lexical.readonly import open_for_search
+from medsearch.index.lexical.snippets import (
     highlight_spans,
     make_snippet,
     mark,
@@ -101,7 +101,7 @@ class LexicalResult:
     ``terms`` are the analyzer tokens of the positive query words (``immun*`` for a
     prefix); :meth:`LexicalIndex.highlight` finds them in any text. ``dropped``: the
     commonest words of a long query, left out of the ranking to bound its cost
-    (:class:`~medsearch.index.lexical_query.WordBudget`). ``truncated``: the ``word*``
+    (:class:`~medsearch.index.lexical.query.WordBudget`). ``truncated``: the ``word*``
     searched on their commonest ``MAX_EXPANSIONS`` variations only, as PubMed does.
     """
 

@@ -25,7 +25,7 @@ Why parts: at ~350M sentences the codes are ~45 GB. Held in one index, a writer 
 load all of it to add a batch and write all of it at every commit. Instead new codes go
 to a small in-memory part, written as a new file at commit; every part is memory-mapped
 (``IO_FLAG_MMAP``: the lists stay in the page cache, not in the process) and searched as
-one index (:func:`~medsearch.index.sentence_faiss.search_parts`). Removed slots are
+one index (:func:`~medsearch.index.vectors.sentence_faiss.search_parts`). Removed slots are
 tombstones until the part holding them is rewritten. Parts merge like a binary counter
 (the newest two when the older is no larger) up to :data:`PART_ENTRIES`, so there are
 O(log n) small parts plus ~n / PART_ENTRIES full ones, and a writer's memory is bounded
@@ -45,10 +45,10 @@ from typing import Any
 import numpy as np
 
 from medsearch.errors import MedsearchError, NotFoundError, UsageError, VectorsMissingError
-from medsearch.index import coarse
-from medsearch.index import sentence_faiss as sf
-from medsearch.index import vector_faiss as vf
-from medsearch.index.ivf_parts import (
+from medsearch.index.vectors import coarse
+from medsearch.index.vectors import faiss_index as vf
+from medsearch.index.vectors import sentence_faiss as sf
+from medsearch.index.vectors.ivf_parts import (
     PART_BYTES,
     IvfParts,
     Part,
@@ -57,9 +57,7 @@ from medsearch.index.ivf_parts import (
     gather,
     search_parts,
 )
-from medsearch.index.pending_slots import PendingSlots
-from medsearch.index.rows import fits_float16, to_float16, to_float32
-from medsearch.index.vector_layout import (
+from medsearch.index.vectors.layout import (
     RETRAIN_GROWTH,
     SAMPLE_MAX,
     VectorManifest,
@@ -72,7 +70,9 @@ from medsearch.index.vector_layout import (
     truncate_to_commit,
     write_manifest,
 )
-from medsearch.index.vector_store import IdsLike, SlotStore
+from medsearch.index.vectors.pending_slots import PendingSlots
+from medsearch.index.vectors.rows import fits_float16, to_float16, to_float32
+from medsearch.index.vectors.store import IdsLike, SlotStore
 
 Results = list[list[tuple[int, float]]]
 
@@ -96,14 +96,14 @@ REPLACE_BUFFER_ROWS = 32_768
 
 # Lists an earlier version trained for the wrong similarity are retrained by a commit on
 # a CPU only up to this many codes: placing them again against 16,384 lists runs at
-# ~10.6K codes/s on 2 cores (medsearch/index/coarse.py), ~13 minutes for 8M; PubMed's
+# ~10.6K codes/s on 2 cores (medsearch/index/vectors/coarse.py), ~13 minutes for 8M; PubMed's
 # ~350M would take ~9 h there, minutes on the encoding GPU.
 STALE_RETRAIN_CPU_MAX = 8_000_000
 
 
 def ivfpq_factory(n: int, dim: int, sample_rows: int) -> str:
     """IVF lists for ``n`` sentences (~4 sqrt(n), trainable from the sample), PQ dim/8."""
-    from medsearch.index.vector_layout import nlist_for
+    from medsearch.index.vectors.layout import nlist_for
 
     nlist = nlist_for(n)
     while nlist > 16 and nlist * POINTS_PER_LIST > sample_rows:
@@ -159,11 +159,11 @@ class SentenceCollection(SlotStore):
         """Open (or create) the collection at ``path``, recovering to the last commit.
 
         A directory in the old layout (a float16 copy per sentence) is not searched: the
-        error says how to migrate it (:mod:`medsearch.index.sentence_migrate`, which
+        error says how to migrate it (:mod:`medsearch.index.vectors.sentence_migrate`, which
         ``medsearch ingest`` runs). ``readonly`` (searches) skips the recovery, as for
-        :meth:`medsearch.index.vector.VectorCollection.open`.
+        :meth:`medsearch.index.vectors.collection.VectorCollection.open`.
         """
-        from medsearch.index.vector import check_compatible
+        from medsearch.index.vectors.collection import check_compatible
 
         path = Path(path)
         manifest = read_manifest(path)

@@ -3,7 +3,7 @@
 Those directories hold every vector, so converting them needs no encoder: the live
 vectors are read in slot order and added to a new :class:`SentenceCollection`, which
 trains its codes from them; then renames swap the directories. Readers never convert
-(they raise :class:`~medsearch.index.sentence_index.OldLayoutError`); the writer
+(they raise :class:`~medsearch.index.vectors.sentence_index.OldLayoutError`); the writer
 (``medsearch ingest``) does, through :func:`open_sentences`.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from medsearch.index.sentence_index import LAYOUT, SentenceCollection
-from medsearch.index.vector import VectorCollection
-from medsearch.index.vector_layout import fsync_dir, read_manifest
-from medsearch.index.vector_store import READ_BATCH
+from medsearch.index.vectors.collection import VectorCollection
+from medsearch.index.vectors.layout import fsync_dir, read_manifest
+from medsearch.index.vectors.sentence_index import LAYOUT, SentenceCollection
+from medsearch.index.vectors.store import READ_BATCH
 
 COMMIT_BATCHES = 16  # commit every ~1M vectors converted
 

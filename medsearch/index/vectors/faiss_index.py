@@ -1,6 +1,6 @@
 """The Faiss side of a vector collection: build, train, search with selectors, I/O.
 
-Kept apart from the bookkeeping in :mod:`medsearch.index.vector` so that module never
+Kept apart from the bookkeeping in :mod:`medsearch.index.vectors.collection` so that module never
 needs to know Faiss's SWIG quirks (selectors must outlive the search call, bitmaps are
 little-endian bit order, ``index_factory`` strings).
 """
@@ -17,15 +17,15 @@ import faiss
 import numpy as np
 
 from medsearch.errors import MedsearchError
-from medsearch.index import coarse as cq
 from medsearch.index.sorted_ids import unique, without
-from medsearch.index.vector_layout import (
+from medsearch.index.vectors import coarse as cq
+from medsearch.index.vectors.layout import (
     TRAIN_POINTS_MAX,
     TRAIN_POINTS_PER_LIST,
     default_nprobe,
     fsync_dir,
 )
-from medsearch.index.vector_store import READ_BATCH
+from medsearch.index.vectors.store import READ_BATCH
 
 ADD_BATCH = 65_536
 PARALLEL_SCAN = 1_000_000  # codes scanned per query above which a query uses every core

@@ -1,11 +1,11 @@
 # Over 450 lines: QueryBuilder is one translation, node by node, whose boosts and word
-# budget are read together; filters are lexical_filters.py.
+# budget are read together; filters are filters.py.
 """Query AST + Filters -> a tantivy ``Query``, built programmatically.
 
 Nothing user-typed reaches tantivy's own query parser (it throws on ``IL-6`` and
 ``5-HT(2A)``): every word goes through the index's analyzer and becomes term, phrase or
 phrase-prefix queries on the fields its tag names, so the only syntax errors are ours
-(truncation and proximity, with PubMed's limits: :mod:`medsearch.index.lexical_terms`).
+(truncation and proximity, with PubMed's limits: :mod:`medsearch.index.lexical.terms`).
 
 Ranked words search title, abstract, MeSH and keywords, each field's BM25 score scaled
 by a boost; the boosts were chosen on BEIR SciFact (see ``benchmarks/lexical_weights.py``).
@@ -22,9 +22,9 @@ from typing import Any
 import tantivy
 
 from medsearch import field_keys as fk
-from medsearch.index import lexical_schema as ls
-from medsearch.index.lexical_filters import date_range, exclude, filter_clauses, match_all
-from medsearch.index.lexical_terms import MAX_EXPANSIONS, cut, proximity_query, truncation_query
+from medsearch.index.lexical import schema as ls
+from medsearch.index.lexical.filters import date_range, exclude, filter_clauses, match_all
+from medsearch.index.lexical.terms import MAX_EXPANSIONS, cut, proximity_query, truncation_query
 from medsearch.query.nodes import And, Node, Not, Or, Phrase, Prefix, Tagged, Term, YearRange
 from medsearch.records import Filters
 

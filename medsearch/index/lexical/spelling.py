@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 
 import regex
 
-from medsearch.index import lexical_schema as ls
+from medsearch.index.lexical import schema as ls
 
 if TYPE_CHECKING:
-    from medsearch.index.lexical import LexicalIndex
+    from medsearch.index.lexical.index import LexicalIndex
 
 MIN_LENGTH = 4
 """Shorter words (gene symbols, abbreviations) are left alone: too many neighbours."""
@@ -140,7 +140,7 @@ def tokens(words: Sequence[str]) -> list[str | None]:
 
 def doc_freq_of(doc_freq: Callable[[str, str], int]) -> DocFreq:
     """Title-or-abstract frequency from ``doc_freq(field, token)`` (tantivy's, through the
-    index's :class:`~medsearch.index.lexical_query.Frequencies`): the larger of the two,
+    index's :class:`~medsearch.index.lexical.query.Frequencies`): the larger of the two,
     a lower bound of the union, good enough to compare words."""
 
     def df(tok: str) -> int:

@@ -62,7 +62,7 @@ ABSTRACT = "abstract"
 # The title again, only for records without an abstract (11.6M of PubMed's 40.9M): ranked
 # words sum their field scores (one flat union, ~2x cheaper than dis_max at scale), and a
 # sum that halves the title would halve a title-only record's only evidence; this field
-# gives it back (see RANKED_FIELDS in lexical_query.py).
+# gives it back (see RANKED_FIELDS in query.py).
 TITLE_ALONE = "title_alone"
 MESH = "mesh"
 MESH_MAJOR = "mesh_major"

@@ -1,0 +1,1 @@
+"""The lexical index: BM25 over tantivy, its schema, query building, shards and snippets."""

@@ -1,0 +1,1 @@
+"""Vector collections: float16 rows on disk, Faiss (flat, IVF-PQ parts), sentences."""
