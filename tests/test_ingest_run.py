@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from ingest.clock import StageClock
 from ingest.incoming import InputFile
 from ingest.prepare import messages

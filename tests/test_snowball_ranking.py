@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from pubmed_builders import article_xml, pubmed_file
 
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
 from medsearch.paths import Paths
 
