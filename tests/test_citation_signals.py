@@ -100,7 +100,7 @@ def test_the_commands_take_the_signals_only_when_asked(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from medsearch.cli import main
-    from tests.pubmed_builders import article_xml, pubmed_file
+    from benchmarks.synth import article_xml, pubmed_file
 
     def xml(pmid: int, cites: list[int]) -> str:
         refs = "".join(

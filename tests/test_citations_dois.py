@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
 from medsearch.index.citations import CitationGraph, refresh
 from medsearch.records import Article, Reference
 from medsearch.store import ref_dois
 from medsearch.store.db import Store
-from tests.pubmed_builders import article_xml, pubmed_file
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "pubmed"
 
