@@ -112,7 +112,7 @@ def fuse(
     return [(f.pmid, f.score) for f in fused]
 
 
-def kept(articles: dict[int, Article], pmid: int, filters: Filters) -> bool:
+def filtered_in(articles: dict[int, Article], pmid: int, filters: Filters) -> bool:
     """Filters keep stored articles that pass them; with any filter set, an article
     outside the store (nothing to test) is left out."""
     article = articles.get(pmid)
@@ -135,7 +135,7 @@ def similar_fused(
     signal = neighbourhood(graph, pmid)
     fused = dict(fuse([h.pmid for h in text.hits], signal, within=False))
     articles = searcher.store.get_many(list(fused))
-    kept = [p for p in fused if p in articles and kept(articles, p, filters)][:k]
+    kept = [p for p in fused if p in articles and filtered_in(articles, p, filters)][:k]
     by_text = {h.pmid for h in text.hits}
     counts = graph.counts(kept).tolist() if kept else []
     candidates = [

@@ -18,7 +18,7 @@ import numpy as np
 
 from medsearch.index.citations import CitationGraph
 from medsearch.records import Article, Filters, Hit
-from medsearch.retrieval.citation_signals import kept, neighbourhood
+from medsearch.retrieval.citation_signals import filtered_in, neighbourhood
 from medsearch.retrieval.results import SearchResult
 from medsearch.store.ref_dois import normal_doi
 from medsearch.store.refs import source_names
@@ -106,7 +106,7 @@ def references(
     counts = graph.counts([p for p, _ in entries])
     hits: list[Hit] = []
     for (ref_pmid, doi), count in zip(entries, counts, strict=True):
-        if not kept(articles, ref_pmid, filters):
+        if not filtered_in(articles, ref_pmid, filters):
             continue
         stored = articles.get(ref_pmid)
         hits.append(
@@ -166,7 +166,7 @@ def cited_by(
         raise UsageError(f"unknown sort {sort!r}; choose one of {', '.join(CITEDBY_SORTS)}")
     citing = [int(p) for p in graph.cited_by(pmid)]
     articles = store.get_many(citing)
-    citing = [p for p in citing if kept(articles, p, filters)]
+    citing = [p for p in citing if filtered_in(articles, p, filters)]
     counts = dict(zip(citing, graph.counts(citing).tolist(), strict=True))
     if sort == "relevance":
         own = graph.references(pmid)[0]
@@ -234,7 +234,7 @@ def related(
     for start in range(0, len(ranked), 200):  # read records only as far as the k needs
         batch = ranked[start : start + 200]
         articles.update(store.get_many(batch))
-        chosen.extend(p for p in batch if p in articles and kept(articles, p, filters))
+        chosen.extend(p for p in batch if p in articles and filtered_in(articles, p, filters))
         if len(chosen) >= k:
             break
     chosen = chosen[:k]
