@@ -139,7 +139,7 @@ def reads_back(translation: str) -> bool:
     tree that ran, up to each heading's exploded keys, which MeSH resolves again when
     it runs. Checked when ``#N`` is expanded, not when a line is recorded: a parse and
     a print cost about twice reading the typed query (0.4 ms for four mapped words on
-    this project's loaded 2-core VM; ``benchmarks/history_translation.py``)."""
+    a loaded 2-core machine; ``python -m benchmarks.history translation``)."""
     from medsearch.mesh.expand import translation_text
     from medsearch.query.parser import parse_query
 

@@ -305,7 +305,7 @@ class LexicalIndex:
         text is plain ranked words and never raises (claims, citation sentences with
         ``[12]``). A query with only filters (``2020[dp]``) lists matching articles newest
         PMID first, all scored 0. ``ranking`` overrides the field boosts and stop-word
-        handling (for experiments such as ``benchmarks/lexical_weights.py``).
+        handling (for experiments such as ``python -m benchmarks.lexical weights``).
         """
         ranked = self.rank(query, k=k, filters=filters, count=count, syntax=syntax, ranking=ranking)
         ids = ranked.pmids

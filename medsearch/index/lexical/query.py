@@ -8,7 +8,7 @@ phrase-prefix queries on the fields its tag names, so the only syntax errors are
 (truncation and proximity, with PubMed's limits: :mod:`medsearch.index.lexical.terms`).
 
 Ranked words search title, abstract, MeSH and keywords, each field's BM25 score scaled
-by a boost; the boosts were chosen on BEIR SciFact (see ``benchmarks/lexical_weights.py``).
+by a boost; the boosts were chosen on BEIR SciFact (see ``python -m benchmarks.lexical weights``).
 Filters become un-scored (constant 0) MUST clauses, so they restrict inside tantivy
 without shifting scores.
 """
@@ -29,7 +29,7 @@ from medsearch.query.nodes import And, Node, Not, Or, Phrase, Prefix, Tagged, Te
 from medsearch.records import Filters
 
 # Field boosts and how fields combine, measured on BEIR SciFact test (300 claims, title +
-# abstract, nDCG@10; `python -m benchmarks.lexical_weights`). Summing per-field BM25:
+# abstract, nDCG@10; `python -m benchmarks.lexical weights`). Summing per-field BM25:
 # title 2.0 -> 0.631, 1.0 -> 0.677, 0.5 -> 0.703 (a term in the title is nearly always in
 # the abstract too, so a sum already counts the title twice). Lucene's dis_max (best
 # field + 0.3 x the rest) -> 0.705. With the abstracts of 28% of the documents dropped,

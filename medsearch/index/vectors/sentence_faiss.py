@@ -91,7 +91,7 @@ def sentence_nprobe(nlist: int) -> int:
     Sentence embeddings are not clustered enough for the articles' 1/256: the probes
     that find 0.97 of each query's true top 10 stayed at 64-128 from 256 to 4,096 lists
     and from 250K to 2M synthetic 768-d sentences, fewer (not more) as a collection
-    grows at a fixed number of lists (``benchmarks/sentence_scale.py``). Hence a floor
+    grows at a fixed number of lists (``python -m benchmarks.sentence_index scale``). Hence a floor
     and a cap rather than a fraction:
 
     * the floor: a collection grown as ingest grows it (trained at ~200K sentences with
@@ -130,7 +130,7 @@ def trained_like(
     by inner product. Plain L2 k-means leaves centroids shorter the looser their cluster,
     and ranking lists by inner product with those penalises the loose ones: on 250K
     synthetic 768-d sentences the probes needed to find 0.97 of each query's true top 10
-    went from 64 to all 256 lists (``benchmarks/sentence_scale.py``). Retraining the PQ
+    went from 64 to all 256 lists (``python -m benchmarks.sentence_index scale``). Retraining the PQ
     too would cost minutes and be thrown away.
     """
     nlist = int(factory.split(",")[0].removeprefix("IVF"))
