@@ -165,7 +165,7 @@ def stages(articles: int, repeat: int) -> None:
     import gc
 
     import ingest.pubmed_xml as parser
-    from ingest.prepare import prepare
+    from ingest.writer_rows import writer_batch
     from medsearch.records import Article
     from medsearch.store.db import Store
 
@@ -193,7 +193,7 @@ def stages(articles: int, repeat: int) -> None:
                 finally:
                     parser._references = original
                 start = time.process_time()
-                batches = [prepare(held[i : i + 500]) for i in range(0, len(held), 500)]
+                batches = [writer_batch(held[i : i + 500]) for i in range(0, len(held), 500)]
                 note("prepare", flag, time.process_time() - start)
                 del held
                 gc.collect()

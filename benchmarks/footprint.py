@@ -73,8 +73,8 @@ def ingest(home: Path, scifact: int | None, pubmed: bool) -> float:
     from ingest.download import md5_of
     from ingest.incoming import InputFile
     from ingest.pipeline import Ingestor
-    from ingest.prepare import messages
     from ingest.summary import IngestSummary
+    from ingest.writer_rows import messages
     from medsearch.beir import PmidMap, beir_doc_to_article, load_corpus
     from medsearch.paths import Paths
 

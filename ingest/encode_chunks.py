@@ -32,7 +32,7 @@ class ChunkRows:
     rows: tuple[tuple[int, str, int], ...]  # (pmid, content hash, vectors it now has)
 
 
-Prepare = Callable[[Store, list[Article]], tuple[ChunkRows, "Prepared"]]
+ChunkBuilder = Callable[[Store, list[Article]], tuple[ChunkRows, "Prepared"]]
 
 
 def article_chunk(

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from ingest.encode_chunks import (
     ARTICLES,
     SENTENCES,
+    ChunkBuilder,
     ChunkRows,
-    Prepare,
     article_chunk,
     sentence_chunk,
 )
@@ -66,7 +66,7 @@ def encode_stale(
     kind: str,
     description: str,
     progress: Progress,
-    prepare: Prepare,
+    build_chunk: ChunkBuilder,
     processes: int | None = None,
     total: int | None = None,
     limit: int | None = None,
@@ -128,7 +128,7 @@ def encode_stale(
     if processes and (host := encoders[0].host_tokenizer(role)) is not None:
         chunks = chunks_in_processes(store.path, kind, profile, size, host, processes, limit)
     else:
-        chunks = chunks_in_thread(store.path, kind, profile, size, prepare, limit)
+        chunks = chunks_in_thread(store.path, kind, profile, size, build_chunk, limit)
     run_pipeline(chunks, encoders, write, busy=rate.busy, firsts=rate.firsts)
     t0 = time.perf_counter()
     commit()
@@ -163,12 +163,21 @@ def encode_articles(
     def pairs(titles: list[str], abstracts: list[str]) -> Prepared:
         return first.prepare_articles(list(zip(titles, abstracts, strict=True)))
 
-    def prepare(_: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
+    def build_chunk(_: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
         return article_chunk(articles, pairs)
 
     description = "Encoding articles"
     return encode_stale(
-        store, chosen, collection, ARTICLES, description, progress, prepare, processes, total, limit
+        store,
+        chosen,
+        collection,
+        ARTICLES,
+        description,
+        progress,
+        build_chunk,
+        processes,
+        total,
+        limit,
     )
 
 
@@ -186,10 +195,18 @@ def encode_sentences(
     chosen = list(encoders)
     first = chosen[0]
 
-    def prepare(reader: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
+    def build_chunk(reader: Store, articles: list[Article]) -> tuple[ChunkRows, Prepared]:
         return sentence_chunk(reader, articles, first.prepare_sentences)
 
     description = "Encoding abstract sentences (articles)"
     return encode_stale(
-        store, chosen, collection, SENTENCES, description, progress, prepare, processes, limit=limit
+        store,
+        chosen,
+        collection,
+        SENTENCES,
+        description,
+        progress,
+        build_chunk,
+        processes,
+        limit=limit,
     )

@@ -3,7 +3,7 @@ into sentences where the kind wants them, and tokenised, ready for the devices.
 
 On a CPU one thread in this process reads (:func:`chunks_in_thread`: torch uses every
 core there). With GPUs, spawned worker processes do it (:func:`chunks_in_processes`,
-:func:`start` and :func:`prepare` run in them): each opens its own read-only store
+:func:`start` and :func:`chunk_in_worker` run in them): each opens its own read-only store
 connection once and imports no torch, so a worker costs a tokenizer and a connection,
 not a model.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ingest.encode_chunks import ARTICLES, ChunkRows, Prepare, article_chunk, sentence_chunk
+from ingest.encode_chunks import ARTICLES, ChunkBuilder, ChunkRows, article_chunk, sentence_chunk
 from ingest.encode_pipeline import Chunk
 from ingest.encoded import fetch, stale_pmids
 from medsearch.store import Store
@@ -74,7 +74,12 @@ def _first(batches: Iterator[list[int]], limit: int) -> Iterator[list[int]]:
 
 
 def chunks_in_thread(
-    store_path: Path, kind: str, profile: str, size: int, prepare: Prepare, limit: int | None
+    store_path: Path,
+    kind: str,
+    profile: str,
+    size: int,
+    build_chunk: ChunkBuilder,
+    limit: int | None,
 ) -> Callable[[], Iterator[Chunk[ChunkRows]]]:
     """The reader's work, in its own thread with its own read-only connection."""
 
@@ -82,7 +87,7 @@ def chunks_in_thread(
         reader = Store(store_path, readonly=True)
         try:
             for seq, pmids in enumerate(stale_batches(reader, kind, profile, size, limit)):
-                rows, prepared = prepare(reader, fetch(reader, pmids))
+                rows, prepared = build_chunk(reader, fetch(reader, pmids))
                 yield Chunk(seq, rows, prepared)
         finally:
             reader.close()
@@ -135,7 +140,7 @@ def chunks_in_processes(
         seq = 0
         try:
             for pmids in stale_batches(reader, kind, profile, size, limit):
-                window.append(pool.submit(prepare, pmids))
+                window.append(pool.submit(chunk_in_worker, pmids))
                 if len(window) > processes + 1:
                     yield Chunk(seq, *window.popleft().result())
                     seq += 1
@@ -158,7 +163,7 @@ def start(store_path: str, kind: str, host: HostTokenizer) -> None:
     _STATE.update(store=Store(Path(store_path), readonly=True), kind=kind, host=host)
 
 
-def prepare(pmids: list[int]) -> tuple[ChunkRows, Prepared]:
+def chunk_in_worker(pmids: list[int]) -> tuple[ChunkRows, Prepared]:
     """One chunk, as the in-process reader would make it."""
     store, host = _STATE["store"], _STATE["host"]
     articles = fetch(store, pmids)

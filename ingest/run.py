@@ -53,7 +53,7 @@ class Corpus:
     item: InputFile
     """The file the ledger knows it by (its MD5 says whether it is in the store)."""
     messages: Callable[[], Iterable[Message]]
-    """The writer's messages for its records (:func:`ingest.prepare.messages`)."""
+    """The writer's messages for its records (:func:`ingest.writer_rows.messages`)."""
 
 
 @dataclass(frozen=True, slots=True)

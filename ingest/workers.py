@@ -48,7 +48,7 @@ MAX_PARSERS = 8  # the default's cap: 8 parsers outrun one writer thread (defaul
 POLL_SECONDS = 0.5
 SPOOL_PREFIX = "parse-"
 
-# Messages from a parser: ("articles", PreparedBatch) | ("delete", (pmid...)) |
+# Messages from a parser: ("articles", WriterBatch) | ("delete", (pmid...)) |
 # ("skipped", (count, bad PMID texts)) just before ("done", None) | ("error", (problem,
 # position))
 Message = tuple[str, Any]
@@ -60,8 +60,8 @@ Notice = tuple[str, Any]
 
 def _parse_messages(path: Path, batch_size: int, dictionary: bytes | None) -> Iterator[Message]:
     from ingest import medline, pubmed_xml
-    from ingest.prepare import messages
     from ingest.sources import reads_as_medline
+    from ingest.writer_rows import messages
 
     stats = pubmed_xml.ParseStats()
     try:
@@ -224,7 +224,7 @@ class ParserPool:
     Each parser also compresses its rows (with the store's dictionary, asked of
     ``dictionary`` as each file starts: None until the store has one) and builds the
     lexical documents, so the writer only appends and more cores make ingest faster
-    (see :mod:`ingest.prepare`).
+    (see :mod:`ingest.writer_rows`).
     """
 
     def __init__(
@@ -246,7 +246,7 @@ class ParserPool:
         """This run's folder of spool files (None when parsing in-process)."""
         if self._ctx is not None:
             self._ctx.set_forkserver_preload(
-                ["ingest.pubmed_xml", "ingest.medline", "ingest.prepare"]
+                ["ingest.pubmed_xml", "ingest.medline", "ingest.writer_rows"]
             )
             root = Path(spool_root) if spool_root is not None else Path(tempfile.gettempdir())
             root.mkdir(parents=True, exist_ok=True)

@@ -50,7 +50,7 @@ class EvalReport:
 
 
 def _messages(directory: Path, pmids: PmidMap) -> Iterator[tuple[str, Any]]:
-    from ingest.prepare import messages
+    from ingest.writer_rows import messages
 
     docs = load_corpus(directory)
     yield from messages((beir_doc_to_article(d, pmids.add(d.doc_id)) for d in docs), BATCH)

@@ -99,8 +99,8 @@ def test_the_commands_take_the_signals_only_when_asked(tmp_path: Path) -> None:
 
     from click.testing import CliRunner
 
-    from medsearch.cli import main
     from benchmarks.synth import article_xml, pubmed_file
+    from medsearch.cli import main
 
     def xml(pmid: int, cites: list[int]) -> str:
         refs = "".join(

@@ -10,9 +10,9 @@ import pytest
 from benchmarks.synth import article_xml, pubmed_file
 from ingest.clock import StageClock
 from ingest.incoming import InputFile
-from ingest.prepare import messages
 from ingest.run import Corpus, IngestOptions, ingest
 from ingest.summary import IngestSummary
+from ingest.writer_rows import messages
 from medsearch.beir import BeirDoc, beir_doc_to_article
 from medsearch.errors import UsageError
 from medsearch.paths import Paths

@@ -22,8 +22,8 @@ from medsearch.rerank.scorer import (
     RerankerError,
     Vocabulary,
     blend_order,
-    delta_features,
     featurise,
+    nearest_query_word,
 )
 from medsearch.rerank.text import (
     DOLLARS,
@@ -33,13 +33,13 @@ from medsearch.rerank.text import (
     REAL,
     YEAR_19,
     YEAR_20,
-    doc_tokens,
+    head_tokens,
     number_class,
     raw_tokens,
     tokens,
 )
 from medsearch.training.examples import cross_gains, held_out, ndcg_at, pairs_for
-from medsearch.training.net import DeltaNet, pairwise_loss, relevance_weight
+from medsearch.training.net import DeltaNet, pairwise_loss
 
 # -- the paper's tokenizer -------------------------------------------------------------
 
@@ -80,7 +80,7 @@ def test_tokens_are_lower_case_words_with_abbreviations_and_numbers_kept_whole()
 
 
 def test_the_document_is_title_then_abstract_truncated_to_n_words() -> None:
-    words = doc_tokens("A short title", " ".join(f"w{i}" for i in range(100)), limit=10)
+    words = head_tokens("A short title", " ".join(f"w{i}" for i in range(100)), limit=10)
     assert words == ["a", "short", "title", "w0", "w1", "w2", "w3", "w4", "w5", "w6"]
 
 
@@ -91,7 +91,8 @@ def test_delta_stage_matches_a_hand_computed_example() -> None:
     # two query words on the axes; a document word at (3, 4)
     query = np.array([[1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
     words = np.array([[3.0, 4.0]], dtype=np.float32)
-    diff, feats = delta_features(words, query)
+    nearest, feats = nearest_query_word(words, query)
+    diff = words - query[nearest]
     # distances: to (1,0) sqrt(4+16)=4.472; to (0,2) sqrt(9+4)=3.606 -> nearest is (0,2)
     assert diff.tolist() == [[3.0, 2.0]]
     cos, dist, prox = feats[0]
@@ -139,8 +140,7 @@ def test_a_pairwise_loss_step_lowers_the_loss_on_a_toy_batch() -> None:
     neg = torch.from_numpy(rng.integers(1, 60, size=(16, config.doc_words)))
     query = torch.from_numpy(np.tile(np.array([3, 8, 0, 0, 0, 0, 0]), (16, 1)))
     lex_pos, lex_neg = torch.ones(16, 3), torch.zeros(16, 3)
-    weight = relevance_weight(torch.full((16,), 100.0), torch.zeros(16))
-    assert weight[0].item() == pytest.approx(10.0)  # sqrt(100 - 0)
+    weight = torch.full((16,), 10.0)  # sqrt of a relevance gap of 100 (pairs_for)
     optimiser = torch.optim.Adam(net.parameters(), lr=1e-2)
 
     def loss() -> torch.Tensor:

@@ -154,16 +154,6 @@ def featurise(
     )
 
 
-def delta_features(words: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The Delta stage for word vectors ``words`` (U, V) against ``query`` (M, V).
-
-    Returns (difference to the nearest query word (U, V), [cosine, distance, proximity]
-    (U, 3)); "nearest" is by Euclidean distance, as in the paper.
-    """
-    nearest, feats = nearest_query_word(words, query)
-    return words - query[nearest], feats
-
-
 def nearest_query_word(words: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Index of each word's nearest query word, and the three Delta features."""
     wn = np.einsum("uv,uv->u", words, words)

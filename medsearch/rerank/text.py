@@ -96,11 +96,6 @@ def head_tokens(title: str, abstract: str, limit: int = DOC_WORDS) -> list[str]:
     return head
 
 
-def doc_tokens(title: str, abstract: str, limit: int = DOC_WORDS) -> list[str]:
-    """The document as the word vectors see it (numbers collapsed)."""
-    return [normalise(t) for t in head_tokens(title, abstract, limit)]
-
-
 def sentences_of(title: str, abstract: str) -> Iterator[list[str]]:
     """Word2vec's training sentences: the title, then the abstract in rough sentences.
 

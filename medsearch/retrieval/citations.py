@@ -209,13 +209,6 @@ def add_counts(hits: Sequence[Hit], graph: CitationGraph) -> list[Hit]:
     ]
 
 
-def sorted_by_cited(hits: Sequence[Hit], graph: CitationGraph) -> list[Hit]:
-    """Most cited first (ties keep their order), ranks renumbered, counts attached."""
-    counted = add_counts(hits, graph)
-    ordered = sorted(counted, key=lambda h: -(h.cited_by or 0))
-    return [replace(h, rank=i) for i, h in enumerate(ordered, 1)]
-
-
 def related(
     store: Store,
     graph: CitationGraph,

@@ -3,7 +3,7 @@
 Measured per record here (BENCHMARKS.md): orjson encodes in 11 us where ``json`` takes
 31 us; zstd level 3 compresses in 15 us where zlib level 3 takes 42 us, to the same
 size (~1.2-1.4 KB from ~2.5-3.6 KB), and decompresses 3x faster. Ingest's parser
-processes encode and, once the store has a dictionary, compress (:mod:`ingest.prepare`).
+processes encode and, once the store has a dictionary, compress (:mod:`ingest.writer_rows`).
 Records written by earlier versions (zlib) still decode: the format is told by the
 first bytes.
 

@@ -33,7 +33,7 @@ def unpack(blob: bytes, pmid: int | None = None) -> Article:
 
 
 # (pmid, version, year, content_hash, record JSON or zstd blob, ``articles`` row): built
-# in the parser processes (see ingest.prepare for who compresses), so the writer inserts
+# in the parser processes (see ingest.writer_rows for who compresses), so the writer inserts
 # both tables' rows as they come.
 Row = tuple[int, int, int | None, str, bytes, ArticleRow]
 

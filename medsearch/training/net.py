@@ -83,8 +83,3 @@ def pairwise_loss(
 ) -> torch.Tensor:
     """The paper's weighted max-margin loss: weight * max(0, 1 - s(D+) + s(D-))."""
     return (weight * torch.relu(1.0 - positive + negative)).mean()
-
-
-def relevance_weight(better: torch.Tensor, worse: torch.Tensor) -> torch.Tensor:
-    """Square-root weighting of a pair by its gap in scaled relevance (srel, 0-100)."""
-    return (better - worse).clamp_min(0.0).sqrt()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,14 +28,6 @@ SAMPLE_ARTICLES = 300_000
 """Articles read for word2vec and IDF (all of them in a smaller corpus)."""
 DF_MIN = 2  # words seen in one sampled document only get the unseen-word IDF
 UNK_RANGE = 0.25  # the UNK vector is drawn from U[-0.25, 0.25], as in the paper
-
-
-@dataclass(frozen=True)
-class WordModel:
-    vocab: Vocabulary
-    vectors: np.ndarray
-    idf: IdfTable
-    sampled: int
 
 
 def sample_stride(total: int, wanted: int) -> int:

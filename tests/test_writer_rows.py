@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.synth import article_xml, pubmed_file
-from ingest.prepare import PreparedBatch, messages, prepare
 from ingest.pubmed_xml import parse_file
+from ingest.writer_rows import WriterBatch, messages, writer_batch
 from medsearch.index.lexical.schema import article_fields, document
 from medsearch.records import Article, Deletion
 from medsearch.store import codec
@@ -35,14 +35,14 @@ def dictionary_for(articles: list[Article]) -> bytes:
 
 
 def test_a_batch_carries_the_lexical_documents(articles: list[Article]) -> None:
-    batch = prepare(articles)  # no dictionary yet: plain rows
+    batch = writer_batch(articles)  # no dictionary yet: plain rows
     assert batch.documents == tuple(document(article_fields(a)) for a in articles)
     assert batch.rows == tuple(row_of(a) for a in articles)
 
 
 def test_a_batch_compresses_with_the_stores_dictionary(articles: list[Article]) -> None:
     dict_id = codec.register(dictionary_for(articles))
-    batch = prepare(articles, dict_id)
+    batch = writer_batch(articles, dict_id)
     for row, article in zip(batch.rows, articles, strict=True):
         assert row[:4] == row_of(article)[:4]
         assert codec.dictionary_of(row[4]) == dict_id
@@ -54,7 +54,7 @@ def test_messages_keep_stream_order_and_use_the_dictionary(articles: list[Articl
     items: list[Article | Deletion] = [*articles[:4], Deletion((1, 2)), *articles[4:]]
     full = list(messages(items, batch_size=3, dictionary=dictionary))
     assert [kind for kind, _ in full] == ["articles", "articles", "delete", "articles", "done"]
-    batches: list[PreparedBatch] = [p for kind, p in full if kind == "articles"]
+    batches: list[WriterBatch] = [p for kind, p in full if kind == "articles"]
     assert [len(b) for b in batches] == [3, 1, 2]
     assert all(codec.dictionary_of(r[4]) != 0 for b in batches for r in b.rows)
     assert all(len(b.documents) == len(b) for b in batches)

@@ -35,7 +35,7 @@ from medsearch.store.rows import Row, row_of
 
 
 @dataclass(frozen=True, slots=True)
-class PreparedBatch:
+class WriterBatch:
     rows: tuple[Row, ...]
     documents: tuple[Doc, ...]
     books: int
@@ -46,13 +46,13 @@ class PreparedBatch:
         return len(self.rows)
 
 
-def prepare(articles: Sequence[Article], dict_id: int = 0) -> PreparedBatch:
+def writer_batch(articles: Sequence[Article], dict_id: int = 0) -> WriterBatch:
     """Rows, compressed with the registered dictionary ``dict_id`` (if any; plain JSON
     otherwise), and the lexical documents."""
     rows = [row_of(a) for a in articles]
     if dict_id:
         rows = [(*row[:4], codec.compress(row[4], dict_id), row[5]) for row in rows]
-    return PreparedBatch(
+    return WriterBatch(
         rows=tuple(rows),
         documents=tuple(document(article_fields(a)) for a in articles),
         books=sum(1 for a in articles if a.kind == "book"),
@@ -65,7 +65,7 @@ def messages(
     batch_size: int,
     dictionary: bytes | None = None,
 ) -> Iterator[tuple[str, Any]]:
-    """The writer's messages for a stream of records: ``("articles", PreparedBatch)`` and
+    """The writer's messages for a stream of records: ``("articles", WriterBatch)`` and
     ``("delete", pmids)`` in stream order, then ``("done", None)``. ``dictionary``: the
     store's compression dictionary, when it has one."""
     dict_id = codec.register(dictionary) if dictionary else 0
@@ -73,14 +73,14 @@ def messages(
     for item in items:
         if isinstance(item, Deletion):
             if batch:
-                yield ("articles", prepare(batch, dict_id))
+                yield ("articles", writer_batch(batch, dict_id))
                 batch = []
             yield ("delete", item.pmids)
         else:
             batch.append(item)
             if len(batch) >= batch_size:
-                yield ("articles", prepare(batch, dict_id))
+                yield ("articles", writer_batch(batch, dict_id))
                 batch = []
     if batch:
-        yield ("articles", prepare(batch, dict_id))
+        yield ("articles", writer_batch(batch, dict_id))
     yield ("done", None)
