@@ -1,3 +1,6 @@
+# Over 450 lines by a little: the Store is one connection whose writes (records, SQL
+# columns, deletions, change logs) share its transactions; the ledger, dictionary,
+# sampling and catch-up list live in their own modules.
 """The SQLite article store: records, their SQL columns, deletions, what changed.
 
 The file ledger is :mod:`medsearch.store.ledger`, the compression dictionary
