@@ -1,7 +1,7 @@
 """Benchmarks: one command per subsystem, each figure beside a reference from the same run.
 
     python -m benchmarks.ingest [speed|download|sql|notices]
-    python -m benchmarks.citations parse|ingest|stages|graph
+    python -m benchmarks.citations parse|ingest|stages|graph|dois|signals
     python -m benchmarks.footprint
     python -m benchmarks.lexical [latency|shards|long|authors|weights]
     python -m benchmarks.search                  (and hybrid_scale, set_queries at scale)

@@ -11,7 +11,7 @@ every row, so it is built (:mod:`medsearch.index.citations_build`) into CSR arra
 
 Cited-by of a PMID is a binary search and a slice, and 1,000 counts are one vectorised
 binary search. The cost does not grow with the number of edges, and at 1 billion edges
-the arrays are ~4.4 GB (``benchmarks/citations.py``).
+the arrays are ~4.4 GB (``python -m benchmarks.citations graph``).
 
 Between builds the store lists the citing PMIDs that changed (``refs_changed``, with their
 edges as built). The overlay reads them: their old edges are subtracted from the

@@ -10,7 +10,7 @@ citing 400 articles, or a reference everyone cites, says less about two articles
 short list or a rare reference both share.
 
 Fusion is reciprocal rank fusion (Cormack et al., 2009) of the text order with the
-neighbourhood's order. It is off by default: ``benchmarks/citation_signals.py``
+neighbourhood's order. It is off by default: ``python -m benchmarks.citations signals``
 measures it, and docs/citations.md gives the figures and why they do not justify
 turning it on.
 """

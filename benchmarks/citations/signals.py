@@ -21,9 +21,9 @@ read without that edge, raises ``r``:
 Without ``--home`` a lexical-only home is built from ``../shared/data/pubmed``.
 ``--synthetic N`` checks the harness alone on a graph with planted topics.
 
-    python -m benchmarks.citation_signals            # the shared data
-    python -m benchmarks.citation_signals --home ~/.medsearch --max-trials 2000
-    python -m benchmarks.citation_signals --synthetic 5000 --max-trials 500
+    python -m benchmarks.citations signals            # the shared data
+    python -m benchmarks.citations signals --home ~/.medsearch --max-trials 2000
+    python -m benchmarks.citations signals --synthetic 5000 --max-trials 500
 """
 
 from __future__ import annotations

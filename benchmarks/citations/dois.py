@@ -8,7 +8,7 @@ only a DOI").
   article's DOI makes among them (:func:`medsearch.store.ref_dois.arrivals`), and the
   bytes a pending reference takes.
 
-    python -m benchmarks.citation_dois --articles 200000 --lookups 100000 --pending 1000000
+    python -m benchmarks.citations dois --articles 200000 --lookups 100000 --pending 1000000
 """
 
 from __future__ import annotations

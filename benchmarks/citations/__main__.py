@@ -1,0 +1,11 @@
+from benchmarks.modes import run_mode
+
+run_mode(
+    "benchmarks.citations",
+    {
+        "reading": "benchmarks.citations.reading",
+        "dois": "benchmarks.citations.dois",
+        "signals": "benchmarks.citations.signals",
+    },
+    default="reading",
+)
