@@ -26,6 +26,7 @@ small function beside the ones it calls; the text rules they share are in
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -431,15 +432,45 @@ lists included, in document order: one compiled XPath in libxml2's C, where walk
 lists in Python cost ~250 us on a record of 40 references (a third of its parse)."""
 
 
+_CITATIONS_WITHOUT_IDS = etree.XPath(
+    "ReferenceList//Reference[not(ArticleIdList/ArticleId[@IdType='pubmed' or"
+    " @IdType='doi'])]/Citation[contains(., '10.')]"
+)
+"""The citation strings of references that give no PMID or DOI as an ``ArticleId`` but
+may quote a DOI in their text (``https://doi.org/10.1371/...``): many publishers' lists
+are deposited that way. The ``contains`` test keeps libxml2 from handing Python the
+strings that cannot hold one."""
+
+_DOI_IN_TEXT = re.compile(r"\b10\.\d{4,9}/[^\s\"<>]+")
+"""A DOI as Crossref describes modern ones (``10.`` + a 4-9 digit registrant + ``/`` +
+a suffix without spaces); the sentence's closing punctuation is trimmed after."""
+
+
+def doi_in_citation(text: str | None) -> str | None:
+    """The first DOI a free-text citation quotes, without the punctuation that ends the
+    sentence around it; None when it quotes none."""
+    found = _DOI_IN_TEXT.search(text or "")
+    if found is None:
+        return None
+    doi = found.group(0).rstrip(".,;:)]}'’”")
+    return doi if "/" in doi and not doi.endswith("/") else None
+
+
 def _references(parent: Element | None) -> tuple[Reference, ...]:
-    """The references that name a PMID or a DOI, each once, in the list's order: what the
-    citation graph is built from. A reference naming neither (a bare citation string) is
-    left out; a PMID is taken by :func:`pmid_from`'s rule, and only below 2^32 (the
-    graph's 32-bit PMIDs; NCBI's have eight digits)."""
+    """The references that name a PMID or a DOI, each once, in the list's order, then
+    those whose citation text alone quotes a DOI: what the citation graph is built from.
+    A reference naming neither (a bare citation string) is left out; a PMID is taken by
+    :func:`pmid_from`'s rule, and only below 2^32 (the graph's 32-bit PMIDs; NCBI's
+    have eight digits)."""
     if parent is None:
         return ()
     ids = cast("list[Element]", _REFERENCE_IDS(parent))
-    if not ids:
+    quoted = [
+        doi
+        for citation in cast("list[Element]", _CITATIONS_WITHOUT_IDS(parent))
+        if (doi := doi_in_citation(citation.text)) is not None
+    ]
+    if not ids and not quoted:
         return ()
     found: dict[tuple[int, str | None], None] = {}
     current: object = None
@@ -460,6 +491,8 @@ def _references(parent: Element | None) -> tuple[Reference, ...]:
             doi = _clean(elem.text)
     if pmid or doi:
         found.setdefault((pmid, doi), None)
+    for doi in quoted:
+        found.setdefault((0, doi), None)
     return tuple(Reference(p, d) for p, d in found)
 
 

@@ -30,6 +30,7 @@ def _elementtree_references(path: Path) -> dict[int, list[tuple[int, str | None]
                 continue
             pmid_text = elem.findtext("MedlineCitation/PMID") or elem.findtext("BookDocument/PMID")
             refs: list[tuple[int, str | None]] = []
+            quoted: list[tuple[int, str | None]] = []
             for ref in elem.iter("Reference"):
                 ids = {
                     i.get("IdType"): (i.text or "").strip()
@@ -38,15 +39,33 @@ def _elementtree_references(path: Path) -> dict[int, list[tuple[int, str | None]
                 pair = (int(ids.get("pubmed") or 0), ids.get("doi") or None)
                 if (pair[0] or pair[1]) and pair not in refs:
                     refs.append(pair)
-            out[int(pmid_text or 0)] = refs
+                elif not (pair[0] or pair[1]):
+                    doi = _quoted_doi(ref.findtext("Citation") or "")
+                    if doi and (0, doi) not in quoted:
+                        quoted.append((0, doi))
+            out[int(pmid_text or 0)] = refs + [q for q in quoted if q not in refs]
             elem.clear()
     return out
+
+
+def _quoted_doi(citation: str) -> str | None:
+    """The first word of a citation that holds ``10.<digits>/...``, from its ``10.`` on,
+    without the sentence's closing punctuation."""
+    for word in citation.split():
+        at = word.find("10.")
+        while at >= 0:
+            registrant, slash, suffix = word[at + 3 :].partition("/")
+            if slash and registrant.isdigit() and 4 <= len(registrant) <= 9:
+                doi = f"10.{registrant}/{suffix}".rstrip(".,;:)]}'\u2019\u201d")
+                return doi if not doi.endswith("/") else None
+            at = word.find("10.", at + 1)
+    return None
 
 
 def test_real_reference_lists_match_an_elementtree_reading() -> None:
     files = [p for p in _files() if b"ReferenceList" in _head(p)]
     assert files, "the shared PubMed files hold reference lists"
-    with_refs = edges = 0
+    with_refs = edges = quoted = 0
     for path in files:
         expected = _elementtree_references(path)
         for record in parse_file(path):
@@ -56,7 +75,9 @@ def test_real_reference_lists_match_an_elementtree_reading() -> None:
             assert got == expected[record.pmid], (path.name, record.pmid)
             with_refs += bool(got)
             edges += len(record.cited_pmids)
+            quoted += sum(1 for r in record.references if not r.pmid and "/" in (r.doi or ""))
     assert with_refs >= 90 and edges >= 2500, (with_refs, edges)
+    assert quoted >= 25, quoted  # DOIs that only the citation text gives
 
 
 def _head(path: Path) -> bytes:
@@ -97,6 +118,43 @@ def test_which_references_are_kept(
         "<Article><ArticleTitle>T</ArticleTitle></Article></MedlineCitation><PubmedData>"
         "<ReferenceList><ReferenceList><Reference><Citation>c</Citation><ArticleIdList>"
         f"{ids}</ArticleIdList></Reference></ReferenceList></ReferenceList>"
+        "</PubmedData></PubmedArticle></PubmedArticleSet>"
+    )
+    path = tmp_path / "one.xml"
+    path.write_text(xml)
+    (record,) = parse_file(path)
+    assert isinstance(record, Article)
+    assert record.references == expected
+
+
+@pytest.mark.parametrize(
+    ("reference", "expected"),
+    [
+        (
+            "<Citation>Li H. Bioinformatics 25, 1754 (2009). Retrieved from"
+            " https://doi.org/10.1093/bioinformatics/btp324.</Citation>",
+            (Reference(0, "10.1093/bioinformatics/btp324"),),
+        ),
+        (
+            "<Citation>A. PLoS One 7, e32547; doi:10.1371/journal.pone.0032547</Citation>"
+            '<ArticleIdList><ArticleId IdType="pmc">PMC9</ArticleId></ArticleIdList>',
+            (Reference(0, "10.1371/journal.pone.0032547"),),
+        ),
+        (  # an ArticleId wins over the text
+            "<Citation>B. https://doi.org/10.1000/text.doi</Citation>"
+            '<ArticleIdList><ArticleId IdType="pubmed">42</ArticleId></ArticleIdList>',
+            (Reference(42, None),),
+        ),
+        ("<Citation>Version 10.2 of the manual, p. 10.</Citation>", ()),
+    ],
+)
+def test_a_doi_quoted_only_in_the_citation_text_is_kept(
+    tmp_path: Path, reference: str, expected: tuple[Reference, ...]
+) -> None:
+    xml = (
+        "<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>7</PMID>"
+        "<Article><ArticleTitle>T</ArticleTitle></Article></MedlineCitation><PubmedData>"
+        f"<ReferenceList><Reference>{reference}</Reference></ReferenceList>"
         "</PubmedData></PubmedArticle></PubmedArticleSet>"
     )
     path = tmp_path / "one.xml"

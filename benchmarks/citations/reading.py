@@ -38,7 +38,7 @@ from medsearch.index.citations import CitationGraph, build, refresh
 from medsearch.store.db import Store
 from medsearch.store.refs import write_lists
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "pubmed"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "pubmed"
 
 
 def _parse_seconds(path: Path, with_references: bool) -> float:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from medsearch.index.citations import CitationGraph
     from medsearch.retrieval.searcher import Searcher
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 DEPTH = 50
 
 
