@@ -4,7 +4,7 @@
     python -m benchmarks.citations parse|ingest|stages|graph|dois|signals
     python -m benchmarks.footprint
     python -m benchmarks.lexical [latency|shards|long|authors|weights]
-    python -m benchmarks.search                  (and hybrid_scale, set_queries at scale)
+    python -m benchmarks.search [latency|scale|sets]   (the Searcher small, at 10M, set queries)
     python -m benchmarks.mesh
     python -m benchmarks.vectors
     python -m benchmarks.sentence_index [recall|scale]

@@ -62,7 +62,7 @@ def build_corpus(home: Path, articles: int, *, vectors: bool = False) -> None:
     """Ingest ``articles`` synthetic citations into ``home`` unless it already has them.
 
     With ``vectors``, minilm-shaped random article vectors are added (see
-    ``benchmarks.search.add_random_vectors``) so the app searches hybrid with the real
+    ``benchmarks.search.latency.add_random_vectors``) so the app searches hybrid with the real
     offline query encoder, the case the latency target is for.
     """
     paths = Paths(home)
@@ -80,7 +80,7 @@ def build_corpus(home: Path, articles: int, *, vectors: bool = False) -> None:
             f"built {articles:,} articles in {time.perf_counter() - started:.1f} s", file=sys.stderr
         )
     if vectors:
-        from benchmarks.search import add_random_vectors
+        from benchmarks.search.latency import add_random_vectors
 
         add_random_vectors(paths, articles)
 

@@ -7,9 +7,9 @@
 ``daily``: A daily update on a large home: applying a ~30K-record file, then 100 watches.
 
 Two synthetic homes are built (stores and lexical indexes written directly, as
-``benchmarks.hybrid_scale`` does: no XML to parse for millions of articles): a small
+``benchmarks.search scale`` does: no XML to parse for millions of articles): a small
 reference of ``--small`` articles and the large one (or a copy of ``--copy-from``'s store
-and lexical index, a home of ``benchmarks.hybrid_scale``). Each gets the same 100 watches
+and lexical index, a home of ``benchmarks.search scale``). Each gets the same 100 watches
 (50 set queries, 50 ranked plain-word queries over mid-frequency words of the synthetic
 vocabulary), then the same daily file through the real pipeline (``Ingestor``: parser
 processes, the store with its change rows, the lexical index): ``--new`` new articles,
@@ -60,7 +60,7 @@ SEED = 0
 
 
 def build_home(paths: Paths, docs: int) -> None:
-    from benchmarks.hybrid_scale import build_store_and_lexical
+    from benchmarks.search.scale import build_store_and_lexical
 
     build_store_and_lexical(paths, docs, shards=2 if docs >= 1_000_000 else 1)
 

@@ -7,7 +7,7 @@
     python -m benchmarks.lexical weights                 # field boosts on SciFact
 
 The synthetic corpus and query classes below are shared with the search benchmarks
-(``benchmarks.hybrid_scale``, ``benchmarks.set_queries``, ``benchmarks.update``), which
+(``benchmarks.search scale``, ``benchmarks.search sets``, ``benchmarks.update``), which
 build homes of the same documents.
 """
 

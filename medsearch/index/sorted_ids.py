@@ -4,7 +4,7 @@ Every dense search restricted to a set (a set query's, a filter's) turns that se
 sorted distinct slots and checks candidates against it. NumPy 2.4's ``np.unique`` takes
 its hash path for these arrays: 36 ms for 131K int64 ids here, against 1.5 ms to sort
 them and drop repeats; at 131K that was ~0.45 s of a 1 s set query (profiled on a
-1M-article home, ``benchmarks/set_queries.py --home``).
+1M-article home, ``benchmarks/search/sets.py --home``).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ this project's loaded 2 cores, so 200K is ~0.2 s at worst."""
 OVERSAMPLE_SHARE = 0.02
 """A set holding at least this share of the corpus (and over ``OVERSAMPLE_MIN``) is not
 listed: the whole-corpus dense search, deepened, meets its members for the head.
-Measured on 1M clustered 768-d vectors (``benchmarks/set_queries.py``): oversampling a
+Measured on 1M clustered 768-d vectors (``benchmarks/search/sets.py``): oversampling a
 random 2% (20K) of them gave recall@10 1.0 as listing did, and from 5% on it was the
 faster (50K: 250 against 880 ms; 200K: 125 against 468 ms); at 0.1% (1K) its recall was
 0.37. At 10M articles that leaves sets of 200K (2%) and more to it; at 40.9M every set

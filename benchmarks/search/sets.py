@@ -10,18 +10,18 @@ listing or checking a set is NOT included: ``benchmarks/lexical.py`` measures co
 and top-k at scale). Recall@10 is against exact scoring of the whole set, and the plain
 first stage (no set) is timed in the same run for the ratio.
 
-    python benchmarks/set_queries.py --n 200000 --sizes 10,1000,20000,50000,100000
-    python -m benchmarks.set_queries --selector --n 1000000 --dim 384 \
+    python -m benchmarks.search sets --n 200000 --sizes 10,1000,20000,50000,100000
+    python -m benchmarks.search sets --selector --n 1000000 --dim 384 \
         --sizes 2000,5000,10000,20000,50000,100000 --queries 20
 
 ``--home DIR`` times the whole thing instead: the real Searcher over a data home built by
-``benchmarks.hybrid_scale`` (synthetic articles, random minilm-sized vectors, IVF-PQ past
+``benchmarks.search scale`` (synthetic articles, random minilm-sized vectors, IVF-PQ past
 500K), set queries ``word[ti]`` whose sets span 10 articles to a third of the corpus,
 in hybrid mode end to end (tantivy's count, listing or membership checks included, the
 query encoder too), with a plain two-word hybrid search timed in the same run as the
 reference; recall@10 of dense mode against exact scoring of the listed set.
 
-    python -m benchmarks.set_queries --home /work/h1m/home --per-class 8
+    python -m benchmarks.search sets --home DIR/home --per-class 8
 
 ``--home DIR --lexical`` times only the parts of a set query whose cost grows with the
 corpus, for a home without vectors (a 10M home's vectors take hours to build on 2
@@ -31,7 +31,7 @@ order (``LexicalIndex.set_pmids``, the dense side's input for a listed set). Wha
 dense side does with a listed set depends on the set's size, not the corpus's, and is
 measured by ``--selector``.
 
-    python -m benchmarks.set_queries --home DIR/home --lexical --per-class 8
+    python -m benchmarks.search sets --home DIR/home --lexical --per-class 8
 """
 
 from __future__ import annotations

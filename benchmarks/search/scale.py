@@ -1,8 +1,8 @@
 """The hybrid first stage end to end at 10M articles: a real data home, the real Searcher.
 
-    nice -n 10 python -m benchmarks.hybrid_scale --docs 10000000 --dir DIR
-    python -m benchmarks.hybrid_scale --dir DIR --queries 100     # search only
-    python -m benchmarks.hybrid_scale --dir DIR --filters --queries 30
+    nice -n 10 python -m benchmarks.search scale --docs 10000000 --dir DIR
+    python -m benchmarks.search scale --dir DIR --queries 100     # search only
+    python -m benchmarks.search scale --dir DIR --filters --queries 30
 
 Builds (or reuses, stage by stage) a data home of ``--docs`` synthetic articles: the
 store and a lexical index of ``--shards`` shards (what ingest makes past ``SHARD_DOCS``)
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.lexical import BATCH, CLASSES, _queries, _rss_mb, fast_articles
-from benchmarks.search import add_random_vectors, percentile, time_modes
+from benchmarks.search.latency import add_random_vectors, percentile, time_modes
 from medsearch.paths import Paths
 
 SEED = 0

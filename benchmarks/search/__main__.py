@@ -1,0 +1,11 @@
+from benchmarks.modes import run_mode
+
+run_mode(
+    "benchmarks.search",
+    {
+        "latency": "benchmarks.search.latency",
+        "scale": "benchmarks.search.scale",
+        "sets": "benchmarks.search.sets",
+    },
+    default="latency",
+)
