@@ -66,10 +66,12 @@ def test_the_summary_times_the_whole_run_and_each_stage(
     assert code == 0, err
     text = " ".join(out.split())  # the table wraps at 80 columns
     time_row = text[text.index(" time ") :]
-    assert " in all: " in time_row
-    assert "parse, store and index" in time_row and "articles/s)" in time_row
-    # the vectors stage shows when it takes visible time (test_run_time_* below); with
-    # the tiny model on an idle machine it may take under 0.05 s and be left out
+    assert " in all" in time_row
+    # which stages the row names depends on how long each took here (one under 0.05 s
+    # is left out); the row's wording is checked with fixed times below
+    for shown in ("parse, store and index", "vectors"):
+        if shown in time_row.split(" note:")[0]:
+            assert time_row.index(" in all") < time_row.index(shown)
 
 
 def test_run_time_names_each_stage_that_took_visible_time() -> None:
