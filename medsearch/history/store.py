@@ -23,6 +23,7 @@ from medsearch.errors import HomeError
 from medsearch.history.entries import Entry, filters_dict, filters_from, pack_pmids, unpack_pmids
 from medsearch.paths import Paths
 from medsearch.store.snapshot import Snapshot
+from medsearch.store.transactions import transaction
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -106,7 +107,6 @@ class HistoryStore:
                 values,
             )
             number = int(cur.fetchone()[0])
-            self.conn.execute("COMMIT")
         return number
 
     def import_lines(self, lines: list[str]) -> int:
@@ -118,7 +118,6 @@ class HistoryStore:
                 " VALUES (?, 'imported', 'search', ?)",
                 rows,
             )
-            self.conn.execute("COMMIT")
         return len(rows)
 
     def entries(self, *, sets: bool = False) -> list[Entry]:
@@ -149,7 +148,6 @@ class HistoryStore:
         self.conn.execute("PRAGMA secure_delete=ON")
         with self._writing():
             self.conn.execute("DELETE FROM searches")
-            self.conn.execute("COMMIT")
         self.conn.execute("VACUUM")
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return gone
@@ -191,12 +189,8 @@ class HistoryStore:
     @contextmanager
     def _writing(self) -> Iterator[None]:
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(self.conn):
                 yield
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
         except sqlite3.Error as exc:
             raise HomeError(f"cannot write the search history {self.path}: {exc}") from exc
 
@@ -270,7 +264,6 @@ def _migrate(store: HistoryStore) -> None:
                 if statement.strip():
                     conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number}")
-            conn.execute("COMMIT")
         store.version = number
 
 

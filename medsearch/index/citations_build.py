@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from medsearch.store.refs import BUILT_KEY, U32
+from medsearch.store.transactions import transaction
 
 ROWS_PER_CHUNK = 200_000
 IN_MEMORY_EDGES = 20_000_000
@@ -148,8 +149,7 @@ def build(folder: Path, conn: sqlite3.Connection) -> BuildInfo:
     import time
 
     start = time.perf_counter()
-    conn.execute("BEGIN")  # one snapshot for both passes
-    try:
+    with transaction(conn, begin="BEGIN"):  # one snapshot for both passes
         generation = (meta_int(conn, BUILT_KEY) or 0) + 1
         staging = folder.with_name(folder.name + ".new")
         shutil.rmtree(staging, ignore_errors=True)
@@ -165,24 +165,13 @@ def build(folder: Path, conn: sqlite3.Connection) -> BuildInfo:
                 }
             )
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         conn.execute("DELETE FROM refs_changed")
         conn.execute(
             "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key)"
             " DO UPDATE SET value = excluded.value",
             (BUILT_KEY, str(generation)),
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     old = folder.with_name(folder.name + ".old")
     shutil.rmtree(old, ignore_errors=True)
     if folder.exists():

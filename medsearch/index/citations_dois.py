@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from medsearch.store import ref_dois
 from medsearch.store.refs import add_edges
+from medsearch.store.transactions import transaction
 
 if TYPE_CHECKING:
     from medsearch.index.lexical.index import LexicalIndex
@@ -61,16 +62,10 @@ def resolve(
     leaves the rest queued); returns (references read, edges added)."""
     read = added = 0
     while True:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             taken, edges = ref_dois.resolve_batch(conn, lookup, batch)
             if edges:
                 added += add_edges(conn, *ref_dois.as_arrays(edges), from_list=True)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
         read += taken
         if taken < batch:
             return read, added

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 
 from medsearch.errors import NotFoundError, StoreError, UsageError
+from medsearch.store.transactions import transaction
 from medsearch.watches.model import (
     REFERENCES,
     Watch,
@@ -99,15 +100,8 @@ class WatchBook:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+    def transaction(self) -> AbstractContextManager[None]:
+        return transaction(self.conn)
 
     # -- watches -------------------------------------------------------------------------
 
@@ -293,8 +287,7 @@ def _upgrade(conn: sqlite3.Connection) -> None:
     (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'watches'").fetchone()
     if "'references'" not in sql:
         conn.execute("PRAGMA foreign_keys=OFF")
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             body = sql.split("(", 1)[1].replace(
                 "('set', 'ranked')", "('set', 'ranked', 'references')"
             )
@@ -302,10 +295,6 @@ def _upgrade(conn: sqlite3.Connection) -> None:
             conn.execute("INSERT INTO watches_new SELECT * FROM watches")
             conn.execute("DROP TABLE watches")
             conn.execute("ALTER TABLE watches_new RENAME TO watches")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
         conn.execute("PRAGMA foreign_keys=ON")
     columns = {row[1] for row in conn.execute("PRAGMA table_info(hits)")}
     if "notice" not in columns:
