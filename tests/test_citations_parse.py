@@ -113,18 +113,24 @@ def test_a_stored_record_without_references_still_reads() -> None:
 def test_which_references_are_kept(
     tmp_path: Path, ids: str, expected: tuple[Reference, ...]
 ) -> None:
-    xml = (
-        "<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>7</PMID>"
-        "<Article><ArticleTitle>T</ArticleTitle></Article></MedlineCitation><PubmedData>"
+    nested = (
         "<ReferenceList><ReferenceList><Reference><Citation>c</Citation><ArticleIdList>"
         f"{ids}</ArticleIdList></Reference></ReferenceList></ReferenceList>"
-        "</PubmedData></PubmedArticle></PubmedArticleSet>"
     )
+    assert _references_of(tmp_path, nested) == expected
+
+
+def _references_of(tmp_path: Path, reference_lists: str) -> tuple[Reference, ...]:
+    """The references parsed from one record whose PubmedData holds ``reference_lists``."""
     path = tmp_path / "one.xml"
-    path.write_text(xml)
+    path.write_text(
+        "<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>7</PMID>"
+        "<Article><ArticleTitle>T</ArticleTitle></Article></MedlineCitation><PubmedData>"
+        f"{reference_lists}</PubmedData></PubmedArticle></PubmedArticleSet>"
+    )
     (record,) = parse_file(path)
     assert isinstance(record, Article)
-    assert record.references == expected
+    return record.references
 
 
 @pytest.mark.parametrize(
@@ -151,14 +157,5 @@ def test_which_references_are_kept(
 def test_a_doi_quoted_only_in_the_citation_text_is_kept(
     tmp_path: Path, reference: str, expected: tuple[Reference, ...]
 ) -> None:
-    xml = (
-        "<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>7</PMID>"
-        "<Article><ArticleTitle>T</ArticleTitle></Article></MedlineCitation><PubmedData>"
-        f"<ReferenceList><Reference>{reference}</Reference></ReferenceList>"
-        "</PubmedData></PubmedArticle></PubmedArticleSet>"
-    )
-    path = tmp_path / "one.xml"
-    path.write_text(xml)
-    (record,) = parse_file(path)
-    assert isinstance(record, Article)
-    assert record.references == expected
+    listed = f"<ReferenceList><Reference>{reference}</Reference></ReferenceList>"
+    assert _references_of(tmp_path, listed) == expected
