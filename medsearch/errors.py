@@ -74,13 +74,20 @@ class DownloadError(MedsearchError):
 
 
 class QuerySyntaxError(MedsearchError):
-    """A search query cannot be parsed; the message points at the problem."""
+    """A search query cannot be parsed; the message points at the problem.
+
+    ``problem`` is the one line naming it and its position; ``shown``, once the parser
+    knows the text, the stretch of the query around the position with a caret under it
+    (a window: a strategy may be 8,000 characters long), printed below that line.
+    """
 
     exit_code = 2
 
-    def __init__(self, message: str, position: int | None = None) -> None:
+    def __init__(self, message: str, position: int | None = None, *, shown: str = "") -> None:
         self.position = position
-        super().__init__(message)
+        self.problem = message
+        self.shown = shown
+        super().__init__(f"{message}\n{shown}" if shown else message)
 
 
 class SqlError(MedsearchError):

@@ -198,7 +198,7 @@ def test_truncation_finds_every_word_with_the_prefix_in_a_tagged_field(
 
 def test_truncation_needs_four_characters_before_the_star() -> None:
     assert parse_query("immu*").node == Prefix("immu", 0)
-    with pytest.raises(QuerySyntaxError, match="at least 4 characters at 0"):
+    with pytest.raises(QuerySyntaxError, match="'imm\\*' at 0: PubMed needs at least 4 characters"):
         parse_query("imm*")
 
 

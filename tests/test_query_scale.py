@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ from medsearch.query import Or, ParsedQuery, Phrase, Tagged, Term, parse_query
 from medsearch.query.filters import lift_filters
 from medsearch.query.lexer import OPERATORS, Token, _read_tag, canonical_tag, tokenize
 from medsearch.query.nodes import WHOLE_VALUE_TAGS, And, Node, Not
+from medsearch.query.ovid import check_ovid
 from medsearch.query.parser import (
     MAX_NESTING,
     _flat,
@@ -39,6 +41,7 @@ from medsearch.query.parser import (
     _word,
     apply_tag,
 )
+from medsearch.query.readings import check_words
 from medsearch.retrieval.searcher import open_searcher
 from medsearch.tui.app import MedsearchApp
 from medsearch.tui.widgets.results import ResultsList
@@ -102,7 +105,7 @@ def test_words_whose_parentheses_never_close_tokenize_at_once() -> None:
     parsed, seconds = timed_parse(text)
     assert seconds < GENEROUS_SECONDS
     assert isinstance(parsed, QuerySyntaxError)
-    assert str(parsed) == f"parentheses nested more than {MAX_NESTING} deep at 201"
+    assert parsed.problem == f"parentheses nested more than {MAX_NESTING} deep at 201"
 
 
 def test_long_operator_chains_parse_at_once_and_stay_flat() -> None:
@@ -123,7 +126,7 @@ def test_parentheses_nest_up_to_the_limit_and_no_deeper() -> None:
     assert parse_query(deepest).node == Tagged("ti", Term("stroke", MAX_NESTING), 106)
     with pytest.raises(QuerySyntaxError) as caught:
         parse_query("(" * 400 + "stroke" + ")" * 400)
-    assert str(caught.value) == f"parentheses nested more than {MAX_NESTING} deep at 100"
+    assert caught.value.problem == f"parentheses nested more than {MAX_NESTING} deep at 100"
     assert caught.value.position == MAX_NESTING
 
 
@@ -133,7 +136,9 @@ def test_parentheses_nest_up_to_the_limit_and_no_deeper() -> None:
 def test_escaped_bytes_read_as_windows_1252_and_broken_pairs_as_replacement() -> None:
     assert parse_query("caf\udce9").node == Term("café", 0)
     assert parse_query("\udce9t\udce9[la]").filters.languages == ("été",)
-    assert parse_query("\udc93quoted\udc94").text == "\u201cquoted\u201d"  # cp1252 quotes
+    cp1252_quotes = parse_query("\udc93quoted\udc94")  # \x93 \x94: curly quotes, then straight
+    assert (cp1252_quotes.text, cp1252_quotes.node) == ('"quoted"', Phrase("quoted", 0))
+    assert len(cp1252_quotes.notes) == 2  # bytes as Windows-1252, curly quotes as straight
     assert parse_query("\udc81").text == "\x81"  # undefined in cp1252: Latin-1's
     assert parse_query("smile \ud83d").node == Or((Term("smile", 0), Term("\ufffd", 6)), words=True)
 
@@ -152,12 +157,10 @@ def reference_tokenize(text: str) -> list[Token]:
             i += 1
         elif char == '"':
             end = text.find('"', i + 1)
-            if end < 0 and len(text[i + 1 :].split()) > 8:
-                i += 1
-                continue
-            stop = n if end < 0 else end
-            tokens.append(Token("phrase", text[i + 1 : stop], i))
-            i = stop + 1
+            if end < 0:
+                raise QuerySyntaxError(f"unclosed quote at {i}", i)
+            tokens.append(Token("phrase", text[i + 1 : end], i))
+            i = end + 1
         elif char in "()":
             tokens.append(Token("lparen" if char == "(" else "rparen", char, i))
             i += 1
@@ -242,6 +245,8 @@ class ReferenceParser(_Parser):
             node = _phrase(token)  # "heart attack*" truncates its last word
         else:
             node = self.tagged_run(token)
+            if self.set_query and isinstance(node, Term) and not any(map(str.isalnum, node.text)):
+                raise QuerySyntaxError(f"stray '{token.text}' at {token.pos}", token.pos)
         while (tag := self.peek()) is not None and tag.kind == "tag":
             self.take()
             node = apply_tag(tag.text, node, tag.pos)
@@ -266,17 +271,22 @@ class ReferenceParser(_Parser):
 
 
 def reference_parse(text: str) -> ParsedQuery:
-    parser = ReferenceParser(reference_tokenize(text))
+    tokens = reference_tokenize(text)
+    check_ovid(tokens)  # the readings refused before parsing: shared, not re-derived
+    parser = ReferenceParser(tokens)
+    check_words(tokens, parser.run_ends, set_query=parser.set_query)
     node, filters = lift_filters(parser.parse())
     return ParsedQuery(text=text, node=node, filters=filters, set_query=parser.set_query)
 
 
 def outcome(parse: Callable[[str], object], text: str) -> object:
-    """What ``parse(text)`` gives: the plan, or the error's message and position."""
+    """What ``parse(text)`` gives: the plan (without its notes), or the error's problem
+    and position."""
     try:
-        return parse(text)
+        result = parse(text)
     except QuerySyntaxError as err:
-        return ("error", str(err), err.position)
+        return ("error", err.problem, err.position)
+    return replace(result, notes=()) if isinstance(result, ParsedQuery) else result
 
 
 # Words, phrases, operators, tags (good and bad values) and groups, separated by spaces.
@@ -383,12 +393,13 @@ def test_a_byte_that_is_not_utf8_is_read_as_windows_1252_and_searched(
     assert json.loads(run.stdout)["query"] == "été[la]"
 
 
-def test_too_deep_parentheses_are_one_line_and_exit_2(corpus_home: Path) -> None:
+def test_too_deep_parentheses_are_named_shown_and_exit_2(corpus_home: Path) -> None:
     run = medsearch(corpus_home, "search", "(" * 400 + "stroke" + ")" * 400)
     assert run.returncode == 2
-    assert run.stderr.decode() == (
-        f"medsearch: error: parentheses nested more than {MAX_NESTING} deep at 100\n"
-    )
+    line, window, caret = run.stderr.decode().splitlines()
+    assert line == f"medsearch: error: parentheses nested more than {MAX_NESTING} deep at 100"
+    assert window == "  ..." + "(" * 72 + "..."  # a window of the 806 characters
+    assert caret == "  " + " " * (3 + 36) + "^"
 
 
 def test_a_pasted_paper_is_searched_end_to_end_at_once(corpus_home: Path) -> None:
@@ -422,5 +433,7 @@ async def test_the_tui_says_what_is_wrong_with_too_deep_parentheses(
             await app.workers.wait_for_complete()
             await pilot.pause()
         errors = [n.message for n in app._notifications if n.severity == "error"]
-        assert errors == [f"parentheses nested more than {MAX_NESTING} deep at 100"]
+        assert [e.splitlines()[0] for e in errors] == [
+            f"parentheses nested more than {MAX_NESTING} deep at 100"
+        ]
         assert [h.pmid for h in app.screen.query_one(ResultsList).hits] == [CAFE_PMID]

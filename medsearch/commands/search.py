@@ -160,14 +160,16 @@ def search(
             click.echo(f"note: not recorded in the history: {exc}", err=True)
         if explain and not as_json:
             click.echo(explanation(result, searcher.mesh() is not None), err=True)
-            if count_only:  # the hits' path prints the notes after them
-                for note in result.notes:
-                    click.echo(f"note: {note}", err=True)
-        if count_only:
+        if count_only:  # the notes say how the query was read: a count needs them too
             if as_json:
-                emit_json({"count": result.total})
+                counted: dict[str, object] = {"count": result.total}
+                if result.notes:  # as in the hits' JSON: present when there are any
+                    counted["notes"] = list(result.notes)
+                emit_json(counted)
             else:
                 click.echo(result.total)
+                for note in result.notes:
+                    click.echo(f"note: {note}", err=True)
             return
         if not first_stage_only and searcher.wants_cross(result, choice):
             result = searcher.rerank(result)

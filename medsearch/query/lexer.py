@@ -4,9 +4,10 @@ Biomedical names carry query punctuation inside them, so the rules are about con
 a ``(`` inside a word belongs to the word when it closes within it (``5-HT(2A)``), a
 ``[...]`` glued between letters that is not a field tag belongs to the word
 (``benzo[a]pyrene``), and only upper-case ``AND``/``OR``/``NOT`` are operators, as in
-PubMed. An unclosed ``"`` quotes to the end of the text (lenient, like PubMed), unless
-that would make a phrase of more than :data:`MAX_OPEN_PHRASE` words: then it is a stray
-quote in pasted prose, and the words after it stay words.
+PubMed (a lower-case one where an operator would stand is an error: see
+:mod:`medsearch.query.readings`). A ``"`` left unclosed is an error at its position: read
+to the end of the text or dropped, it would change the strategy silently. Curly quotes
+were made straight before this (:func:`medsearch.query.normalize.straighten_quotes`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from medsearch.errors import QuerySyntaxError
 TokenKind = Literal["word", "phrase", "lparen", "rparen", "and", "or", "not", "tag"]
 
 OPERATORS: dict[str, TokenKind] = {"AND": "and", "OR": "or", "NOT": "not"}
-MAX_OPEN_PHRASE = 8  # words an unclosed quote may gather before it counts as stray
 
 # Every spelling PubMed users type, mapped to the canonical short tag.
 TAG_ALIASES: dict[str, str] = {
@@ -105,7 +105,8 @@ _PROXIMITY = re.compile(r"(.*?)\s*:\s*~\s*([0-9]{1,4})\s*")
 # qualifier tree is not imported), so [sh:noexp] searches what [sh] does.
 NOEXP = ":noexp"
 NOEXP_TAGS = ("mh", "majr", "sh")
-_NOEXP = re.compile(r"(.*?)\s*:\s*noexp\s*", re.IGNORECASE)
+# ``[mesh:no exp]``, a spacing PubMed accepts as ``[mesh:noexp]``.
+_NOEXP = re.compile(r"(.*?)\s*:\s*no\s*exp\s*", re.IGNORECASE)
 
 
 def canonical_tag(raw: str) -> str | None:
@@ -143,12 +144,10 @@ def tokenize(text: str) -> list[Token]:
             i += 1
         elif char == '"':
             end = text.find('"', i + 1)
-            if end < 0 and len(text[i + 1 :].split()) > MAX_OPEN_PHRASE:
-                i += 1  # a stray quote: what follows is read as it would be without it
-                continue
-            stop = n if end < 0 else end
-            tokens.append(Token("phrase", text[i + 1 : stop], i))
-            i = stop + 1
+            if end < 0:
+                raise QuerySyntaxError(f"unclosed quote at {i}", i)
+            tokens.append(Token("phrase", text[i + 1 : end], i))
+            i = end + 1
         elif char == "(":
             tokens.append(Token("lparen", "(", i))
             i += 1

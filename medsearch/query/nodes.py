@@ -129,12 +129,15 @@ class ParsedQuery:
     ``set_query``: written as a Boolean set (an operator, a field tag, a quoted phrase
     or a truncation; :func:`medsearch.query.parser.is_set_query`), so its words side
     by side are ANDed; plain words alone are ranked retrieval.
+    ``notes``: each place the text was read differently from how it was typed (curly
+    quotes made straight, a second tag ignored...), one line each, for the user.
     """
 
     text: str
     node: Node | None
     filters: Filters = field(default_factory=Filters)
     set_query: bool = False
+    notes: tuple[str, ...] = ()
 
 
 def leaves(node: Node | None) -> list[Term | Phrase | Prefix | YearRange]:

@@ -141,3 +141,57 @@ def _as_character(match: re.Match[str]) -> str:
         return byte.decode("cp1252")
     except UnicodeDecodeError:  # the five bytes Windows-1252 leaves undefined
         return byte.decode("latin-1")
+
+
+# Curly double quotes of every kind read as the straight one: PubMed's help ("Searching
+# for a phrase") names only the straight quote, and a strategy pasted from a word
+# processor or a PDF carries “ ” (or „ ‟). Each pairs with the next quote of any kind,
+# so a mixed pair ("Holy fire”) closes where it was typed and never re-pairs the quotes
+# after it.
+CURLY_DOUBLE = "\u201c\u201d\u201e\u201f"
+_CURLY_DOUBLE = re.compile(f"[{CURLY_DOUBLE}]")
+_OPEN_SINGLE = "\u2018"
+_CLOSE_SINGLE = "\u2019"
+_SINGLE_ENDS = " \t\r\n[](),"  # what may follow a closing ’ that ends a quoted phrase
+
+
+def straighten_quotes(text: str) -> tuple[str, tuple[int, ...]]:
+    """``text`` with curly quotes made straight, one character for one (positions in
+    error messages stay valid), and where it changed something.
+
+    Single curly quotes are quotes only as a pair around words: ‘ at the start of a
+    word and the next ’ that ends a word (``‘heart attack’[tiab]``); a ’ inside a word
+    is an apostrophe (``Crohn’s``) and stays.
+    """
+    if text.isascii():
+        return text, ()
+    chars = list(text)
+    changed = [m.start() for m in _CURLY_DOUBLE.finditer(text)]
+    for at in changed:
+        chars[at] = '"'
+    start = 0
+    while (open_at := text.find(_OPEN_SINGLE, start)) >= 0:
+        start = open_at + 1
+        if open_at > 0 and text[open_at - 1] not in " \t\r\n(":
+            continue
+        close = _closing_single(text, open_at + 1)
+        if close is None:
+            continue
+        chars[open_at] = chars[close] = '"'
+        changed += [open_at, close]
+        start = close + 1
+    if not changed:
+        return text, ()
+    return "".join(chars), tuple(sorted(changed))
+
+
+def _closing_single(text: str, start: int) -> int | None:
+    """The first ’ from ``start`` that ends a word (before a quote-closing character)."""
+    at = start
+    while (close := text.find(_CLOSE_SINGLE, at)) >= 0:
+        if close + 1 == len(text) or text[close + 1] in _SINGLE_ENDS:
+            return close
+        if text[close + 1] == _OPEN_SINGLE:
+            return None
+        at = close + 1
+    return None

@@ -49,16 +49,23 @@ from medsearch.query.nodes import (
     Term,
     YearRange,
 )
-from medsearch.query.normalize import repair_undecodable
+from medsearch.query.normalize import repair_undecodable, straighten_quotes
+from medsearch.query.ovid import check_ovid
+from medsearch.query.readings import check_words, in_context
 
-# PubMed help, "Wildcards and truncation": at least four characters before the "*" ("a*"
-# would expand to a large part of the dictionary).
+# PubMed help, "Wildcards and truncation" and NLM Tech Bull 2024 May-Jun;(458):e5
+# ("Terms must have at least 4 characters before the first wildcard"). PubMed does not
+# document what it makes of a shorter one, so a shorter stem (CT*, AAA*[tiab]) is an error
+# at its position, whatever the strategy's length: never dropped or run another way.
 MIN_PREFIX_CHARS = 4
 MAX_NEAR_WORDS = 5  # a proximity search is one phrase per order of its words: 5! = 120
 # Parsing, filter lifting and query building recurse once per level of parentheses; a
 # bound far past any real query keeps them inside Python's recursion limit (~330 levels
 # here), wherever they run (a TUI worker thread too).
 MAX_NESTING = 100
+# Tags whose value is a date: PubMed's quoted range form "A"[tag] : "B"[tag] reads as
+# A:B[tag] for each (help page, "Searching for a date range").
+DATE_TAGS = ("dp", "crdt", "edat", "dcom", "lr", "mhda", "epdat", "ppdat")
 _DATE = re.compile(r"\s*([0-9]{4})(?:[/-]([0-9]{1,2})(?:[/-]([0-9]{1,2}))?)?\s*")
 _PMID = re.compile(r"[0-9]{1,18}")  # fits tantivy's i64
 LANGUAGE_CODES = {
@@ -83,34 +90,74 @@ def parse_query(text: str, *, history: Resolver | None = None) -> ParsedQuery:
     With ``history``, ``#N`` refers to search N of the search history: it is replaced by
     that search's query as run, in parentheses (:func:`expand_refs`), before parsing, so
     ``#3 AND #5`` is the intersection of the two sets, as on PubMed's Advanced page.
+
+    Every place the text is read differently from how it was typed gets a line in the
+    result's ``notes``; what PubMed would not run as typed is an error whose message
+    shows the text around the position with a caret under it.
     """
-    text = repair_undecodable(text)
-    if history is not None:
+    notes: list[str] = []
+    repaired = repair_undecodable(text)
+    if repaired != text:
+        notes.append("bytes that were not UTF-8 read as Windows-1252 (e.g. \\xe9 as é)")
+    text, straightened = straighten_quotes(repaired)
+    if straightened:
+        notes.append(quotes_note(straightened))
+    try:
         text = expand_refs(text, history)
-    parser = _Parser(tokenize(text))
-    node = parser.parse()
+        tokens = tokenize(text)
+        check_ovid(tokens)
+        parser = _Parser(tokens)
+        notes += check_words(tokens, parser.run_ends, set_query=parser.set_query)
+        node = parser.parse()
+    except QuerySyntaxError as exc:
+        raise in_context(exc, text) from None
     node, filters = lift_filters(node)
-    return ParsedQuery(text=text, node=node, filters=filters, set_query=parser.set_query)
+    notes.extend(parser.notes)
+    return ParsedQuery(
+        text=text, node=node, filters=filters, set_query=parser.set_query, notes=tuple(notes)
+    )
+
+
+def quotes_note(positions: tuple[int, ...]) -> str:
+    """The note for curly quotes read as straight ones."""
+    shown = ", ".join(str(p) for p in positions[:6]) + (", ..." if len(positions) > 6 else "")
+    return f'curly quotes read as straight quotes " (at {shown})'
 
 
 Resolver = Callable[[int], str]
 """Search N of the history -> its query as run; raises QuerySyntaxError when there is none."""
-_REF = re.compile(r"#([0-9]{1,9})")
+_REF = re.compile(r"#([0-9]+)")
+MAX_REF_DIGITS = 9
 
 
-def expand_refs(text: str, history: Resolver) -> str:
+def expand_refs(text: str, history: Resolver | None) -> str:
     """``text`` with each ``#N`` word replaced by ``(query as run of search N)``.
 
     Only a whole word ``#N`` is a reference (``#1`` in ``#1 AND #2``, ``(#3)``); the
-    expansions are texts that were parsed once already and hold no references.
+    expansions are texts that were parsed once already and hold no references. A
+    ``#N`` is never a word: without a history, or past any search number (``#`` and 24
+    digits), it is the error an unknown ``#99`` is.
     """
+    if "#" not in text:
+        return text
     pieces: list[str] = []
     done = 0
     for token in tokenize(text):
         if token.kind != "word" or (ref := _REF.fullmatch(token.text)) is None:
             continue
+        digits = ref.group(1)
+        if history is None:
+            raise QuerySyntaxError(
+                f"#{digits} at {token.pos} refers to search {digits} of the history,"
+                " which this search cannot read",
+                token.pos,
+            )
         try:
-            expansion = history(int(ref.group(1)))
+            if len(digits) > MAX_REF_DIGITS:
+                raise QuerySyntaxError(
+                    f"no search #{digits} in the history (see: medsearch history)"
+                )
+            expansion = history(int(digits))
         except QuerySyntaxError as exc:
             raise QuerySyntaxError(f"{exc}, at {token.pos}", token.pos) from None
         pieces += [text[done : token.pos], f"({expansion})"]
@@ -173,6 +220,7 @@ class _Parser:
         self.i = 0
         self.run_ends = _run_ends(tokens)
         self.set_query = is_set_query(tokens)
+        self.notes: list[str] = []
 
     def peek(self, ahead: int = 0) -> Token | None:
         j = self.i + ahead
@@ -263,15 +311,44 @@ class _Parser:
             if close is None or close.kind != "rparen":
                 raise QuerySyntaxError(f"unclosed parenthesis at {token.pos}", token.pos)
             self.take()
+        elif (dates := self.date_range(token)) is not None:
+            return dates
         elif token.kind == "phrase":
             node = _phrase(token)
         else:
             node = self.tagged_run(token)
+            if self.set_query and isinstance(node, Term) and not any(map(str.isalnum, node.text)):
+                # punctuation alone searches nothing: in a strategy it is a slip
+                raise QuerySyntaxError(f"stray '{token.text}' at {token.pos}", token.pos)
         if (tag := self.peek()) is not None and tag.kind == "tag":
             node = apply_tag(tag.text, node, tag.pos)
-        while (tag := self.peek()) is not None and tag.kind == "tag":
+            self.take()
+        while (extra := self.peek()) is not None and extra.kind == "tag":
             self.take()  # the first tag wins: a tagged node ignores the tags after it
+            self.notes.append(
+                f"field tag [{extra.text}] at {extra.pos} ignored: the words before it"
+                f" already have [{tag.text if tag is not None else ''}]"
+            )
         return node
+
+    def date_range(self, token: Token) -> Node | None:
+        """PubMed's quoted range form ``"2015/01/01"[dp] : "2016/12/31"[dp]`` (what its
+        Advanced page writes), read as ``2015/01/01:2016/12/31[dp]``, for whichever date
+        tag both ends carry; None when the tokens from ``token`` are not that form."""
+        ahead = [self.peek(n) for n in range(4)]
+        tag, colon, end, tag2 = ahead
+        if token.kind not in ("phrase", "word") or None in ahead:
+            return None
+        assert tag is not None and colon is not None and end is not None and tag2 is not None
+        if tag.kind != "tag" or split_proximity(tag.text)[0] not in DATE_TAGS:
+            return None
+        if colon.kind != "word" or colon.text != ":" or end.kind not in ("phrase", "word"):
+            return None
+        if tag2.kind != "tag" or tag2.text != tag.text:
+            return None
+        self.i += 4
+        span = Term(f"{token.text.strip()}:{end.text.strip()}", token.pos)
+        return apply_tag(tag.text, span, tag.pos)
 
     def tagged_run(self, token: Token) -> Node:
         """A word, or with the words after it the run a following field tag applies to.
@@ -312,7 +389,9 @@ def _word(token: Token) -> Node:
         stem = text.rstrip("*")
         if sum(c.isalnum() for c in stem) < MIN_PREFIX_CHARS:
             raise QuerySyntaxError(
-                f"truncated word needs at least {MIN_PREFIX_CHARS} characters at {token.pos}",
+                f"truncated word '{text}' at {token.pos}: PubMed needs at least"
+                f" {MIN_PREFIX_CHARS} characters before the *; write the word's forms"
+                " in full, joined by OR",
                 token.pos,
             )
         return Prefix(stem, token.pos)

@@ -1,11 +1,13 @@
 """The query-text rules: what each side of a search reads of the text typed, and the
 notes a search gives about how it read it.
 
-A query is parsed once; pasted prose that does not parse is read as plain words rather
-than refused; MeSH rewrites the plan where it is installed; the dense side reads the
-plan's words (or the whole text, for plain words), through the article encoder when the
-text is longer than the query encoder reads. :class:`~medsearch.retrieval.searcher.
-Searcher` applies these rules in its pipeline; they hold no state of their own.
+A query is parsed once; pasted prose (no operator, field tag, quote, truncation or
+``#N``) that does not parse is read as plain words rather than refused, while a strategy
+runs as written or is refused with its error, whatever its length; MeSH rewrites the
+plan where it is installed; the dense side reads the plan's words (or the whole text,
+for plain words), through the article encoder when the text is longer than the query
+encoder reads. :class:`~medsearch.retrieval.searcher.Searcher` applies these rules in
+its pipeline; they hold no state of their own.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 from medsearch.errors import QuerySyntaxError
 from medsearch.query.nodes import ParsedQuery, Phrase, Tagged
 from medsearch.query.parser import parse_query
+from medsearch.query.readings import looks_like_strategy
 from medsearch.retrieval.sets import Plan
 
 if TYPE_CHECKING:
@@ -28,11 +31,13 @@ if TYPE_CHECKING:
 _TAGS = re.compile(r"\[[A-Za-z0-9 ]+\]|\b(?:AND|OR|NOT)\b|[()\"*]")
 
 PROSE_WORDS = 8
-"""From this many words, text that does not parse as a query is searched as plain words.
+"""From this many words, prose that does not parse as a query is searched as plain words.
 
 A sentence or an abstract pasted into the search box often holds a ``(`` closed in the
-next sentence, a citation marker ``[12]`` or an upper-case ``NOT``; refusing it with a
-syntax error helps nobody. A short query keeps its error, which points at the typo.
+next sentence or a citation marker ``[12]``; refusing it with a syntax error helps
+nobody. A short query keeps its error, which points at the typo; so does any text
+written in the query language (:func:`medsearch.query.readings.looks_like_strategy`): a
+strategy read as plain words would run silently as something else.
 """
 
 LONG_TEXT = (
@@ -64,17 +69,18 @@ def read_query(
     query: str, *, syntax: bool, history: Callable[[int], str] | None = None
 ) -> ReadQuery:
     """Parse ``query`` once (every side reads this plan); long prose that does not parse
-    is read as plain words instead (:data:`PROSE_WORDS`)."""
+    is read as plain words instead (:data:`PROSE_WORDS`), never a strategy. The parse's
+    notes (how the text was read) come with it."""
     parsed, error = None, None
     if syntax:
         try:
             parsed = parse_query(query, history=history)
         except QuerySyntaxError as exc:
             error = exc
-    if error is not None and len(query.split()) >= PROSE_WORDS:
-        note = f"read as plain words, not query syntax ({error})"
+    if error is not None and len(query.split()) >= PROSE_WORDS and not looks_like_strategy(query):
+        note = f"read as plain words, not query syntax ({error.problem})"
         return ReadQuery(parsed, error, syntax=False, notes=(note,))
-    return ReadQuery(parsed, error, syntax=syntax)
+    return ReadQuery(parsed, error, syntax=syntax, notes=parsed.notes if parsed else ())
 
 
 def encoder_text(query_plan: Plan, query: str, *, syntax: bool) -> str:
