@@ -59,7 +59,12 @@ def check_words(tokens: list[Token], run_ends: list[int], *, set_query: bool) ->
         return []
     in_phrase: list[Token] = []
     for j, token in enumerate(tokens):
-        if token.kind != "word" or token.text.lower() not in LOWER_OPERATORS:
+        if token.kind != "word":
+            continue
+        if not any(map(str.isalnum, token.text)):
+            _check_stray(tokens, run_ends, j)
+            continue
+        if token.text.lower() not in LOWER_OPERATORS:
             continue
         tag = _run_tag(tokens, run_ends, j)
         if tag is not None and split_proximity(tag)[0] in WHOLE_VALUE_TAGS:
@@ -81,6 +86,19 @@ def check_words(tokens: list[Token], run_ends: list[int], *, set_query: bool) ->
         f"lower-case {shown}{more} searched as words of the tagged phrase they are in, as"
         " PubMed reads them; write AND/OR/NOT to combine"
     ]
+
+
+def _check_stray(tokens: list[Token], run_ends: list[int], j: int) -> None:
+    """A word of punctuation alone searches nothing: in a strategy it is a slip (``AND :
+    lung[tiab]``), refused, unless it is part of a name (``Wit & Humor[mh]``) or the
+    ``:`` of PubMed's quoted date range (the parser checks the range)."""
+    token = tokens[j]
+    if token.text == ":" and j > 0 and tokens[j - 1].kind == "tag":
+        return
+    tag = _run_tag(tokens, run_ends, j)
+    if tag is not None and split_proximity(tag)[0] in WHOLE_VALUE_TAGS:
+        return
+    raise QuerySyntaxError(f"stray '{token.text}' at {token.pos}", token.pos)
 
 
 def _run_tag(tokens: list[Token], run_ends: list[int], j: int) -> str | None:
