@@ -160,6 +160,10 @@ def test_a_history_reference_is_never_a_word() -> None:
 
 def test_a_stray_character_is_an_error() -> None:
     assert problem("cancer[tiab] AND : lung[tiab]").problem == "stray ':' at 17"
+    assert problem("x AND lung : cancer").problem == "stray ':' at 11"
+    lone_star = problem("diagnostic * [MeSH:noexp]")  # PubMed's Clinical Queries has this
+    assert lone_star.problem.startswith("a '*' standing alone at 11: truncation takes the *")
+    assert parse_query("Wit & Humor[mh]").node is not None  # part of a name
 
 
 def test_a_second_tag_is_ignored_with_a_note() -> None:
@@ -201,6 +205,7 @@ def test_pubmeds_quoted_date_range_form_reads_as_the_range() -> None:
         ("wom?n", "Ovid's wildcard `wom?n` at 0: PubMed has no one-letter wildcard"),
         ("1 or 2", "Ovid's line numbers `1 or 2` at 0: in PubMed write #1 OR #2"),
         ("or/1-5", "Ovid's line combination `or/1-5` at 0"),
+        ("30 Animals/", "Ovid's heading form `Animals/` at 3"),
     ],
 )
 def test_ovid_forms_are_errors_naming_the_pubmed_form(text: str, says: str) -> None:

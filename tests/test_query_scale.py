@@ -247,9 +247,12 @@ class ReferenceParser(_Parser):
             node = self.tagged_run(token)
             if self.set_query and isinstance(node, Term) and not any(map(str.isalnum, node.text)):
                 raise QuerySyntaxError(f"stray '{token.text}' at {token.pos}", token.pos)
+        first = True
         while (tag := self.peek()) is not None and tag.kind == "tag":
             self.take()
-            node = apply_tag(tag.text, node, tag.pos)
+            if first:  # the first tag wins; the ones after it are ignored (with a note)
+                node = apply_tag(tag.text, node, tag.pos)
+            first = False
         return node
 
     def tagged_run(self, token: Token) -> Node:

@@ -158,6 +158,8 @@ def _run_back(tokens: list[Token], j: int) -> str:
         start > 0 and tokens[start - 1].kind == "word" and not tokens[start - 1].text.endswith("/")
     ):
         start -= 1
+    while start < j and tokens[start].text.isdigit():
+        start += 1  # Ovid's line number pasted with the line (30 Animals/)
     return " ".join(t.text for t in tokens[start : j + 1])
 
 

@@ -95,6 +95,12 @@ def _check_stray(tokens: list[Token], run_ends: list[int], j: int) -> None:
     token = tokens[j]
     if token.text == ":" and j > 0 and tokens[j - 1].kind == "tag":
         return
+    if token.text.strip("*") == "":  # diagnostic * [MeSH:noexp], in PubMed's own filters
+        raise QuerySyntaxError(
+            f"a '*' standing alone at {token.pos}: truncation takes the * right after the"
+            " word (diagnostic*), with at least 4 characters before it",
+            token.pos,
+        )
     tag = _run_tag(tokens, run_ends, j)
     if tag is not None and split_proximity(tag)[0] in WHOLE_VALUE_TAGS:
         return

@@ -1,0 +1,128 @@
+"""A corpus of 120 real published search strategies (tests/data/strategies) read as typed.
+
+Every line either runs, with a note for each reading that differs from the text, or is
+refused with a position: none crashes, none falls back to plain words, none is changed
+without a word. Pasted Ovid strategies are refused with the Ovid form named. The parse
+runs on every line; the search path (lexical, count only) on a home of real PubMed
+records, built once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from medsearch.errors import QuerySyntaxError
+from medsearch.paths import Paths
+from medsearch.query import ParsedQuery, parse_query
+from medsearch.query.normalize import CURLY_DOUBLE
+from medsearch.retrieval.searcher import Searcher, open_searcher
+from tests.conftest import shared_data
+
+CORPUS = Path(__file__).resolve().parent / "data" / "strategies" / "strategies.jsonl"
+STRATEGIES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+PUBMED = [s for s in STRATEGIES if s["syntax"] == "pubmed"]
+OVID = [s for s in STRATEGIES if s["syntax"] == "ovid"]
+_SECOND_TAG = re.compile(r"\]\s*\[")
+
+
+def history_of(seen: dict[int, str]) -> Callable[[int], str]:
+    """``#N`` -> line N's query as run, as PubMed's history holds it."""
+
+    def resolve(number: int) -> str:
+        if number not in seen:
+            raise QuerySyntaxError(f"no search #{number} in the history (see: medsearch history)")
+        return seen[number]
+
+    return resolve
+
+
+def read_lines(strategy: dict) -> Iterator[tuple[str, ParsedQuery | QuerySyntaxError]]:
+    """Each line of ``strategy`` and how it reads: parsed, or the error."""
+    seen: dict[int, str] = {}
+    for number, text in strategy["lines"]:
+        try:
+            parsed: ParsedQuery | QuerySyntaxError = parse_query(text, history=history_of(seen))
+        except QuerySyntaxError as error:
+            parsed = error
+        if number is not None and isinstance(parsed, ParsedQuery):
+            seen[number] = parsed.text
+        yield text, parsed
+
+
+def assert_read_as_typed_or_refused(text: str, read: ParsedQuery | QuerySyntaxError) -> None:
+    if isinstance(read, QuerySyntaxError):
+        assert read.position is not None and f"at {read.position}" in read.problem
+        assert read.shown.splitlines()[1].strip() == "^"
+        return
+    notes = " ".join(read.notes)
+    if any(c in text for c in CURLY_DOUBLE):
+        assert "curly quotes" in notes, text
+    if _SECOND_TAG.search(text):
+        assert "ignored" in notes, text
+
+
+def test_the_corpus_holds_100_pubmed_strategies_each_with_its_source() -> None:
+    assert len(PUBMED) >= 100 and len(OVID) >= 20
+    assert all(s["source"] and s["lines"] for s in STRATEGIES)
+    assert len({s["id"] for s in STRATEGIES}) == len(STRATEGIES)
+
+
+def test_every_line_reads_as_typed_with_notes_or_is_refused_at_a_position() -> None:
+    ran = refused = 0
+    for strategy in STRATEGIES:
+        for text, read in read_lines(strategy):
+            assert_read_as_typed_or_refused(text, read)
+            ran += isinstance(read, ParsedQuery)
+            refused += isinstance(read, QuerySyntaxError)
+    assert ran > 250 and refused > 0  # most run; the Ovid ones and PubMed's slips do not
+
+
+def test_a_pasted_ovid_strategy_is_refused_naming_ovid() -> None:
+    """Each is refused; all but one by name (sigir2017-ovid-8 wraps its Ovid lines in
+    square brackets, refused as an unknown field tag)."""
+    named = 0
+    for strategy in OVID:
+        problems = [r.problem for _, r in read_lines(strategy) if isinstance(r, QuerySyntaxError)]
+        assert problems, strategy["id"]
+        named += any(p.startswith("Ovid's") for p in problems)
+    assert named >= len(OVID) - 1
+
+
+@pytest.fixture(scope="module")
+def searcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
+    from ingest.pipeline import Ingestor
+
+    source = shared_data("pubmed", "net-synergy-pubmedparser", "pubmed21n0001.xml.gz")
+    paths = Paths(tmp_path_factory.mktemp("strategies") / "home")
+    with Ingestor(paths, jobs=0) as ingestor:
+        assert ingestor.run([source]).ok
+    with open_searcher(paths) as opened:
+        yield opened
+
+
+@pytest.mark.thorough
+def test_every_pubmed_strategy_runs_on_real_records_or_is_refused(searcher: Searcher) -> None:
+    """The search path itself, count only: a line that parses runs with its notes in the
+    result; none is read as plain words; none crashes."""
+    for strategy in PUBMED:
+        seen: dict[int, str] = {}
+        for number, text in strategy["lines"]:
+            try:
+                result = searcher.search(
+                    text, mode="lexical", k=1, rerank="none", snippets=False,
+                    history=history_of(seen),
+                )  # fmt: skip
+            except QuerySyntaxError as error:
+                assert error.position is not None and error.shown
+                continue
+            assert result.total >= 0
+            assert not any(n.startswith("read as plain words") for n in result.notes), text
+            parsed = parse_query(text, history=history_of(seen))
+            assert set(parsed.notes) <= set(result.notes)
+            if number is not None:
+                seen[number] = parsed.text
