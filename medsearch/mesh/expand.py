@@ -361,7 +361,7 @@ def render(node: Node | None) -> str:
     if isinstance(node, Prefix):
         return node.text + "*"
     if isinstance(node, YearRange):
-        return f"{node.start}:{node.end}[dp]"
+        return f"{node.start}:{node.end}[{node.tag}]"
     if isinstance(node, Tagged):
         name = _TAG_NAMES.get(node.tag, node.tag)
         inner = node.node

@@ -59,13 +59,21 @@ TAG_ALIASES: dict[str, str] = {
     "mh": "mh",
     "mesh": "mh",
     "mesh terms": "mh",
+    "mesh term": "mh",
     "majr": "majr",
     "mesh major topic": "majr",
     "nm": "nm",
     "supplementary concept": "nm",
     "substance name": "nm",
     "pt": "pt",
+    "ptyp": "pt",
     "publication type": "pt",
+    "rn": "rn",
+    "ec/rn number": "rn",
+    "ec/rn": "rn",
+    "registry number": "rn",
+    "pa": "pa",
+    "pharmacological action": "pa",
     "ta": "ta",
     "journal": "ta",
     "jour": "ta",
@@ -76,6 +84,30 @@ TAG_ALIASES: dict[str, str] = {
     "pdat": "dp",
     "date - publication": "dp",
     "publication date": "dp",
+    "ppdat": "ppdat",
+    "date - print publication": "ppdat",
+    "print publication date": "ppdat",
+    "epdat": "epdat",
+    "date - electronic publication": "epdat",
+    "electronic publication date": "epdat",
+    "crdt": "crdt",
+    "date - create": "crdt",
+    "create date": "crdt",
+    "edat": "edat",
+    "date - entrez": "edat",
+    "date - entry": "edat",
+    "entrez date": "edat",
+    "entry date": "edat",
+    "mhda": "mhda",
+    "date - mesh": "mhda",
+    "mesh date": "mhda",
+    "dcom": "dcom",
+    "date - completion": "dcom",
+    "completion date": "dcom",
+    "lr": "lr",
+    "date - last revision": "lr",
+    "last revision date": "lr",
+    "date - modification": "lr",
     "pmid": "pmid",
     "uid": "pmid",
     "kw": "kw",
@@ -84,8 +116,9 @@ TAG_ALIASES: dict[str, str] = {
     "other term": "kw",
     "all": "all",
     "all fields": "all",
-    "tw": "all",
-    "text word": "all",
+    "tw": "tw",
+    "text word": "tw",
+    "text words": "tw",
 }
 
 
@@ -105,7 +138,7 @@ _PROXIMITY = re.compile(r"(.*?)\s*:\s*~\s*([0-9]{1,4})\s*")
 # qualifier tree is not imported), so [sh:noexp] searches what [sh] does.
 NOEXP = ":noexp"
 NOEXP_TAGS = ("mh", "majr", "sh")
-_NOEXP = re.compile(r"(.*?)\s*:\s*noexp\s*", re.IGNORECASE)
+_NOEXP = re.compile(r"(.*?)\s*:\s*no\s*exp\s*", re.IGNORECASE)  # [mesh:no exp] too
 
 
 def canonical_tag(raw: str) -> str | None:
