@@ -271,31 +271,25 @@ def _record_dates(
 
 
 def _ymd(elem: Element) -> int:
-    """``Year``/``Month``/``Day`` children as ``YYYYMMDD`` (0 without a year)."""
-    year = month = day = 0
-    for child in elem:
-        text = child.text
-        if not text or not text.strip().isdigit():
-            continue
-        tag = child.tag
-        if tag == "Year":
-            year = int(text)
-        elif tag == "Month":
-            month = int(text)
-        elif tag == "Day":
-            day = int(text)
-    if not 1000 <= year <= 2999:
+    """``Year``, ``Month``, ``Day`` (the order the DTD fixes for ``PubMedPubDate``,
+    ``DateCompleted`` and ``DateRevised``) as ``YYYYMMDD``; 0 when they are not that."""
+    parts = elem[:3]
+    if len(parts) < 3 or parts[0].tag != "Year":
         return 0
-    month = month if 1 <= month <= 12 else 1
-    return year * 10000 + month * 100 + (day if 1 <= day <= 31 else 1)
+    try:
+        year, month, day = (int(p.text or "") for p in parts)
+    except ValueError:
+        return 0
+    if not (1000 <= year <= 2999 and 1 <= month <= 12 and 1 <= day <= 31):
+        return 0
+    return year * 10000 + month * 100 + day
 
 
 def _registry_numbers(chemicals: list[Element]) -> tuple[str, ...]:
     """The ``RegistryNumber`` of each chemical: CAS numbers, EC numbers (``EC 3.4.21.-``),
     UNIIs; ``0`` (none assigned) is left out. PubMed's ``[rn]`` searches them."""
-    return tuple(
-        dict.fromkeys(n for n in _texts(_children(chemicals, "RegistryNumber")) if n != "0")
-    )
+    numbers = (_clean(n.text) for n in _children(chemicals, "RegistryNumber"))
+    return tuple(dict.fromkeys(n for n in numbers if n and n != "0"))
 
 
 def _personal_subjects(subjects: Element | None) -> tuple[str, ...]:
