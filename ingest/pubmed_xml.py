@@ -273,7 +273,7 @@ def _record_dates(
 def _ymd(elem: Element) -> int:
     """``Year``, ``Month``, ``Day`` (the order the DTD fixes for ``PubMedPubDate``,
     ``DateCompleted`` and ``DateRevised``) as ``YYYYMMDD``; 0 when they are not that."""
-    parts = elem[:3]
+    parts = list(elem)[:3]
     if len(parts) < 3 or parts[0].tag != "Year":
         return 0
     try:
