@@ -290,7 +290,51 @@ def _article(fields: Fields) -> Article | None:
         status=one("STAT"),
         supplementary=tuple(values.get("NM", [])),
         electronic_date=_electronic_date(values),
+        other_abstracts=tuple(values.get("OAB", [])),
+        record_dates=_record_dates(values),
+        registry_numbers=tuple(
+            dict.fromkeys(n for line in values.get("RN", []) if (n := _registry_number(line)))
+        ),
+        personal_subjects=tuple(values.get("PS", [])),
+        secondary_sources=tuple(values.get("SI", [])),
     )
+
+
+_RECORD_DATE_TAGS = {
+    "DCOM": "datecompleted",
+    "LR": "daterevised",
+    "CRDT": "entrez",
+    "EDAT": "pubmed",
+    "MHDA": "medline",
+}
+"""MEDLINE's record-date tags, by the XML status they carry (see ``Article.record_dates``)."""
+_SLASHED = re.compile(r"(\d{4})/(\d{2})/(\d{2})(?: \d{2}:\d{2})?(?: \[([a-z-]+)\])?")
+
+
+def _record_dates(values: dict[str, list[str]]) -> tuple[tuple[str, int], ...]:
+    """DCOM, LR, CRDT, EDAT and MHDA, then each PHST ``2019/06/28 00:00 [received]``;
+    a status given twice keeps its first date."""
+    found: dict[str, int] = {}
+    for tag, status in _RECORD_DATE_TAGS.items():
+        for line in values.get(tag, []):
+            compact = _DEP.fullmatch(line)
+            slashed = _SLASHED.fullmatch(line) if compact is None else None
+            if (match := compact or slashed) is not None:
+                year, month, day = (int(g) for g in match.groups()[:3])
+                found.setdefault(status, year * 10000 + month * 100 + day)
+    for line in values.get("PHST", []):
+        if (match := _SLASHED.fullmatch(line)) is not None and match.group(4):
+            year, month, day = (int(g) for g in match.groups()[:3])
+            found.setdefault(match.group(4), year * 10000 + month * 100 + day)
+    return tuple(found.items())
+
+
+def _registry_number(line: str) -> str | None:
+    """``9007-49-2 (DNA)`` -> ``9007-49-2``, ``EC 3.4.21.- (Serine Endopeptidases)`` ->
+    ``EC 3.4.21.-``; ``0 (...)`` (no number assigned) -> None."""
+    name = _chemical(line)
+    number = line[: len(line) - len(name) - 2].strip() if name else line.strip()
+    return number if number and number != "0" else None
 
 
 def _correction(ref_type: str, line: str) -> Correction:

@@ -132,8 +132,12 @@ def _skip(stats: ParseStats, tag: object, texts: list[str | None]) -> None:
 def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
     """A ``MedlineCitation`` (plus its ``PubmedData`` sibling when there is one)."""
     fields: dict[object, Element] = {}
-    repeated: dict[object, list[Element]] = {"KeywordList": [], "ChemicalList": []}
-    for child in mc:  # one pass; KeywordList repeats (one per owner)
+    repeated: dict[object, list[Element]] = {
+        "KeywordList": [],
+        "ChemicalList": [],
+        "OtherAbstract": [],
+    }
+    for child in mc:  # one pass; KeywordList and OtherAbstract repeat
         tag = child.tag
         if tag in repeated:
             repeated[tag].append(child)
@@ -170,8 +174,8 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
     )
     title = _flat(parts.get("ArticleTitle")) or _flat(parts.get("VernacularTitle"))
     abstract = parts.get("Abstract")
-    if abstract is None:
-        abstract = fields.get("OtherAbstract")
+    if abstract is None and repeated["OtherAbstract"]:
+        abstract = repeated["OtherAbstract"][0]
     date = pub_date(issue.get("PubDate"))
     electronic = pub_date(parts.get("ArticleDate"))
     if date.year is None:
@@ -182,6 +186,7 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
     if pubmed_data is not None:
         id_sources.insert(0, pubmed_data.iterfind("ArticleIdList/ArticleId"))
     authors = _authors(parts.get("AuthorList"))
+    chemicals = _children(repeated["ChemicalList"], "Chemical")
     legacy_affiliation = _flat(parts.get("Affiliation"))
     if legacy_affiliation and authors and not authors[0].affiliations:
         first = authors[0]
@@ -213,9 +218,7 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
         publication_types=_texts(_children([parts.get("PublicationTypeList")], "PublicationType")),
         languages=_texts(languages),
         article_ids=_article_ids(id_sources),
-        chemicals=_texts(
-            _children(_children(repeated["ChemicalList"], "Chemical"), "NameOfSubstance")
-        ),
+        chemicals=_texts(_children(chemicals, "NameOfSubstance")),
         medline_ta=medline_ta or "",
         issns=issns,
         grants=_grants(parts.get("GrantList")),
@@ -224,7 +227,98 @@ def _citation(mc: Element, pubmed_data: Element | None) -> Article | None:
         supplementary=_texts(_children([fields.get("SupplMeshList")], "SupplMeshName")),
         electronic_date=electronic if electronic.year is not None else None,
         references=_references(pubmed_data),
+        other_abstracts=_other_abstracts(repeated["OtherAbstract"]),
+        record_dates=_record_dates(fields, pubmed_data),
+        registry_numbers=_registry_numbers(chemicals),
+        personal_subjects=_personal_subjects(fields.get("PersonalNameSubjectList")),
+        secondary_sources=_secondary_sources(parts.get("DataBankList")),
     )
+
+
+def _other_abstracts(elems: list[Element]) -> tuple[str, ...]:
+    """Each ``OtherAbstract`` (another language's, a plain-language summary) as one text:
+    PubMed's ``[tiab]`` and ``[tw]`` search them."""
+    found = []
+    for elem in elems:
+        text = " ".join(s.text for s in _abstract(elem))
+        if text:
+            found.append(text)
+    return tuple(found)
+
+
+def _record_dates(
+    fields: dict[object, Element], data: Element | None
+) -> tuple[tuple[str, int], ...]:
+    """``(status, YYYYMMDD)`` of each ``PubMedPubDate`` and of ``DateCompleted`` and
+    ``DateRevised`` (as ``datecompleted``/``daterevised``): the record dates PubMed's
+    ``[crdt]``, ``[edat]``, ``[mhda]``, ``[dcom]`` and ``[lr]`` search."""
+    found: list[tuple[str, int]] = []
+    for tag, status in (("DateCompleted", "datecompleted"), ("DateRevised", "daterevised")):
+        if (elem := fields.get(tag)) is not None and (day := _ymd(elem)):
+            found.append((status, day))
+    history = None
+    if data is not None:
+        for child in data:
+            if child.tag == "History":
+                history = child
+                break
+    if history is not None:
+        for entry in history:
+            pub_status = entry.get("PubStatus")
+            if entry.tag == "PubMedPubDate" and pub_status and (day := _ymd(entry)):
+                found.append((pub_status.strip().lower(), day))
+    return tuple(found)
+
+
+def _ymd(elem: Element) -> int:
+    """``Year``, ``Month``, ``Day`` (the order the DTD fixes for ``PubMedPubDate``,
+    ``DateCompleted`` and ``DateRevised``) as ``YYYYMMDD``; 0 when they are not that."""
+    parts = list(elem)[:3]
+    if len(parts) < 3 or parts[0].tag != "Year":
+        return 0
+    try:
+        year, month, day = (int(p.text or "") for p in parts)
+    except ValueError:
+        return 0
+    if not (1000 <= year <= 2999 and 1 <= month <= 12 and 1 <= day <= 31):
+        return 0
+    return year * 10000 + month * 100 + day
+
+
+def _registry_numbers(chemicals: list[Element]) -> tuple[str, ...]:
+    """The ``RegistryNumber`` of each chemical: CAS numbers, EC numbers (``EC 3.4.21.-``),
+    UNIIs; ``0`` (none assigned) is left out. PubMed's ``[rn]`` searches them."""
+    numbers = (_clean(n.text) for n in _children(chemicals, "RegistryNumber"))
+    return tuple(dict.fromkeys(n for n in numbers if n and n != "0"))
+
+
+def _personal_subjects(subjects: Element | None) -> tuple[str, ...]:
+    """``PersonalNameSubject`` names as ``Last Fore`` (``[ps]``; ``[tw]`` searches them)."""
+    if subjects is None:
+        return ()
+    found = []
+    for subject in subjects:
+        parts = first_children(subject)
+        name = " ".join(
+            p for n in ("LastName", "ForeName", "Suffix") if (p := _clean(child_text(parts, n)))
+        )
+        if name:
+            found.append(name)
+    return tuple(found)
+
+
+def _secondary_sources(banks: Element | None) -> tuple[str, ...]:
+    """``DataBankList``: ``Name/Accession`` (``ClinicalTrials.gov/NCT00000000``), PubMed's
+    Secondary Source ID that ``[si]`` and ``[tw]`` search."""
+    if banks is None:
+        return ()
+    found = []
+    for bank in banks:
+        name = _clean(bank.findtext("DataBankName")) or ""
+        for number in bank.iterfind("AccessionNumberList/AccessionNumber"):
+            if value := _clean(number.text):
+                found.append(f"{name}/{value}" if name else value)
+    return tuple(found)
 
 
 CITATION_LINK = "Cites"
@@ -244,14 +338,16 @@ def _corrections(links: Element | None) -> tuple[Correction, ...]:
         ref_type = (link.get("RefType") or "").strip()
         if not ref_type or ref_type == CITATION_LINK:
             continue
-        source = pmid = None
+        source = pmid = note = None
         for child in link:
             tag = child.tag
             if tag == "RefSource" and source is None:
                 source = _clean(child.text)
             elif tag == "PMID" and pmid is None:
                 pmid = _int(child.text)
-        found.append(Correction(ref_type, source, pmid))
+            elif tag == "Note" and note is None:
+                note = _clean(child.text)
+        found.append(Correction(ref_type, source, pmid, note))
     return tuple(found)
 
 

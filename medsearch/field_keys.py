@@ -123,3 +123,50 @@ def date_span(date: PubDate) -> tuple[int, int] | None:
     start = date_bounds(years[0][1], first_month)[0]
     end = date_bounds(years[-1][1], last_month)[1]
     return (start, end) if start <= end else (end, start)
+
+
+def print_span(article: Article) -> tuple[int, int] | None:
+    """The span ``[dp]`` and ``[ppdat]`` read for the print date.
+
+    A print date that gives only a year (``2019``), on a record whose electronic date
+    (ArticleDate) falls in that year, is the point PubMed dates the record by: E-utilities
+    give such a record the electronic date as its ``sortpubdate``, and PubMed does not
+    find PMID 31388315 (print ``2019``, electronic 2019/06/28) with ``2019/08[dp]``. So it
+    is read as the electronic date, not as every day of 2019. A year-only date with no
+    electronic date in its year still covers the whole year (docs/query-language.md,
+    "Dates").
+    """
+    date, electronic = article.pub_date, article.electronic_date
+    span = date_span(date)
+    if (
+        span is not None
+        and date.month is None
+        and not date.season
+        and not date.raw
+        and electronic is not None
+        and electronic.year == date.year
+    ):
+        return date_span(electronic)
+    return span
+
+
+RECORD_DATES: dict[str, tuple[str, ...]] = {
+    "crdt": ("entrez", "pubmed"),
+    "edat": ("pubmed", "entrez"),
+    "mhda": ("medline", "pubmed"),
+    "dcom": ("datecompleted",),
+    "lr": ("daterevised",),
+}
+"""The record dates each date tag searches, by ``Article.record_dates`` status, the first
+one a record has. PubMed help ("Create Date", "Entry Date", "MeSH Date", "Date
+Completed", "Date Last Revised") and NLM's technical bulletin nd08 (Create Date): the
+Create Date is the ``PubMedPubDate`` of PubStatus ``entrez`` (older records: the Entry
+Date), the Entry Date (EDAT) that of ``pubmed``, the MeSH Date (MHDA) that of
+``medline`` (set to the Entry Date until the record is indexed), DCOM the
+``DateCompleted`` and LR the ``DateRevised``."""
+
+
+def record_date(article: Article, tag: str) -> int | None:
+    """``article``'s ``YYYYMMDD`` for one of :data:`RECORD_DATES`' tags, or None."""
+    dates = dict(article.record_dates)
+    return next((dates[s] for s in RECORD_DATES[tag] if s in dates), None)

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from medsearch.field_keys import date_span, journal_key, journal_keys
+from medsearch.field_keys import date_span, journal_key, journal_keys, print_span
 from medsearch.notice_links import is_retracted
 
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -87,6 +87,7 @@ class Correction:
     ref_type: str
     source: str | None = None  # RefSource: "Biosci Rep. 2020 Mar 27;40(3):"
     pmid: int | None = None
+    note: str | None = None  # its Note: PubMed's [tw] "Comment/Correction Notes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +178,15 @@ class Article:
     # as the print date (help page, "Publication Date").
     electronic_date: PubDate | None = None
     references: tuple[Reference, ...] = ()  # ReferenceList entries naming a PMID or a DOI
+    # What PubMed's other fields search (issue 39); records stored before have none.
+    other_abstracts: tuple[str, ...] = ()  # OtherAbstract (MEDLINE OAB): [tiab], [tw]
+    # (status, YYYYMMDD): each PubMedPubDate by its PubStatus (MEDLINE PHST/EDAT/MHDA/
+    # CRDT), and DateCompleted/DateRevised as "datecompleted"/"daterevised" (DCOM/LR):
+    # what [crdt], [edat], [mhda], [dcom] and [lr] search (medsearch.field_keys.RECORD_DATES)
+    record_dates: tuple[tuple[str, int], ...] = ()
+    registry_numbers: tuple[str, ...] = ()  # ChemicalList RegistryNumber, EC numbers: [rn]
+    personal_subjects: tuple[str, ...] = ()  # PersonalNameSubjectList: "Freud Sigmund"
+    secondary_sources: tuple[str, ...] = ()  # DataBankList: "ClinicalTrials.gov/NCT0..."
 
     @property
     def year(self) -> int | None:
@@ -302,7 +312,7 @@ class Article:
             ],
             "status": self.status,
             "corrections": [
-                {"ref_type": c.ref_type, "source": c.source, "pmid": c.pmid}
+                {"ref_type": c.ref_type, "source": c.source, "pmid": c.pmid, "note": c.note}
                 for c in self.corrections
             ],
             "supplementary": list(self.supplementary),
@@ -310,6 +320,11 @@ class Article:
             if (e := self.electronic_date) is None
             else {"year": e.year, "month": e.month, "day": e.day, "season": e.season, "raw": e.raw},
             "references": [[r.pmid, r.doi] for r in self.references],
+            "other_abstracts": list(self.other_abstracts),
+            "record_dates": [list(pair) for pair in self.record_dates],
+            "registry_numbers": list(self.registry_numbers),
+            "personal_subjects": list(self.personal_subjects),
+            "secondary_sources": list(self.secondary_sources),
         }
 
     def to_json(self) -> str:
@@ -358,6 +373,11 @@ class Article:
             references=tuple(
                 Reference(int(pmid or 0), doi) for pmid, doi in data.get("references", ())
             ),
+            other_abstracts=tuple(data.get("other_abstracts", ())),
+            record_dates=tuple((str(s), int(d)) for s, d in data.get("record_dates", ())),
+            registry_numbers=tuple(data.get("registry_numbers", ())),
+            personal_subjects=tuple(data.get("personal_subjects", ())),
+            secondary_sources=tuple(data.get("secondary_sources", ())),
         )
 
     @classmethod
@@ -609,7 +629,7 @@ class Filters:
         if (self.date_from is not None or self.date_to is not None) and not any(
             self._in_dates(span)
             for span in (
-                date_span(article.pub_date),
+                print_span(article),
                 date_span(article.electronic_date) if article.electronic_date else None,
             )
         ):

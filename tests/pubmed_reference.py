@@ -75,6 +75,17 @@ class Ref:
     grants: tuple[tuple[str, str, str], ...]  # (GrantID, Acronym, Agency)
     status: str
     keywords: tuple[str, ...]
+    other_abstracts: tuple[str, ...] = ()  # each OtherAbstract's AbstractText, joined
+    substances: tuple[str, ...] = ()  # NameOfSubstance and SupplMeshName
+    registry_numbers: tuple[str, ...] = ()  # RegistryNumber ("0" too, as the XML has it)
+    personal_subjects: tuple[str, ...] = ()  # PersonalNameSubject "Last Fore"
+    collective_names: tuple[str, ...] = ()  # CollectiveName of the author list
+    databanks: tuple[str, ...] = ()  # "DataBankName/AccessionNumber"
+    comment_notes: tuple[str, ...] = ()  # CommentsCorrections/Note
+    history: tuple[tuple[str, int], ...] = ()  # (PubStatus, YYYYMMDD) of PubMedPubDate
+    completed: int = 0  # DateCompleted, YYYYMMDD
+    year_only: bool = False  # the PubDate gives a Year and nothing else
+    revised: int = 0  # DateRevised, YYYYMMDD
 
 
 def _month(text: str | None) -> int | None:
@@ -135,6 +146,56 @@ def _day(text: str | None) -> int | None:
     return int(text) if text and text.strip().isdigit() else None
 
 
+def _ymd(elem: ET.Element | None) -> int:
+    if elem is None or not (elem.findtext("Year") or "").strip():
+        return 0
+    return (
+        int(elem.findtext("Year") or 0) * 10000
+        + int(elem.findtext("Month") or 1) * 100
+        + int(elem.findtext("Day") or 1)
+    )
+
+
+def _extras(mc: ET.Element, art: ET.Element, data: ET.Element | None) -> dict[str, object]:
+    """The fields PubMed's [tw], [all], [rn] and record-date tags read (issue 39)."""
+    banks = [
+        f"{bank.findtext('DataBankName') or ''}/{(number.text or '').strip()}"
+        for bank in art.iterfind("DataBankList/DataBank")
+        for number in bank.iterfind("AccessionNumberList/AccessionNumber")
+    ]
+    history = (
+        tuple(
+            ((d.get("PubStatus") or "").lower(), _ymd(d))
+            for d in data.iterfind("History/PubMedPubDate")
+        )
+        if data is not None
+        else ()
+    )
+    return {
+        "other_abstracts": tuple(
+            " ".join(flat(t) for t in o.iterfind("AbstractText")) for o in mc.iter("OtherAbstract")
+        ),
+        "substances": tuple(flat(c) for c in mc.iter("NameOfSubstance"))
+        + tuple(flat(c) for c in mc.iter("SupplMeshName")),
+        "registry_numbers": tuple(flat(c) for c in mc.iter("RegistryNumber")),
+        "personal_subjects": tuple(
+            " ".join(x for x in (p.findtext("LastName"), p.findtext("ForeName")) if x)
+            for p in mc.iter("PersonalNameSubject")
+        ),
+        "collective_names": tuple(
+            flat(c) for c in art.iterfind("AuthorList/Author/CollectiveName")
+        ),
+        "databanks": tuple(banks),
+        "comment_notes": tuple(
+            flat(n) for n in mc.iterfind("CommentsCorrectionsList/CommentsCorrections/Note")
+        ),
+        "history": history,
+        "completed": _ymd(mc.find("DateCompleted")),
+        "year_only": [e.tag for e in art.iterfind("Journal/JournalIssue/PubDate/*")] == ["Year"],
+        "revised": _ymd(mc.find("DateRevised")),
+    }
+
+
 def read_citation(mc: ET.Element, data: ET.Element | None) -> Ref:
     art = mc.find("Article")
     assert art is not None
@@ -192,6 +253,7 @@ def read_citation(mc: ET.Element, data: ET.Element | None) -> Ref:
         ),
         status=mc.get("Status") or "",
         keywords=tuple(flat(k) for k in mc.iterfind("KeywordList/Keyword")),
+        **_extras(mc, art, data),  # type: ignore[arg-type]
     )
 
 

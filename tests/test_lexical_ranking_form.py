@@ -16,7 +16,13 @@ import tantivy
 from medsearch.errors import StoreError
 from medsearch.index.lexical import schema as ls
 from medsearch.index.lexical.index import LexicalIndex
-from medsearch.index.lexical.query import LEGACY_RANKING, RANKED_FIELDS, QueryBuilder, Ranking
+from medsearch.index.lexical.query import (
+    LEGACY_RANKING,
+    RANKED_FIELDS,
+    UNTAGGED_EXTRAS,
+    QueryBuilder,
+    Ranking,
+)
 from medsearch.index.lexical.shards import ShardedLexicalIndex
 from medsearch.query.parser import parse_plain
 from medsearch.records import AbstractSection, Article, MeshHeading
@@ -88,7 +94,8 @@ def test_plain_words_are_one_union_of_term_queries_not_a_union_per_word() -> Non
     builder = QueryBuilder(ls.build_schema(), ls.analyzers(), Ranking())
     query = repr(builder.build(parse_plain("aspirin for stroke prevention").node))
     assert query.count("BooleanQuery") == 1  # the cost of a common-word query halves
-    assert query.count("TermQuery") == 3 * len(RANKED_FIELDS)  # "for" is a stop word
+    # "for" is a stop word; a word searches PubMed's All Fields (the ranked ones weighed)
+    assert query.count("TermQuery") == 3 * (len(RANKED_FIELDS) + len(UNTAGGED_EXTRAS))
     legacy = QueryBuilder(ls.build_schema(), ls.analyzers(), LEGACY_RANKING)
     assert repr(legacy.build(parse_plain("aspirin stroke").node)).count("DisjunctionMax") == 2
 
@@ -152,7 +159,7 @@ def test_a_format_2_index_is_refused_with_the_fix(
 
 
 def test_a_current_index_ranks_by_the_sum(index: LexicalIndex) -> None:
-    assert index.version == ls.SCHEMA_VERSION == 5
+    assert index.version == ls.SCHEMA_VERSION == 6
     assert index.ranking == Ranking()
     assert Ranking().tie_breaker is None
 

@@ -24,6 +24,7 @@ docs/query-parity.md):
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -105,22 +106,60 @@ def ab(phrase: str) -> Pred:
     return lambda r: _phrase_in(r.abstract, phrase)
 
 
+def tiab_texts(r: Ref) -> tuple[str, ...]:
+    """PubMed's [tiab] (help page, "Title/Abstract"): title, abstract, other abstracts
+    and author keywords."""
+    return (r.title, r.abstract, *r.other_abstracts, *r.keywords)
+
+
+def tw_texts(r: Ref) -> tuple[str, ...]:
+    """PubMed's [tw] (help page, "Text Words"): [tiab]'s, MeSH terms and subheadings,
+    publication types, substance names, personal names as subject, corporate authors,
+    secondary source IDs and comment/correction notes."""
+    return (
+        *tiab_texts(r),
+        *(h.name for h in r.headings),
+        *(q for h in r.headings for q, _ in h.qualifiers),
+        *r.pub_types,
+        *r.substances,
+        *r.personal_subjects,
+        *r.collective_names,
+        *r.databanks,
+        *r.comment_notes,
+    )
+
+
+_ISSN = re.compile(r"[0-9]{4}-[0-9]{3}[0-9Xx]")
+
+
+def all_texts(r: Ref) -> tuple[str, ...]:
+    """PubMed's All Fields: [tw]'s, authors (with initials and full names),
+    affiliations, grants and journal titles and abbreviations."""
+    return (
+        *tw_texts(r),
+        *(f"{a.last} {a.initials or a.fore}" for a in r.authors),
+        *(f"{a.last} {a.fore}" for a in r.authors if a.last and a.fore),
+        *(x for a in r.authors for x in a.affiliations),
+        *(" ".join(p for p in g if p) for g in r.grants),
+        *(n for n in r.journal_names if not _ISSN.fullmatch(n)),
+    )
+
+
 def tiab(phrase: str) -> Pred:
-    return lambda r: _phrase_in(r.title, phrase) or _phrase_in(r.abstract, phrase)
+    return lambda r: any(_phrase_in(text, phrase) for text in tiab_texts(r))
+
+
+def tw(phrase: str) -> Pred:
+    return lambda r: any(_phrase_in(text, phrase) for text in tw_texts(r))
+
+
+def all_fields(phrase: str) -> Pred:
+    return lambda r: any(_phrase_in(text, phrase) for text in all_texts(r))
 
 
 def untagged(phrase: str) -> Pred:
-    """What an untagged word searches here: title, abstract, MeSH terms, keywords."""
-    return lambda r: any(
-        _phrase_in(text, phrase)
-        for text in (
-            r.title,
-            r.abstract,
-            *(h.name for h in r.headings),
-            *(q for h in r.headings for q, _ in h.qualifiers),
-            *r.keywords,
-        )
-    )
+    """What an untagged word searches without MeSH installed: PubMed's All Fields."""
+    return all_fields(phrase)
 
 
 def tiab_prefix(phrase: str) -> Pred:
@@ -130,7 +169,7 @@ def tiab_prefix(phrase: str) -> Pred:
     head = tuple(start)
 
     def holds(r: Ref) -> bool:
-        for text in (r.title, r.abstract):
+        for text in tiab_texts(r):
             have = words(text)
             for i in range(len(have) - len(head)):
                 if have[i : i + len(head)] == head and have[i + len(head)].startswith(stem):
@@ -148,7 +187,7 @@ def near(field: str, phrase: str, gap: int) -> Pred:
         wanted = text_words(phrase)
         texts = {
             "ti": [r.title],
-            "tiab": [r.title, r.abstract],
+            "tiab": list(tiab_texts(r)),
             "ad": [x for a in r.authors for x in a.affiliations],
         }[field]
         for text in texts:
@@ -204,9 +243,55 @@ def dp(first: int, last: int) -> Pred:
     """``[dp]``: the print or the electronic publication date falls in ``first``..``last``
     (PubMed help, "Publication Date": date searching includes both). A date given as a
     month (or a MedlineDate range) covers its every day."""
-    return lambda r: any(
-        span is not None and span[0] <= last and span[1] >= first for span in (r.span, r.epub)
-    )
+    return lambda r: ppdat(first, last)(r) or epdat(first, last)(r)
+
+
+def ppdat(first: int, last: int) -> Pred:
+    """``[ppdat]``: the print date. A print date of a year alone, on a record whose
+    electronic date is in that year, is that electronic date (PubMed's sort date for
+    the record; docs/query-language.md, "Dates")."""
+
+    def holds(r: Ref) -> bool:
+        span = r.span
+        if r.year_only and r.epub and span and r.epub[0] // 10000 == span[0] // 10000:
+            span = r.epub
+        return span is not None and span[0] <= last and span[1] >= first
+
+    return holds
+
+
+def epdat(first: int, last: int) -> Pred:
+    return lambda r: r.epub is not None and r.epub[0] <= last and r.epub[1] >= first
+
+
+RECORD_STATUSES = {
+    "crdt": ("entrez", "pubmed"),
+    "edat": ("pubmed", "entrez"),
+    "mhda": ("medline", "pubmed"),
+}
+"""PubMed help, "Search by date", and NLM's technical bulletin nd08 ("Create Date"): the
+PubMedPubDate each record-date tag reads, the first of these a record has."""
+
+
+def record_date(tag: str, first: int, last: int) -> Pred:
+    """``[crdt]``, ``[edat]``, ``[mhda]``: that history date; ``[dcom]`` DateCompleted,
+    ``[lr]`` DateRevised."""
+
+    def holds(r: Ref) -> bool:
+        if tag == "dcom":
+            day = r.completed
+        elif tag == "lr":
+            day = r.revised
+        else:
+            history = dict(r.history)
+            day = next((history[s] for s in RECORD_STATUSES[tag] if s in history), 0)
+        return bool(day) and first <= day <= last
+
+    return holds
+
+
+def rn(number: str) -> Pred:
+    return lambda r: any(fold(n) == fold(number) for n in r.registry_numbers)
 
 
 def mh(name: str, *, major: bool = False) -> Pred:
@@ -360,7 +445,7 @@ QUERIES: list[tuple[str, Pred]] = [
     ("2019/05[dp]", dp(20190501, 20190531)),
     ("2001:2010[dp]", dp(20010101, 20101231)),
     ("2019/12/01:2020/01/31[dp]", dp(20191201, 20200131)),
-    ("2019/08[dp]", dp(20190801, 20190831)),  # electronic dates widen it: 63 in print
+    ("2019/08[dp]", dp(20190801, 20190831)),  # electronic dates widen it: 47 in print
     ("2019/07/15:2019/09/15[dp]", dp(20190715, 20190915)),
     ("1976:1990[dp] OR 2023[dp]", OR(dp(19760101, 19901231), dp(20230101, 20231231))),
     # MeSH: whole headings (no explosion), subheadings, major topics
@@ -439,6 +524,58 @@ QUERIES: list[tuple[str, Pred]] = [
         "Liver[majr:noexp] NOT Liver/enzymology[majr:noexp]",
         NOT(mh("Liver", major=True), mh("Liver/enzymology", major=True)),
     ),
+]
+
+# PubMed's fields as PubMed defines them (issue 39 "What users get" 2)
+QUERIES += [
+    # [tiab]: other abstracts and author keywords too
+    ("alirocumab[tiab]", tiab("alirocumab")),  # an author keyword alone
+    ("magnetic resonance[tiab]", tiab("magnetic resonance")),
+    ("articolo[tiab]", tiab("articolo")),  # an Italian OtherAbstract
+    (
+        '"femtosecond laser"[tiab] OR alirocumab[tiab]',
+        OR(tiab("femtosecond laser"), tiab("alirocumab")),
+    ),
+    # [tw]: PubMed's text words
+    ("letter[tw]", tw("letter")),
+    ("editorial[Text Word] OR drug therapy[tw]", OR(tw("editorial"), tw("drug therapy"))),
+    ("pro-phenoloxidase[tw]", tw("pro phenoloxidase")),  # a substance name
+    ("Bacterial Proteins[tw]", tw("Bacterial Proteins")),
+    ("NCT00585195[tw]", tw("NCT00585195")),  # a secondary source ID
+    ("passi[tw]", tw("passi")),  # a corporate author
+    ("mice[tw] NOT mice[mh:noexp]", NOT(tw("mice"), mh("Mice"))),
+    ("gorostiaga[tw]", tw("gorostiaga")),  # an author is not a text word
+    # [all] and untagged words: every field, authors and journals too
+    ("gorostiaga[all]", all_fields("gorostiaga")),
+    ("gorostiaga", untagged("gorostiaga")),
+    ("harvard[All Fields]", all_fields("harvard")),
+    ("j biol chem[all]", all_fields("j biol chem")),
+    ("china AND cataract", AND(untagged("china"), untagged("cataract"))),
+    # record dates and the print and electronic dates alone
+    ("2019/09[crdt]", record_date("crdt", 20190901, 20190931)),
+    ("2019/08[Date - Create]", record_date("crdt", 20190801, 20190831)),
+    ("2019/08/08[edat]", record_date("edat", 20190808, 20190808)),
+    ("2019/08/01:2019/08/31[Date - Entrez]", record_date("edat", 20190801, 20190831)),
+    ("2015[dcom]", record_date("dcom", 20150000, 20151231)),
+    ("2015/06:2015/12[Date - Completion]", record_date("dcom", 20150600, 20151231)),
+    ("2020[lr]", record_date("lr", 20200000, 20201231)),
+    ("2019:2020[Date - Last Revision]", record_date("lr", 20190000, 20201231)),
+    ("2019[mhda]", record_date("mhda", 20190000, 20191231)),
+    ("2019/09[Date - MeSH]", record_date("mhda", 20190900, 20190931)),
+    ("2019/06[epdat]", epdat(20190600, 20190631)),
+    ("2019/06/28[Date - Electronic Publication]", epdat(20190628, 20190628)),
+    ("2019/08[ppdat]", ppdat(20190800, 20190831)),
+    ("2019[Date - Print Publication]", ppdat(20190000, 20191231)),
+    ("2019/08[Date - Publication]", dp(20190800, 20190831)),
+    (
+        "cataract[tiab] AND 2015[dcom]",
+        AND(tiab("cataract"), record_date("dcom", 20150000, 20151231)),
+    ),
+    # [ptyp] and [rn]
+    ("review[ptyp]", pt("review")),
+    ("EC 2.7.10.1[rn]", rn("EC 2.7.10.1")),
+    ("53-59-8[rn]", rn("53-59-8")),
+    ("E1UOL152H7[rn] OR EC 3.6.5.2[rn]", OR(rn("E1UOL152H7"), rn("EC 3.6.5.2"))),
 ]
 
 K = 1000

@@ -42,6 +42,7 @@ from medsearch.query.nodes import (
     Term,
     YearRange,
 )
+from medsearch.query.parser import field_notes
 from medsearch.records import Filters
 
 MAX_SPAN = 6
@@ -119,7 +120,8 @@ def translate(
     walk = _Walk(parsed.text, mesh, is_journal, is_author)
     node = walk.node(parsed.node) if parsed.node is not None else None
     out = replace(parsed, node=node)
-    return Translation(out, translation_text(out), tuple(dict.fromkeys(walk.notes)), walk.mapped)
+    notes = (*walk.notes, *field_notes(parsed, mesh=True))
+    return Translation(out, translation_text(out), tuple(dict.fromkeys(notes)), walk.mapped)
 
 
 def translation_text(parsed: ParsedQuery) -> str:
@@ -346,6 +348,10 @@ _TAG_NAMES = {
     "nm": "Supplementary Concept",
     "ta": "Journal",
     "au": "Author",
+    "tw": "Text Word",
+    "all": "All Fields",
+    "rn": "EC/RN Number",
+    "pa": "Pharmacological Action",
 }
 
 
@@ -361,7 +367,7 @@ def render(node: Node | None) -> str:
     if isinstance(node, Prefix):
         return node.text + "*"
     if isinstance(node, YearRange):
-        return f"{node.start}:{node.end}[dp]"
+        return f"{node.start}:{node.end}[{node.tag}]"
     if isinstance(node, Tagged):
         name = _TAG_NAMES.get(node.tag, node.tag)
         inner = node.node

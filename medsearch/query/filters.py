@@ -62,8 +62,8 @@ def _exact_values(node: Node, tag: str | None) -> list[str] | None:
 
 
 def _clause_kind(node: Node) -> str | None:
-    if isinstance(node, YearRange):
-        return "dp"
+    if isinstance(node, YearRange):  # the record's own dates are no Filters field
+        return "dp" if node.tag == "dp" else None
     values = _exact_values(node, None)
     if not values or not all(values):
         return None

@@ -13,17 +13,38 @@ from typing import TypeAlias
 from medsearch.records import Filters
 
 # Canonical field tags, PubMed's short forms.
-TEXT_TAGS = ("ti", "ab", "tiab", "mh", "majr", "kw", "all")
+# [tiab]: title, abstract, other abstracts, author keywords; [tw]: PubMed's text words;
+# [all]: every field, authors and journals too (PubMed help, "Search Field Descriptions
+# and Tags"; index.lexical.query._TAG_FIELDS says which fields each reads).
+TEXT_TAGS = ("ti", "ab", "tiab", "mh", "majr", "kw", "tw", "all")
 NAME_TAGS = ("au", "1au", "fau", "lastau")
 WORD_TAGS = ("ad", "gr")  # searched as words (phrases), not stemmed
 EXACT_TAGS = ("pt", "ta", "la")  # compared as whole casefolded strings
 # Compared as whole keys (medsearch.field_keys) and never lifted into Filters; a
 # truncated [mh]/[majr] value searches the words of the headings instead.
-KEY_TAGS = ("mh", "majr", "sh", "aid", "sb", "nm")
+# [rn]: EC/RN and registry numbers; [pa]: a pharmacological action (a MeSH heading).
+KEY_TAGS = ("mh", "majr", "sh", "aid", "sb", "nm", "rn", "pa")
+# Date tags (PubMed help, "Search by date"): [dp] publication (print or electronic),
+# [ppdat] print, [epdat] electronic, and the record's own dates (field_keys.RECORD_DATES).
+RECORD_DATE_TAGS = ("crdt", "edat", "mhda", "dcom", "lr")
+DATE_TAGS = ("dp", "ppdat", "epdat", *RECORD_DATE_TAGS)
 FILTER_TAGS = ("dp", *EXACT_TAGS)  # may be lifted out of the query into Filters
 # Tags whose value is a whole name: a run of words before them is one value, not a list.
-WHOLE_VALUE_TAGS = ("dp", "pmid", *NAME_TAGS, *WORD_TAGS, *EXACT_TAGS, *KEY_TAGS)
-ALL_TAGS = (*TEXT_TAGS, *NAME_TAGS, *WORD_TAGS, *EXACT_TAGS, "sh", "aid", "sb", "nm", "dp", "pmid")
+WHOLE_VALUE_TAGS = (*DATE_TAGS, "pmid", *NAME_TAGS, *WORD_TAGS, *EXACT_TAGS, *KEY_TAGS)
+ALL_TAGS = (
+    *TEXT_TAGS,
+    *NAME_TAGS,
+    *WORD_TAGS,
+    *EXACT_TAGS,
+    "sh",
+    "aid",
+    "sb",
+    "nm",
+    "rn",
+    "pa",
+    *DATE_TAGS,
+    "pmid",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,15 +78,17 @@ class Prefix:
 
 @dataclass(frozen=True, slots=True)
 class YearRange:
-    """``2015[dp]``, ``2019/08[dp]`` or ``2015:2020/06/30[dp]``: publication dates, both
-    ends inclusive. ``start``/``end`` are the years; ``first``/``last`` the ``YYYYMMDD``
-    span the typed dates cover (``field_keys.date_bounds``), 0 when built from years."""
+    """``2015[dp]``, ``2019/08[dp]`` or ``2015:2020/06/30[crdt]``: dates, both ends
+    inclusive. ``start``/``end`` are the years; ``first``/``last`` the ``YYYYMMDD``
+    span the typed dates cover (``field_keys.date_bounds``), 0 when built from years.
+    ``tag``: which date (:data:`DATE_TAGS`); only ``dp`` may become a filter."""
 
     start: int
     end: int
     pos: int = 0
     first: int = 0
     last: int = 0
+    tag: str = "dp"
 
     @property
     def bounds(self) -> tuple[int, int]:

@@ -36,6 +36,7 @@ from medsearch.field_keys import SUBSETS, date_bounds, subset_key
 from medsearch.query.filters import lift_filters
 from medsearch.query.lexer import PROXIMITY_TAGS, Token, is_noexp, split_proximity, tokenize
 from medsearch.query.nodes import (
+    DATE_TAGS,
     EXACT_TAGS,
     WHOLE_VALUE_TAGS,
     And,
@@ -184,10 +185,40 @@ MESH_NOTE = (
 data, which this index does not hold yet."""
 
 
+SUBHEADING_NOTE = (
+    "[sh] matches the subheading itself: the narrower subheadings PubMed adds"
+    " (therapy: drug therapy, surgery ...) are not included, as NLM's subheading tree is"
+    " not imported; name each one, or write [sh:noexp] to ask for this one alone"
+)
+"""PubMed explodes a subheading through NLM's subheading tree (help page, "Subheadings")."""
+ACTION_NOTE = (
+    "[pa] matches the action's own MeSH heading: the substances MeSH lists under a"
+    " pharmacological action are not imported, so records indexed only with a substance"
+    " that has the action are missed"
+)
+"""PubMed's [pa] finds the records indexed with any substance MeSH gives the action (help
+page, "Pharmacological Action"); MeSH's PharmacologicalActionList is not imported here."""
+
+
 def mesh_note(parsed: ParsedQuery) -> str | None:
-    """:data:`MESH_NOTE` when ``parsed`` searches a heading with ``[mh]`` or ``[majr]``
-    that would explode; ``[mh:noexp]`` asks for the heading alone, which is what runs."""
-    return MESH_NOTE if _exploding_tags(parsed.node) & {"mh", "majr"} else None
+    """What runs differently from PubMed for want of MeSH's data, one clause each: the
+    :data:`MESH_NOTE` when ``parsed`` searches a heading with ``[mh]`` or ``[majr]``
+    that would explode (``[mh:noexp]`` asks for the heading alone, which is what runs),
+    :data:`SUBHEADING_NOTE` for an exploding ``[sh]`` and :data:`ACTION_NOTE` for
+    ``[pa]``."""
+    return "; ".join(field_notes(parsed, mesh=False)) or None
+
+
+def field_notes(parsed: ParsedQuery, *, mesh: bool) -> list[str]:
+    """The notes of :func:`mesh_note`; with ``mesh`` (MeSH installed, so headings
+    explode) only those for ``[sh]`` and ``[pa]``."""
+    tags = _exploding_tags(parsed.node)
+    notes = [] if mesh or not tags & {"mh", "majr"} else [MESH_NOTE]
+    if "sh" in tags:
+        notes.append(SUBHEADING_NOTE)
+    if "pa" in tags:
+        notes.append(ACTION_NOTE)
+    return notes
 
 
 def _exploding_tags(node: Node | None) -> set[str]:
@@ -443,9 +474,18 @@ def apply_tag(tag: str, node: Node, pos: int) -> Node:
         return replace(node, children=tuple(apply_tag(tag, child, pos) for child in node.children))
     if isinstance(node, Not):
         return Not(apply_tag(tag, node.child, pos))
-    if tag == "dp":
-        return _year_range(node, pos)
-    if isinstance(node, Prefix) and tag in (*EXACT_TAGS, "pmid", "sh", "aid", "sb", "nm"):
+    if tag in DATE_TAGS:
+        return _year_range(node, pos, tag)
+    if isinstance(node, Prefix) and tag in (
+        *EXACT_TAGS,
+        "pmid",
+        "sh",
+        "aid",
+        "sb",
+        "nm",
+        "rn",
+        "pa",
+    ):
         raise QuerySyntaxError(f"truncation (*) does not work with [{tag}] at {pos}", pos)
     if tag == "pmid":
         return _pmids(node, pos)
@@ -498,9 +538,10 @@ def _proximity(tag: str, near: int, node: Node, pos: int) -> Node:
     return Tagged(tag, replace(node, near=near), pos)
 
 
-def _year_range(node: Term | Phrase | Prefix, pos: int) -> YearRange:
+def _year_range(node: Term | Phrase | Prefix, pos: int, tag: str = "dp") -> YearRange:
     """``YYYY``, ``YYYY/MM`` or ``YYYY/MM/DD``, or a range ``A:B`` of any of them; an
-    open end (``2015:``) runs to the last date ingest keeps."""
+    open end (``2015:``) runs to the last date ingest keeps. ``tag``: the date tag
+    (:data:`~medsearch.query.nodes.DATE_TAGS`) the range searches."""
     text = node.text
     parts = text.split(":")
     if len(parts) == 2 and not parts[1].strip():
@@ -509,9 +550,13 @@ def _year_range(node: Term | Phrase | Prefix, pos: int) -> YearRange:
         parts[0] = "1000"
     matches = [_DATE.fullmatch(p) for p in parts]
     if len(parts) > 2 or isinstance(node, Prefix) or not all(matches):
-        raise QuerySyntaxError(f"bad date '{text}' for [dp] at {pos}", pos)
+        raise QuerySyntaxError(f"bad date '{text}' for [{tag}] at {pos}", pos)
     dates = [
-        (int(m.group(1)), _part(m.group(2), 12, text, pos), _part(m.group(3), 31, text, pos))
+        (
+            int(m.group(1)),
+            _part(m.group(2), 12, text, pos, tag),
+            _part(m.group(3), 31, text, pos, tag),
+        )
         for m in matches
         if m
     ]
@@ -520,8 +565,8 @@ def _year_range(node: Term | Phrase | Prefix, pos: int) -> YearRange:
     if last < first:
         raise QuerySyntaxError(f"date range '{text}' ends before it starts at {pos}", pos)
     if all(month is None for _, month, _ in dates):
-        return YearRange(dates[0][0], dates[-1][0], node.pos)
-    return YearRange(dates[0][0], dates[-1][0], node.pos, first, last)
+        return YearRange(dates[0][0], dates[-1][0], node.pos, tag=tag)
+    return YearRange(dates[0][0], dates[-1][0], node.pos, first, last, tag)
 
 
 def parse_date_range(text: str) -> tuple[int, int]:
@@ -529,10 +574,10 @@ def parse_date_range(text: str) -> tuple[int, int]:
     return _year_range(Term(text), 0).bounds
 
 
-def _part(text: str | None, most: int, value: str, pos: int) -> int | None:
+def _part(text: str | None, most: int, value: str, pos: int, tag: str = "dp") -> int | None:
     if text is None:
         return None
     number = int(text)
     if not 1 <= number <= most:
-        raise QuerySyntaxError(f"bad date '{value}' for [dp] at {pos}", pos)
+        raise QuerySyntaxError(f"bad date '{value}' for [{tag}] at {pos}", pos)
     return number

@@ -47,7 +47,7 @@ def format_node(node: Node) -> str:
     if isinstance(node, Prefix):
         return f'"{node.text}*"' if " " in node.text else f"{node.text}*"
     if isinstance(node, YearRange):
-        return f"{_dates(node)}[dp]"
+        return f"{_dates(node)}[{node.tag}]"
     if isinstance(node, Tagged):
         inner = node.node
         near = f":~{inner.near}" if isinstance(inner, Phrase) and inner.near is not None else ""

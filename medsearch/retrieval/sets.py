@@ -52,7 +52,7 @@ OVERSAMPLE_MIN = 20_000
 "2%" is a handful of articles, which listing scores exactly for next to nothing."""
 
 
-UNREAD_TAGS = ("pt", "ta", "la", "pmid", "dp", "aid", "sb", "sh")
+UNREAD_TAGS = ("pt", "ta", "la", "pmid", "dp", "aid", "sb", "sh", "rn")
 """Tags whose values are identifiers or codes (a type, a journal, a DOI, a subset), not
 words about the topic: the encoder does not read them."""
 

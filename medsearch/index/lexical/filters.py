@@ -55,6 +55,21 @@ def date_range(schema: Any, first: int | None, last: int | None) -> Any:
     )
 
 
+def tagged_date_range(schema: Any, tag: str, first: int | None, last: int | None) -> Any:
+    """A date tag's range (:data:`medsearch.query.nodes.DATE_TAGS`): ``[dp]`` as
+    :func:`date_range`, ``[ppdat]`` the print date alone, ``[epdat]`` the electronic date
+    alone, and the record dates (``[crdt]``, ``[edat]``, ``[mhda]``, ``[dcom]``, ``[lr]``)
+    their one day each (PubMed help, "Search by date")."""
+    if tag == "dp":
+        return date_range(schema, first, last)
+    if tag == "ppdat":
+        return _print_date_range(schema, first, last)
+    name = ls.ELECTRONIC_DATE if tag == "epdat" else ls.RECORD_DATE_FIELDS[tag]
+    return tantivy.Query.range_query(
+        schema, name, tantivy.FieldType.Integer, lower_bound=first, upper_bound=last
+    )
+
+
 def _print_date_range(schema: Any, first: int | None, last: int | None) -> Any:
     """The print date's span overlaps ``first``..``last``: it starts by ``last`` and
     ends from ``first``."""

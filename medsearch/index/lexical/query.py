@@ -23,7 +23,7 @@ import tantivy
 
 from medsearch import field_keys as fk
 from medsearch.index.lexical import schema as ls
-from medsearch.index.lexical.filters import date_range, exclude, filter_clauses, match_all
+from medsearch.index.lexical.filters import exclude, filter_clauses, match_all, tagged_date_range
 from medsearch.index.lexical.terms import MAX_EXPANSIONS, cut, proximity_query, truncation_query
 from medsearch.query.nodes import And, Node, Not, Or, Phrase, Prefix, Tagged, Term, YearRange
 from medsearch.records import Filters
@@ -55,6 +55,34 @@ RANKED_FIELDS: tuple[tuple[str, float], ...] = (
     (ls.TITLE_ALONE, TITLE_ALONE_BOOST),
     (ls.MESH, MESH_BOOST),
     (ls.KEYWORDS, KEYWORDS_BOOST),
+)
+# The rest of PubMed's All Fields, which an untagged word searches too (issue 39: PubMed
+# searches an untagged term in all fields, so ``gorostiaga`` finds the author). At a
+# quarter weight: they widen what matches and barely move a ranking on the text; SciFact
+# (title and abstract only) holds none of them, so its figures cannot change.
+EXTRA_WEIGHT = 0.25
+TEXT_WORD_FIELDS: tuple[tuple[str, float], ...] = (
+    (ls.TITLE, 1.0),
+    (ls.ABSTRACT, 1.0),
+    (ls.OTHER_ABSTRACT, 1.0),
+    (ls.MESH, 1.0),
+    (ls.KEYWORDS, 1.0),
+    (ls.TEXT_WORD, 1.0),
+)
+"""PubMed's ``[tw]`` (help page, "Text Words"): title, abstract, other abstract, MeSH
+terms and subheadings, other terms (keywords), and in :data:`~ls.TEXT_WORD` the
+publication types, substance names, personal names as subject, corporate authors,
+secondary source IDs and comment/correction notes."""
+ALL_FIELD_EXTRAS: tuple[str, ...] = (
+    ls.AUTHORS,
+    ls.FULL_AUTHOR,
+    ls.AFFILIATION,
+    ls.GRANT,
+    ls.JOURNAL_WORDS,
+)
+"""What ``[all]`` adds to ``[tw]``: authors, affiliations, grants and journals."""
+UNTAGGED_EXTRAS: tuple[tuple[str, float], ...] = tuple(
+    (name, EXTRA_WEIGHT) for name in (ls.OTHER_ABSTRACT, ls.TEXT_WORD, *ALL_FIELD_EXTRAS)
 )
 
 # Lucene's English stop set: dropped from ranked OR groups only (never from phrases or
@@ -98,10 +126,12 @@ STOP_WORDS = frozenset(
 )
 
 _TAG_FIELDS: dict[str, tuple[tuple[str, float], ...]] = {
-    "all": RANKED_FIELDS,
+    "all": (*TEXT_WORD_FIELDS, *((name, 1.0) for name in ALL_FIELD_EXTRAS)),
+    "tw": TEXT_WORD_FIELDS,
     "ti": ((ls.TITLE, 1.0),),
     "ab": ((ls.ABSTRACT, 1.0),),
-    "tiab": ((ls.TITLE, 1.0), (ls.ABSTRACT, 1.0)),
+    # PubMed help, "Title/Abstract": title, abstract, other abstract and author keywords
+    "tiab": ((ls.TITLE, 1.0), (ls.ABSTRACT, 1.0), (ls.OTHER_ABSTRACT, 1.0), (ls.KEYWORDS, 1.0)),
     "mh": ((ls.MESH, 1.0),),
     "majr": ((ls.MESH_MAJOR, 1.0),),
     "kw": ((ls.KEYWORDS, 1.0),),
@@ -115,6 +145,9 @@ _TAG_FIELDS: dict[str, tuple[tuple[str, float], ...]] = {
 # The NAME_ANALYZER fields: their words are not stemmed, and not highlighted in the
 # title and abstract (a name or an affiliation is not what the text is about).
 _UNSTEMMED = ("au", "1au", "fau", "lastau", "ad", "gr")
+_NAME_FIELDS = frozenset(ls.NAME_FIELDS)
+"""Fields of unstemmed words: a tag that reads them beside stemmed ones (``[all]``, an
+untagged word) looks each up by the tokens its field holds."""
 # Whole-value tags: the typed value becomes one key of the field (field_keys).
 _EXACT_FIELDS = {
     "pt": ls.PUB_TYPE,
@@ -126,6 +159,10 @@ _EXACT_FIELDS = {
     "aid": ls.ARTICLE_ID,
     "sb": ls.SUBSET,
     "nm": ls.SUPPLEMENTARY,
+    "rn": ls.REGISTRY,
+    # Without MeSH's pharmacological actions, [pa] searches the action's own heading
+    # (parser.mesh_note says so)
+    "pa": ls.MESH_HEADING,
 }
 _ROLES = {"au": "", "1au": ls.FIRST_ROLE, "lastau": ls.LAST_ROLE}
 """Author tags whose ``Name AB`` form is one :data:`~ls.AUTHOR_KEY` term, by role prefix."""
@@ -136,6 +173,8 @@ _KEYS: dict[str, Callable[[str], str]] = {
     "sh": fk.heading_key,
     "sb": fk.subset_key,
     "nm": fk.name_key,
+    "rn": fk.name_key,
+    "pa": fk.heading_key,
 }
 
 
@@ -302,7 +341,7 @@ class QueryBuilder:
                     built.append(q)
             return _any(built)
         if isinstance(node, YearRange):
-            return date_range(self.schema, *node.bounds)
+            return tagged_date_range(self.schema, node.tag, *node.bounds)
         return self.leaf(node, tag, negated=negated)
 
     def tokens(self, text: str, *, stem: bool = True) -> list[tuple[int, str]]:
@@ -392,7 +431,7 @@ class QueryBuilder:
         if tag in _EXACT_FIELDS and not isinstance(node, Prefix):  # mh*: the heading words
             key = exact_key(tag, node.text)
             return [tantivy.Query.term_query(self.schema, _EXACT_FIELDS[tag], key)]
-        fields = self.ranking.fields if tag is None else _TAG_FIELDS[tag]
+        fields = (*self.ranking.fields, *UNTAGGED_EXTRAS) if tag is None else _TAG_FIELDS[tag]
         stem = tag not in _UNSTEMMED
         tokens = self.tokens(node.text, stem=stem)
         if not tokens:
@@ -407,9 +446,14 @@ class QueryBuilder:
         if not negated and tag not in _UNSTEMMED:
             self.terms.extend(t for _, t in tokens[:-1])
             self.terms.append(tokens[-1][1] + ("*" if isinstance(node, Prefix) else ""))
-        per_field = [
-            _boosted(self.field_query(name, tokens, node, tag), boost) for name, boost in fields
-        ]
+        per_field = []
+        for name, boost in fields:
+            field_tokens = tokens
+            if stem and name in _NAME_FIELDS:  # [all], untagged: authors, journals as typed
+                field_tokens = self.tokens(node.text, stem=False)
+                if isinstance(node, Prefix):
+                    field_tokens = self.prefix_tokens(node.text, field_tokens, stem=False)
+            per_field.append(_boosted(self.field_query(name, field_tokens, node, tag), boost))
         if len(per_field) > 1 and tag is None and self.ranking.tie_breaker is not None:
             return [tantivy.Query.disjunction_max_query(per_field, self.ranking.tie_breaker)]
         return per_field

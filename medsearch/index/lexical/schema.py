@@ -43,9 +43,11 @@ from medsearch.notice_links import RETRACTED_TYPE, is_retracted
 from medsearch.query.normalize import normalize_text
 from medsearch.records import Article
 
-SCHEMA_VERSION = 5  # 2: no stored title/abstract; 3: TITLE_ALONE; 4: the field-tag fields;
-# 5: AUTHOR_KEY, SUPPLEMENTARY ([nm]) and ELECTRONIC_DATE
-READABLE_VERSIONS = (5,)
+SCHEMA_VERSION = 6  # 2: no stored title/abstract; 3: TITLE_ALONE; 4: the field-tag fields;
+# 5: AUTHOR_KEY, SUPPLEMENTARY ([nm]) and ELECTRONIC_DATE; 6: PubMed's own fields (issue
+# 39): OTHER_ABSTRACT, TEXT_WORD, JOURNAL_WORDS, REGISTRY, the record dates, and a
+# year-only print date read as the electronic date in its year (field_keys.print_span)
+READABLE_VERSIONS = (6,)
 """Formats a search can read. An older index lacks the fields PubMed's tags need
 (``[mh]`` headings, journal keys, dates) and would answer them wrongly, so it is refused
 with the fix; ``medsearch ingest`` rebuilds it from the store (``ingest.lexical_sync``)."""
@@ -93,6 +95,16 @@ GRANT = "grant"  # grant number, acronym and agency: [gr]
 DATE_START = "date_start"  # field_keys.date_span: YYYYMMDD, for [dp] and --date
 DATE_END = "date_end"
 ELECTRONIC_DATE = "electronic_date"  # YYYYMMDD of ArticleDate: [dp] and --date match it too
+# Format 6: what PubMed's [tiab], [tw] and [all] search beyond the fields above.
+OTHER_ABSTRACT = "other_abstract"  # OtherAbstract texts: [tiab], [tw], [all], untagged
+# The rest of PubMed's text words ([tw], help page "Text Words"): publication types,
+# substance names, personal names as subject, corporate authors, secondary source IDs
+# and comment/correction notes, one value each
+TEXT_WORD = "text_word"
+JOURNAL_WORDS = "journal_words"  # journal titles and abbreviations as words: [all]
+REGISTRY = "registry"  # field_keys.name_key of EC/CAS/UNII registry numbers: [rn]
+# YYYYMMDD record dates (field_keys.RECORD_DATES), one field per date tag
+RECORD_DATE_FIELDS = {tag: f"date_{tag}" for tag in ("crdt", "edat", "mhda", "dcom", "lr")}
 PUB_TYPE = "pub_type"  # casefolded, exact
 LANGUAGE = "language"  # casefolded, exact
 YEAR = "year"
@@ -100,8 +112,25 @@ META = "meta"  # "commit" on the single bookkeeping document holding the commit 
 PAYLOAD = "payload"
 META_COMMIT = "commit"
 
-STEMMED_FIELDS = (TITLE, ABSTRACT, TITLE_ALONE, MESH, MESH_MAJOR, KEYWORDS)
-NAME_FIELDS = (AUTHORS, FIRST_AUTHOR, FULL_AUTHOR, LAST_AUTHOR, AFFILIATION, GRANT)
+STEMMED_FIELDS = (
+    TITLE,
+    ABSTRACT,
+    TITLE_ALONE,
+    MESH,
+    MESH_MAJOR,
+    KEYWORDS,
+    OTHER_ABSTRACT,
+    TEXT_WORD,
+)
+NAME_FIELDS = (
+    AUTHORS,
+    FIRST_AUTHOR,
+    FULL_AUTHOR,
+    LAST_AUTHOR,
+    AFFILIATION,
+    GRANT,
+    JOURNAL_WORDS,
+)
 EXACT_FIELDS = (
     AUTHOR_KEY,
     JOURNAL_KEY,
@@ -113,6 +142,7 @@ EXACT_FIELDS = (
     ARTICLE_ID,
     SUBSET,
     SUPPLEMENTARY,
+    REGISTRY,
 )
 
 
@@ -250,6 +280,8 @@ def build_schema() -> Any:
     sb.add_integer_field(DATE_START, indexed=True, fast=True)
     sb.add_integer_field(DATE_END, indexed=True, fast=True)
     sb.add_integer_field(ELECTRONIC_DATE, indexed=True)
+    for name in RECORD_DATE_FIELDS.values():
+        sb.add_integer_field(name, indexed=True)
     sb.add_bytes_field(PAYLOAD, stored=True)
     return sb.build()
 
@@ -278,6 +310,8 @@ def article_fields(article: Article) -> Fields:
             fields[TITLE_ALONE] = [title]
     if abstract:
         fields[ABSTRACT] = [_split(abstract)]
+    if article.other_abstracts:
+        fields[OTHER_ABSTRACT] = [_split(text) for text in article.other_abstracts]
     if article.mesh:
         mesh: list[Any] = []
         major: list[Any] = []
@@ -327,7 +361,39 @@ def article_fields(article: Article) -> Fields:
     if article.year is not None:
         fields[YEAR] = [article.year]
     fields.update(other_tag_fields(article))
+    fields.update(pubmed_word_fields(article))
     return fields
+
+
+def pubmed_word_fields(article: Article) -> Fields:
+    """:data:`TEXT_WORD`, :data:`JOURNAL_WORDS`, :data:`REGISTRY` and the record dates:
+    what PubMed's ``[tw]``, ``[all]``, ``[rn]`` and date tags search beyond the fields
+    the other tags have (format 6)."""
+    out: Fields = {}
+    texts = [
+        *article.publication_types,
+        *article.chemicals,
+        *article.supplementary,
+        *article.personal_subjects,
+        *(a.collective_name for a in article.authors if a.collective_name),
+        *article.secondary_sources,
+        *(c.note for c in article.corrections if c.note),
+    ]
+    if texts:
+        out[TEXT_WORD] = [_split(text) for text in dict.fromkeys(texts)]
+    journals = dict.fromkeys(
+        j for j in (article.journal, article.journal_abbrev, article.medline_ta) if j
+    )
+    if journals:
+        out[JOURNAL_WORDS] = [_split(j) for j in journals]
+    if article.registry_numbers:
+        out[REGISTRY] = sorted({fk.name_key(n) for n in article.registry_numbers})
+    if article.record_dates:
+        for tag, name in RECORD_DATE_FIELDS.items():
+            day = fk.record_date(article, tag)
+            if day:
+                out[name] = [day]
+    return out
 
 
 def mesh_heading_fields(article: Article) -> Fields:
@@ -360,7 +426,7 @@ def mesh_heading_fields(article: Article) -> Fields:
 def other_tag_fields(article: Article) -> Fields:
     """Dates, identifiers, grants and subsets: the fields only field tags search."""
     out: Fields = {}
-    span = fk.date_span(article.pub_date)
+    span = fk.print_span(article)
     if span is not None:
         out[DATE_START], out[DATE_END] = [span[0]], [span[1]]
     electronic = article.electronic_date and fk.date_span(article.electronic_date)
