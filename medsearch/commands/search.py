@@ -153,6 +153,7 @@ def search(
             rerank="none" if first_stage_only else choice,
             snippets=not first_stage_only,
             history=resolver(paths),
+            within_count=export_fmt is not None or sort != "relevance",
         )
         try:
             record_search(paths, searcher, query, result, filters=filters)
