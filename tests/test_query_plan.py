@@ -115,3 +115,36 @@ def test_an_export_and_a_date_sort_cover_exactly_the_counted_words(tmp_path: Pat
     assert [hit["pmid"] for hit in by_date["hits"]] == [1]  # not the newer partial matches
     assert by_date["total"] == 1
     assert any("articles counted" in note for note in by_date["notes"])
+
+
+def test_explain_counts_every_clause_and_prints_the_query_as_the_history_does(
+    tmp_path: Path,
+) -> None:
+    paths = enzyme_home(tmp_path)
+    query = "hydrolases[mh] AND enzyme NOT rats[mh]"
+    answer = json.loads(cli(paths, "search", query, "--explain", "--json", "--count"))
+    tree = answer["explain"]["tree"]
+    line = json.loads(cli(paths, "history", "--json"))["lines"][-1]
+    assert line["query_as_run"] == answer["explain"]["details"] == tree["text"]
+    assert tree["count"] == answer["count"] == 3
+    texts = [child["text"] for child in tree["children"]]
+    assert texts == ['"Hydrolases"[MeSH Terms]', "enzyme", 'NOT "Rats"[MeSH Terms]']
+    assert [child["count"] for child in tree["children"]] == [3, 3, 1]  # NOT: what it excludes
+    for child in tree["children"]:  # each clause's count is that clause searched alone
+        alone = child["text"].removeprefix("NOT ")
+        assert int(cli(paths, "search", alone, "--count")) == child["count"]
+    text = CliRunner().invoke(main, ["--home", str(paths.home), "search", query, "--explain"])
+    assert f"search details: {tree['text']}" in text.stderr
+    assert '           1    NOT "Rats"[MeSH Terms]' in text.stderr.splitlines()
+
+
+def test_one_printer_writes_dates_as_typed_in_both_spellings() -> None:
+    from medsearch.query.parser import parse_query
+    from medsearch.query.printer import format_query, translation_text
+
+    parsed = parse_query("cancer[tiab] AND 2019/08[dp] AND review[pt]")
+    assert format_query(parsed) == 'cancer[tiab] AND 2019/08[dp] AND "review"[pt]'
+    assert translation_text(parsed) == (
+        '"cancer"[tiab] AND 2019/08[dp] AND "review"[Publication Type]'
+    )  # MeSH's own printer wrote 2019/08:2019/08/31[dp] and "review"[pt]
+    assert parse_query(translation_text(parsed)).filters == parsed.filters

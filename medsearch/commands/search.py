@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,6 +21,7 @@ from medsearch.records import Filters
 
 if TYPE_CHECKING:
     from medsearch.retrieval.results import SearchResult
+    from medsearch.retrieval.searcher import Searcher
 
 
 def date_filter(value: str) -> Filters:
@@ -159,14 +160,18 @@ def search(
             record_search(paths, searcher, query, result, filters=filters)
         except HomeError as exc:  # the search stands; the note says what was not kept
             click.echo(f"note: not recorded in the history: {exc}", err=True)
-        if explain and not as_json:
-            click.echo(explanation(result, searcher.mesh() is not None), err=True)
+        explained = explain_result(result, searcher, filters) if explain else None
+        if explained is not None and not as_json:
+            click.echo(explanation(explained, searcher.mesh() is not None), err=True)
             if count_only:  # the hits' path prints the notes after them
                 for note in result.notes:
                     click.echo(f"note: {note}", err=True)
         if count_only:
             if as_json:
-                emit_json({"count": result.total})
+                counted: dict[str, object] = {"count": result.total}
+                if explained is not None:
+                    counted["explain"] = explained
+                emit_json(counted)
             else:
                 click.echo(result.total)
             return
@@ -184,6 +189,8 @@ def search(
     result = result.with_hits(result.hits[:k])
     if as_json:
         out = result.to_dict()
+        if explained is not None:
+            out["explain"] = explained
         if suggestion is not None:
             out["did_you_mean"] = suggestion.query
         emit_json(out)
@@ -204,14 +211,30 @@ def search(
         click.echo(f"note: {suggestion.note}", err=True)
 
 
-def explanation(result: SearchResult, mesh_installed: bool) -> str:
-    """``--explain``: the query as it ran, or why MeSH did not change it."""
-    from medsearch.mesh.tables import INSTALL_HINT
+def explain_result(result: SearchResult, searcher: Searcher, filters: Filters) -> dict[str, Any]:
+    """``--explain``: the query as run (PubMed's search details, by the one printer) and
+    the strategy as a tree with every clause's count (:mod:`medsearch.retrieval.explain`),
+    as ``--json`` prints them (``explain.details``, ``explain.tree``)."""
+    from medsearch.retrieval.explain import details, explain_tree
 
+    assert result.plan is not None, "a search's result carries its plan"
+    tree = explain_tree(result.plan, searcher.lexical, filters)
+    return {"details": details(result.plan, filters), "tree": tree.to_dict()}
+
+
+def explanation(explained: dict[str, Any], mesh_installed: bool) -> str:
+    """``--explain`` as text: the search details, then each clause's count, indented
+    as the strategy nests (the count first, as PubMed's history table and Ovid's lines
+    put it), and how to install MeSH when it is not."""
+    from medsearch.mesh.tables import INSTALL_HINT
+    from medsearch.retrieval.explain import tree_lines
+
+    lines = [f"search details: {explained['details']}"]
     if not mesh_installed:
-        return f"search details: as typed; {INSTALL_HINT}"
-    translated = result.translation or "(plain words, ranked as typed)"
-    return f"search details: {translated}"
+        lines.append(f"note: as typed, MeSH not applied; {INSTALL_HINT}")
+    lines.append("clause counts (each clause alone; NOT: the articles it excludes):")
+    lines.extend(tree_lines(explained["tree"]))
+    return "\n".join(lines)
 
 
 EXPORT_LIMIT = 10_000
