@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,15 @@ def date_filter(value: str) -> Filters:
 
 
 @click.command()
-@click.argument("query")
+@click.argument("query", required=False)
+@click.option(
+    "--file",
+    "strategy_file",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    help="Run a strategy of PubMed-style numbered lines (#1 ..., #3 AND #5; plain lines"
+    " are numbered in order): print each line's count and record each in the history.",
+)
 @click.option(
     "--mode",
     type=click.Choice(["lexical", "dense", "hybrid"]),
@@ -91,7 +100,8 @@ def date_filter(value: str) -> Filters:
 @click.pass_context
 def search(
     ctx: click.Context,
-    query: str,
+    query: str | None,
+    strategy_file: Path | None,
     mode: str | None,
     k: int,
     year: str | None,
@@ -120,12 +130,26 @@ def search(
       medsearch search 'cataract[ti]' --count
       medsearch search 'cataract surgery' --sort date --export ris -o cataract.ris
       medsearch search 'heart attack AND aspirin' --explain
+      medsearch search --file strategy.txt
     """
     from medsearch.history.recording import record_search, resolver
     from medsearch.index.lexical.spelling import did_you_mean
     from medsearch.retrieval.searcher import open_searcher
     from medsearch.retrieval.sorting import depth_for, sort_result
 
+    if (query is None) == (strategy_file is None):
+        raise UsageError("give a QUERY or --file STRATEGY (one of them)")
+    if strategy_file is not None:
+        if export_fmt is not None or explain or sort != "relevance":
+            raise UsageError(
+                "--file prints each line's count: --export, --sort and --explain take one QUERY"
+            )
+        filters = make_filters(year, journals, types, exclude_retracted)
+        if date is not None:
+            filters = filters.merge(date_filter(date))
+        _strategy(ctx, strategy_file, filters, mode, profile, device, as_json=as_json)
+        return
+    assert query is not None
     if output is not None and export_fmt is None:
         raise UsageError("-o/--output names the file of --export FORMAT")
     if count_only and export_fmt is not None:
@@ -235,6 +259,41 @@ def explanation(explained: dict[str, Any], mesh_installed: bool) -> str:
     lines.append("clause counts (each clause alone; NOT: the articles it excludes):")
     lines.extend(tree_lines(explained["tree"]))
     return "\n".join(lines)
+
+
+def _strategy(
+    ctx: click.Context,
+    source: Path,
+    filters: Filters,
+    mode: str | None,
+    profile: str | None,
+    device: str,
+    *,
+    as_json: bool,
+) -> None:
+    """``search --file``: each numbered line counted and recorded
+    (:mod:`medsearch.history.strategy`), listed as PubMed's Advanced page lists them."""
+    from medsearch.history.strategy import read_strategy, run_strategy, strategy_text
+    from medsearch.retrieval.searcher import open_searcher
+
+    try:
+        text = sys.stdin.read() if str(source) == "-" else source.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{source} is not UTF-8 text") from None
+    lines = read_strategy(text)
+    notes: list[str] = []
+    paths = paths_of(ctx)
+    with open_searcher(paths, profile=profile, device=device) as searcher:
+        rows = run_strategy(paths, searcher, lines, filters=filters, mode=mode, notes=notes)
+    if as_json:
+        emit_json({"lines": [r.to_dict() for r in rows], "notes": notes})
+        return
+    click.echo(strategy_text(rows))
+    for row in rows:
+        for note in row.result.notes:
+            click.echo(f"note: #{row.line.number}: {note}", err=True)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
 
 
 EXPORT_LIMIT = 10_000
