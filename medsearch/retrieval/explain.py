@@ -67,12 +67,16 @@ def explain_tree(plan: Plan, lexical: Any, filters: Filters | None = None) -> Cl
     counted = plan.counted or plan.parsed
     caller = filters or Filters()
     spelt = _spelt(plan)
+    # one index's statistics for every count: a truncated word's variations are listed
+    # once (~12 ms a stem at 100K articles), not once per clause that holds it
+    shards = getattr(lexical, "shards", None)
+    frequencies = (shards[0] if shards else lexical).frequencies()
 
     def count(node: Node | None, lifted: Filters = NONE, given: Filters = NONE) -> int:
         if node is None and lifted.empty and given.empty:
             return 0
         probe = ParsedQuery(text="", node=node, filters=lifted, set_query=True)
-        return int(lexical.rank(probe, k=1, filters=given).total)
+        return int(lexical.rank(probe, k=1, filters=given, frequencies=frequencies).total)
 
     def walk(node: Node) -> Clause:
         if isinstance(node, Not):
