@@ -242,7 +242,7 @@ def explain_result(result: SearchResult, searcher: Searcher, filters: Filters) -
     from medsearch.retrieval.explain import details, explain_tree
 
     assert result.plan is not None, "a search's result carries its plan"
-    tree = explain_tree(result.plan, searcher.lexical, filters)
+    tree = explain_tree(result.plan, searcher.lexical, filters, total=result.total)
     return {"details": details(result.plan, filters), "tree": tree.to_dict()}
 
 

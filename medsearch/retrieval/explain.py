@@ -60,10 +60,13 @@ def _spelt(plan: Plan) -> bool:
     return plan.translation is not None
 
 
-def explain_tree(plan: Plan, lexical: Any, filters: Filters | None = None) -> Clause:
+def explain_tree(
+    plan: Plan, lexical: Any, filters: Filters | None = None, *, total: int | None = None
+) -> Clause:
     """The plan's counted query (the set, or every plain word) as a tree of clauses,
-    each with its own count; the root's count is the search's count. ``lexical``: the
-    lexical index (or its shards), whose ``rank`` counts each clause."""
+    each with its own count; the root's count is the search's count (``total``, when
+    the search has counted it already). ``lexical``: the lexical index (or its shards),
+    whose ``rank`` counts each clause."""
     counted = plan.counted or plan.parsed
     caller = filters or Filters()
     spelt = _spelt(plan)
@@ -92,7 +95,8 @@ def explain_tree(plan: Plan, lexical: Any, filters: Filters | None = None) -> Cl
     restrictions = filter_clauses(counted.filters, details=spelt)
     restrictions += filter_clauses(caller, details=spelt)
     whole = format_query(counted, caller, details=spelt)
-    total = count(counted.node, counted.filters, caller)
+    if total is None:
+        total = count(counted.node, counted.filters, caller)
     if counted.node is not None and not restrictions:
         top = walk(counted.node)
         return Clause(whole, total, top.children)
