@@ -20,6 +20,8 @@ from ingest.pipeline import Ingestor
 from medsearch.cli import main
 from medsearch.history.store import open_history
 from medsearch.paths import Paths
+from medsearch.retrieval.searcher import open_searcher
+from medsearch.tui.jobs import Request, answer
 from tests.conftest import FIXTURES
 
 MESH = FIXTURES / "mesh"
@@ -115,6 +117,9 @@ def test_an_export_and_a_date_sort_cover_exactly_the_counted_words(tmp_path: Pat
     assert [hit["pmid"] for hit in by_date["hits"]] == [1]  # not the newer partial matches
     assert by_date["total"] == 1
     assert any("articles counted" in note for note in by_date["notes"])
+    with open_searcher(paths) as searcher:  # the TUI's date sort: the same rule
+        tui = answer(searcher, Request("search", "epidermis hydrolases", sort="date"), paths)
+    assert [hit.pmid for hit in tui.result.hits] == [1]
 
 
 def test_explain_counts_every_clause_and_prints_the_query_as_the_history_does(
