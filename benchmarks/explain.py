@@ -89,10 +89,17 @@ def main(argv: list[str] | None = None) -> None:
         tree_ms.append((time.perf_counter() - started) * 1000)
     assert tree is not None
     assert explain_tree(plan, index).count == total
+    long = " OR ".join(f"({text})" for _ in range(3))  # ~10,000 characters
+    long_ms = []
+    for _ in range(args.repeat):
+        started = time.perf_counter()
+        make_plan(long)
+        long_ms.append((time.perf_counter() - started) * 1000)
     clauses = tree.size()
     tree_p50 = statistics.median(tree_ms)
     print(f"articles: {index.count():,}; strategy: {len(text):,} characters, {clauses} clauses")
     print(f"parse + plan: {statistics.median(plan_ms):.1f} ms (p50 of {args.repeat})")
+    print(f"parse + plan of {len(long):,} characters: {statistics.median(long_ms):.1f} ms")
     print(f"the search's count: {statistics.median(count_ms):.1f} ms; {total:,} articles")
     print(f"explain tree ({clauses} counts): {tree_p50:.0f} ms p50, {max(tree_ms):.0f} ms max")
     per_million = tree_p50 / (index.count() / 1e6)

@@ -97,13 +97,12 @@ def explain_tree(
     whole = format_query(counted, caller, details=spelt)
     if total is None:
         total = count(counted.node, counted.filters, caller)
-    if counted.node is not None and not restrictions:
-        top = walk(counted.node)
+    if counted.node is None:  # restrictions alone: one clause
+        return Clause(whole, total)
+    top = walk(counted.node)
+    if not restrictions:
         return Clause(whole, total, top.children)
-    parts: list[Clause] = []
-    if counted.node is not None:
-        top = walk(counted.node)
-        parts.extend(top.children if _is_and(counted.node) else (top,))
+    parts = list(top.children if _is_and(counted.node) else (top,))
     parts.append(Clause(" AND ".join(restrictions), count(None, counted.filters, caller)))
     return Clause(whole, total, tuple(parts))
 
