@@ -53,7 +53,7 @@ from benchmarks.modes import run_mode
 from benchmarks.synth import write_synthetic_pubmed
 from ingest.pipeline import Ingestor
 from medsearch.history.entries import SET_LIMIT, pack_pmids, reads_back
-from medsearch.history.recording import parsed_as_run, record_search, result_set
+from medsearch.history.recording import record_search, result_set
 from medsearch.history.store import now, open_history
 from medsearch.paths import Paths
 from medsearch.query.parser import parse_query
@@ -152,9 +152,8 @@ def run(n: int, lines: int, repeat: int, targets: list[int]) -> dict[str, object
                         paths, searcher, query, result, filters=Filters(), history=recorder
                     )
                     record_t.append(time.perf_counter() - t)
-                    parsed = parsed_as_run(query, paths)
                     t = time.perf_counter()
-                    result_set(searcher, parsed, Filters(), result)
+                    result_set(searcher, result, Filters())
                     list_t.append(time.perf_counter() - t)
                 listed = result.total <= SET_LIMIT and result.total > len(result.hits)
                 rows.append(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,6 +22,7 @@ from medsearch.records import Filters
 
 if TYPE_CHECKING:
     from medsearch.retrieval.results import SearchResult
+    from medsearch.retrieval.searcher import Searcher
 
 
 def date_filter(value: str) -> Filters:
@@ -37,7 +39,15 @@ def date_filter(value: str) -> Filters:
 
 
 @click.command()
-@click.argument("query")
+@click.argument("query", required=False)
+@click.option(
+    "--file",
+    "strategy_file",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    help="Run a strategy of PubMed-style numbered lines (#1 ..., #3 AND #5; plain lines"
+    " are numbered in order): print each line's count and record each in the history.",
+)
 @click.option(
     "--mode",
     type=click.Choice(["lexical", "dense", "hybrid"]),
@@ -90,7 +100,8 @@ def date_filter(value: str) -> Filters:
 @click.pass_context
 def search(
     ctx: click.Context,
-    query: str,
+    query: str | None,
+    strategy_file: Path | None,
     mode: str | None,
     k: int,
     year: str | None,
@@ -119,12 +130,26 @@ def search(
       medsearch search 'cataract[ti]' --count
       medsearch search 'cataract surgery' --sort date --export ris -o cataract.ris
       medsearch search 'heart attack AND aspirin' --explain
+      medsearch search --file strategy.txt
     """
     from medsearch.history.recording import record_search, resolver
     from medsearch.index.lexical.spelling import did_you_mean
     from medsearch.retrieval.searcher import open_searcher
     from medsearch.retrieval.sorting import depth_for, sort_result
 
+    if (query is None) == (strategy_file is None):
+        raise UsageError("give a QUERY or --file STRATEGY (one of them)")
+    if strategy_file is not None:
+        if export_fmt is not None or explain or sort != "relevance":
+            raise UsageError(
+                "--file prints each line's count: --export, --sort and --explain take one QUERY"
+            )
+        filters = make_filters(year, journals, types, exclude_retracted)
+        if date is not None:
+            filters = filters.merge(date_filter(date))
+        _strategy(ctx, strategy_file, filters, mode, profile, device, as_json=as_json)
+        return
+    assert query is not None
     if output is not None and export_fmt is None:
         raise UsageError("-o/--output names the file of --export FORMAT")
     if count_only and export_fmt is not None:
@@ -153,18 +178,22 @@ def search(
             rerank="none" if first_stage_only else choice,
             snippets=not first_stage_only,
             history=resolver(paths),
+            within_count=export_fmt is not None or sort != "relevance",
         )
         try:
             record_search(paths, searcher, query, result, filters=filters)
         except HomeError as exc:  # the search stands; the note says what was not kept
             click.echo(f"note: not recorded in the history: {exc}", err=True)
-        if explain and not as_json:
-            click.echo(explanation(result, searcher.mesh() is not None), err=True)
+        explained = explain_result(result, searcher, filters) if explain else None
+        if explained is not None and not as_json:
+            click.echo(explanation(explained, searcher.mesh() is not None), err=True)
         if count_only:  # the notes say how the query was read: a count needs them too
             if as_json:
                 counted: dict[str, object] = {"count": result.total}
                 if result.notes:  # as in the hits' JSON: present when there are any
                     counted["notes"] = list(result.notes)
+                if explained is not None:
+                    counted["explain"] = explained
                 emit_json(counted)
             else:
                 click.echo(result.total)
@@ -185,6 +214,8 @@ def search(
     result = result.with_hits(result.hits[:k])
     if as_json:
         out = result.to_dict()
+        if explained is not None:
+            out["explain"] = explained
         if suggestion is not None:
             out["did_you_mean"] = suggestion.query
         emit_json(out)
@@ -205,14 +236,65 @@ def search(
         click.echo(f"note: {suggestion.note}", err=True)
 
 
-def explanation(result: SearchResult, mesh_installed: bool) -> str:
-    """``--explain``: the query as it ran, or why MeSH did not change it."""
-    from medsearch.mesh.tables import INSTALL_HINT
+def explain_result(result: SearchResult, searcher: Searcher, filters: Filters) -> dict[str, Any]:
+    """``--explain``: the query as run (PubMed's search details, by the one printer) and
+    the strategy as a tree with every clause's count (:mod:`medsearch.retrieval.explain`),
+    as ``--json`` prints them (``explain.details``, ``explain.tree``)."""
+    from medsearch.retrieval.explain import details, explain_tree
 
+    assert result.plan is not None, "a search's result carries its plan"
+    tree = explain_tree(result.plan, searcher.lexical, filters, total=result.total)
+    return {"details": details(result.plan, filters), "tree": tree.to_dict()}
+
+
+def explanation(explained: dict[str, Any], mesh_installed: bool) -> str:
+    """``--explain`` as text: the search details, then each clause's count, indented
+    as the strategy nests (the count first, as PubMed's history table and Ovid's lines
+    put it), and how to install MeSH when it is not."""
+    from medsearch.mesh.tables import INSTALL_HINT
+    from medsearch.retrieval.explain import tree_lines
+
+    lines = [f"search details: {explained['details']}"]
     if not mesh_installed:
-        return f"search details: as typed; {INSTALL_HINT}"
-    translated = result.translation or "(plain words, ranked as typed)"
-    return f"search details: {translated}"
+        lines.append(f"note: as typed, MeSH not applied; {INSTALL_HINT}")
+    lines.append("clause counts (each clause alone; NOT: the articles it excludes):")
+    lines.extend(tree_lines(explained["tree"]))
+    return "\n".join(lines)
+
+
+def _strategy(
+    ctx: click.Context,
+    source: Path,
+    filters: Filters,
+    mode: str | None,
+    profile: str | None,
+    device: str,
+    *,
+    as_json: bool,
+) -> None:
+    """``search --file``: each numbered line counted and recorded
+    (:mod:`medsearch.history.strategy`), listed as PubMed's Advanced page lists them."""
+    from medsearch.history.strategy import read_strategy, run_strategy, strategy_text
+    from medsearch.retrieval.searcher import open_searcher
+
+    try:
+        text = sys.stdin.read() if str(source) == "-" else source.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{source} is not UTF-8 text") from None
+    lines = read_strategy(text)
+    notes: list[str] = []
+    paths = paths_of(ctx)
+    with open_searcher(paths, profile=profile, device=device) as searcher:
+        rows = run_strategy(paths, searcher, lines, filters=filters, mode=mode, notes=notes)
+    if as_json:
+        emit_json({"lines": [r.to_dict() for r in rows], "notes": notes})
+        return
+    click.echo(strategy_text(rows))
+    for row in rows:
+        for note in row.result.notes:
+            click.echo(f"note: #{row.line.number}: {note}", err=True)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
 
 
 EXPORT_LIMIT = 10_000

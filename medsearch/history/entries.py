@@ -9,7 +9,7 @@ import numpy as np
 import zstandard
 
 from medsearch.errors import QuerySyntaxError
-from medsearch.query.printer import filter_clauses
+from medsearch.query.printer import filter_clauses, translation_text
 from medsearch.records import Filters
 from medsearch.store.snapshot import Snapshot
 
@@ -89,7 +89,8 @@ class Entry:
     def _with_filters(self, query: str | None) -> str | None:
         if query is None:
             return None
-        clauses = filter_clauses(self.filters)
+        spelt = bool(self.translation) and query == self.translation  # as --explain spells it
+        clauses = filter_clauses(self.filters, details=spelt)
         if not clauses:
             return query
         if self.command != "search":
@@ -131,7 +132,7 @@ def reads_back(translation: str) -> bool:
     that ran: it parses, and printed again from that parse it is the same text but for
     parentheses.
 
-    The printer (:func:`medsearch.mesh.expand.render`) writes every part of a query
+    The printer (:func:`medsearch.query.printer.translation_text`) writes every part of a query
     that decides its set: tags, ``:noexp``, proximity, phrases, truncation, and the
     Boolean structure with every group in parentheses. The parser keeps each explicit
     group, and only flattens a run of one operator (``A OR (B OR C)`` is ``A OR B OR
@@ -140,7 +141,6 @@ def reads_back(translation: str) -> bool:
     it runs. Checked when ``#N`` is expanded, not when a line is recorded: a parse and
     a print cost about twice reading the typed query (0.4 ms for four mapped words on
     a loaded 2-core machine; ``python -m benchmarks.history translation``)."""
-    from medsearch.mesh.expand import translation_text
     from medsearch.query.parser import parse_query
 
     try:

@@ -74,17 +74,23 @@ def parsed_as_run(text: str, paths: Paths) -> ParsedQuery:
         return parse_plain(text)
 
 
-def result_set(
-    searcher: Searcher, parsed: ParsedQuery, filters: Filters, result: SearchResult
-) -> np.ndarray | None:
+def result_set(searcher: Searcher, result: SearchResult, filters: Filters) -> np.ndarray | None:
     """The PMIDs of a set query's whole set when it holds at most :data:`SET_LIMIT`;
-    listed from the hits when they are all of it, else from the lexical index (the
-    searcher's own set: same parse, same filters). None for ranked words or a larger set."""
+    listed from the hits when they are all of it, else from the lexical index with the
+    search's own plan (the query as run: MeSH exploded, the same filters), so the set
+    kept is the set counted. None for ranked words or a larger set."""
     if result.counted != "set" or result.total > SET_LIMIT:
         return None
     if result.total <= len(result.hits):
         return np.array(sorted(h.pmid for h in result.hits), dtype=np.int64)
-    return np.sort(searcher.lexical.set_pmids(parsed, result.total, filters))
+    assert result.plan is not None, "a search's result carries its plan"
+    return np.sort(searcher.lexical.set_pmids(result.plan.parsed, result.total, filters))
+
+
+def _as_read(result: SearchResult, typed: str, paths: Paths) -> str:
+    """The query as read (before MeSH), printed: the plan's own reading."""
+    parsed = result.plan.as_read if result.plan is not None else parsed_as_run(typed, paths)
+    return format_query(parsed)
 
 
 def record_search(
@@ -114,19 +120,18 @@ def record_search(
                 paths, searcher, typed, result, filters=filters, source=source, history=own
             )
     typed = repair_undecodable(typed)  # argv bytes that were not UTF-8, as the search read them
-    parsed = parsed_as_run(typed, paths)
     entry = Entry(
         number=0,
         at=now(),
         command="search",
         typed=" ".join(typed.split()),
-        query=format_query(parsed),
+        query=_as_read(result, typed, paths),
         mode=result.mode,
         filters=filters,
         total=result.total,
         counted=result.counted,
         snapshot=corpus_snapshot(searcher.store),
-        pmids=result_set(searcher, parsed, filters, result),
+        pmids=result_set(searcher, result, filters),
         source=source,
         translation=_translation(result),
     )
@@ -278,7 +283,6 @@ def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli")
     result = searcher.search(
         then.query, mode="lexical", k=1, filters=then.filters, rerank="none", snippets=False
     )
-    parsed = parsed_as_run(then.query, paths)
     current = Entry(
         number=0,
         at=now(),
@@ -290,7 +294,7 @@ def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli")
         total=result.total,
         counted=result.counted,
         snapshot=corpus_snapshot(searcher.store),
-        pmids=result_set(searcher, parsed, then.filters, result),
+        pmids=result_set(searcher, result, then.filters),
         source=source,
         translation=_translation(result),
     )

@@ -20,6 +20,7 @@ https://pubmed.ncbi.nlm.nih.gov/help/) is the specification:
 
 The result is an ordinary :class:`ParsedQuery`: a heading's keys ride on its
 :class:`Tagged` node (``keys``) and the lexical side matches them in one term-set query.
+Its text is written by the one printer, :func:`medsearch.query.printer.translation_text`.
 """
 
 from __future__ import annotations
@@ -37,13 +38,11 @@ from medsearch.query.nodes import (
     Or,
     ParsedQuery,
     Phrase,
-    Prefix,
     Tagged,
     Term,
-    YearRange,
 )
 from medsearch.query.parser import field_notes
-from medsearch.records import Filters
+from medsearch.query.printer import format_node, translation_text
 
 MAX_SPAN = 6
 """Longest run of words looked up as one entry term (MeSH's longest entry terms that a
@@ -122,15 +121,6 @@ def translate(
     out = replace(parsed, node=node)
     notes = (*walk.notes, *field_notes(parsed, mesh=True))
     return Translation(out, translation_text(out), tuple(dict.fromkeys(notes)), walk.mapped)
-
-
-def translation_text(parsed: ParsedQuery) -> str:
-    """``parsed`` as PubMed's "Search details" prints it: the query, then the
-    restrictions lifted out of it."""
-    limits = filters_text(parsed.filters)
-    node = parsed.node
-    shown = (_grouped(node) if limits else render(node)) if node is not None else ""
-    return " AND ".join(t for t in (shown, limits) if t)
 
 
 @dataclass
@@ -314,7 +304,7 @@ def _adds(mapped: _Mapped) -> set[tuple[str, bool, str]]:
 
 
 def _alternative(node: Tagged) -> tuple[str, bool, str]:
-    text = node.node.text if isinstance(node.node, Term | Phrase) else render(node.node)
+    text = node.node.text if isinstance(node.node, Term | Phrase) else format_node(node.node)
     return node.tag, node.noexp, text.casefold()
 
 
@@ -337,90 +327,3 @@ def _explicit_or(node: Node) -> bool:
 def _looks_like_a_name(words: list[Term]) -> bool:
     """``smith ja``, ``Smith JA``: a surname and initials (PubMed's author step)."""
     return len(words) == 2 and words[1].text.isalpha() and len(words[1].text) <= 3
-
-
-# -- the translation as text -------------------------------------------------------------
-
-_TAG_NAMES = {
-    "mh": "MeSH Terms",
-    "majr": "MeSH Major Topic",
-    "sh": "Subheading",
-    "nm": "Supplementary Concept",
-    "ta": "Journal",
-    "au": "Author",
-    "tw": "Text Word",
-    "all": "All Fields",
-    "rn": "EC/RN Number",
-    "pa": "Pharmacological Action",
-}
-
-
-def render(node: Node | None) -> str:
-    """The query as PubMed's "Search details" would print it."""
-    if node is None:
-        return ""
-    if isinstance(node, Term):
-        return node.text
-    if isinstance(node, Phrase):
-        near = f":~{node.near}" if node.near is not None else ""
-        return f'"{node.text}"' + (f"[{near}]" if near else "")
-    if isinstance(node, Prefix):
-        return node.text + "*"
-    if isinstance(node, YearRange):
-        return f"{node.start}:{node.end}[{node.tag}]"
-    if isinstance(node, Tagged):
-        name = _TAG_NAMES.get(node.tag, node.tag)
-        inner = node.node
-        suffix = ":noexp" if node.noexp else ""
-        if isinstance(inner, Phrase) and inner.near is not None:
-            suffix += f":~{inner.near}"
-        value = inner.text if isinstance(inner, Term | Phrase | Prefix) else render(inner)
-        value += "*" if isinstance(inner, Prefix) else ""
-        return f'"{value}"[{name}{suffix}]'
-    if isinstance(node, Not):
-        return f"NOT {_grouped(node.child)}"
-    if isinstance(node, And):
-        parts = [_grouped(c) for c in node.children]
-        out = parts[0] if parts else ""
-        for child, part in zip(node.children[1:], parts[1:], strict=True):
-            out += f" {part}" if isinstance(child, Not) else f" AND {part}"
-        return out
-    joiner = " " if node.words and not isinstance(node, _Mapped) else " OR "
-    return joiner.join(_grouped(c) for c in node.children)
-
-
-def filters_text(filters: Filters) -> str:
-    """The restrictions lifted out of a query, as the tags they were typed as."""
-    parts: list[str] = []
-    if filters.date_from is not None or filters.date_to is not None:
-        first, last = _date(filters.date_from), _date(filters.date_to, end=True)
-        parts.append(f"{first}[dp]" if first == last else f"{first}:{last}[dp]")
-    elif filters.year_from is not None or filters.year_to is not None:
-        parts.append(f"{filters.year_from or ''}:{filters.year_to or ''}[dp]")
-    for values, tag in (
-        (filters.journals, "Journal"),
-        (filters.publication_types, "Publication Type"),
-        (filters.languages, "Language"),
-    ):
-        if values:
-            joined = " OR ".join(f'"{v}"[{tag}]' for v in values)
-            parts.append(f"({joined})" if len(values) > 1 else joined)
-    return " AND ".join(parts)
-
-
-def _date(value: int | None, *, end: bool = False) -> str:
-    """``20190801`` -> ``2019/08/01``; a part left open (``00``, or a year's last day at
-    the ``end`` of a range) is left out: ``20190800`` -> ``2019/08``."""
-    if value is None:
-        return ""
-    text = f"{value:08d}"
-    if text[4:] == "0000" or (end and text[4:] == "1231"):
-        return text[:4]
-    if text[6:] == "00":
-        return f"{text[:4]}/{text[4:6]}"
-    return f"{text[:4]}/{text[4:6]}/{text[6:]}"
-
-
-def _grouped(node: Node) -> str:
-    text = render(node)
-    return f"({text})" if isinstance(node, And | Or) and len(node.children) > 1 else text

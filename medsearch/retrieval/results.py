@@ -8,6 +8,7 @@ from typing import Any
 
 from medsearch.notices import notice_for, notices
 from medsearch.records import Article, Filters, Hit, SentenceMatch
+from medsearch.retrieval.sets import Plan
 
 ALL_WORDS = "all_words"
 """What ``total`` counts for plain words (:attr:`SearchResult.counted`)."""
@@ -67,6 +68,9 @@ class SearchResult:
     """What ``total`` counts: ``"set"`` (a set query's articles, PubMed's count) or
     ``"all_words"`` (plain words: the articles holding every word); None where a total
     is no count of matches (similar articles, sentences)."""
+    plan: Plan | None = field(default=None, compare=False)
+    """The query as run (a search's one plan): what the history keeps the set of,
+    ``--explain`` counts and ``rerun`` compares; None for other commands."""
 
     def to_dict(self) -> dict[str, Any]:
         named = {"query": self.query, "citance": self.citance, "pmid": self.pmid}

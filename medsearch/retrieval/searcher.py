@@ -21,22 +21,21 @@ import numpy as np
 from medsearch.errors import ModelError, StoreError, UsageError
 from medsearch.paths import Paths
 from medsearch.query.normalize import repair_undecodable
-from medsearch.query.parser import mesh_note, parse_plain
+from medsearch.query.parser import mesh_note
 from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.cross_stage import cross_rerank
 from medsearch.retrieval.query_text import (
     LONG_TEXT,
     dropped_note,
     encoder_text,
-    read_query,
+    make_plan,
     reads_as_article,
     reranker_text,
-    translate,
     truncated_note,
 )
 from medsearch.retrieval.resources import Resources
 from medsearch.retrieval.results import ALL_WORDS, Candidate, SearchResult, make_hits
-from medsearch.retrieval.sets import Plan, dense_method, plan_query
+from medsearch.retrieval.sets import Plan, dense_method
 from medsearch.store import Store
 
 MODES = ("lexical", "dense", "hybrid")
@@ -59,6 +58,7 @@ class Searcher(Resources):
         rerank: str | None = None,
         snippets: bool = True,
         history: Callable[[int], str] | None = None,
+        within_count: bool = False,
     ) -> SearchResult:
         """The first stage: lexical and/or dense, fused, joined with their records; then
         the Delta reranker over the top ``delta_depth`` when ``rerank`` (default: the
@@ -68,6 +68,10 @@ class Searcher(Resources):
         models cannot be loaded here (e.g. NCBI's embeddings were imported but the MedCPT
         query encoder was never downloaded) it falls back to lexical and says why.
         ``history``: what ``#N`` refers to (:func:`medsearch.history.recording.resolver`).
+        ``within_count``: the hits are drawn from the counted set alone (plain words:
+        the articles holding every word), as an export and every order other than
+        relevance need: they cover exactly what the count says, never ranked hits
+        beyond it (a dense-only hit without the word).
         """
         self._records = {}  # records read for snippets are reused for the hits
         try:
@@ -80,6 +84,7 @@ class Searcher(Resources):
                 rerank=rerank,
                 snippets=snippets,
                 history=history,
+                within_count=within_count,
             )
         finally:
             self._records = None
@@ -95,10 +100,9 @@ class Searcher(Resources):
         rerank: str | None,
         snippets: bool,
         history: Callable[[int], str] | None = None,
+        within_count: bool = False,
     ) -> SearchResult:
-        read = read_query(query, syntax=syntax, history=history)
-        parsed, error, syntax = read.parsed, read.error, read.syntax
-        notes = list(read.notes)
+        notes: list[str] = []
         if mode is None and self.default_mode != "lexical":
             try:
                 self.encoder("hybrid search")
@@ -112,18 +116,16 @@ class Searcher(Resources):
             raise UsageError(f"-k must be between 1 and {MAX_K}")
         if not query.strip():
             raise UsageError("the query is empty")
-        if error is not None and syntax:
-            raise error
-        query_plan = plan_query(parsed or parse_plain(query))
-        mesh = self.mesh() if syntax else None
-        translation = (
-            translate(query_plan, mesh, self.lexical, mesh_ranking=self.settings.mesh_ranking)
-            if mesh is not None
-            else None
-        )
-        if translation is not None:
-            query_plan = translation.plan
-            notes.extend(translation.notes)
+        query_plan = self.plan(query, syntax=syntax, history=history)
+        syntax = query_plan.syntax
+        notes[:0] = query_plan.notes
+        counted = "set" if query_plan.is_set else ALL_WORDS
+        if within_count and not query_plan.is_set and query_plan.all_words is not None:
+            query_plan = query_plan.counted_set()
+            notes.append(
+                "the hits are the articles counted (every word); articles ranked in"
+                " without every word are left out"
+            )
         filters = filters or Filters()
         if mode != "lexical":
             self.encoder(f"{mode} search")  # the plan depends on its device
@@ -151,7 +153,7 @@ class Searcher(Resources):
             notes.append(long_query)
         if lex.truncated:
             notes.append(truncated_note(lex.truncated))
-        if syntax and translation is None and (note := mesh_note(query_plan.parsed)) is not None:
+        if syntax and query_plan.translation is None and (note := mesh_note(query_plan.parsed)):
             notes.append(note)
         lexical = [
             Candidate(pmid=h.pmid, score=h.score, sources=("lexical",), snippet=h.snippet)
@@ -198,13 +200,29 @@ class Searcher(Resources):
             mode=mode,
             total=total,
             query=query,
-            translation=translation.text if translation is not None else None,
+            translation=query_plan.translation,
             long_query=long_query,
             filters=lex.filters,
             notes=tuple(notes),
             timings=tuple(timings),
             rerankers=rerankers,
-            counted="set" if query_plan.is_set else ALL_WORDS,
+            counted=counted,
+            plan=query_plan,
+        )
+
+    def plan(
+        self, query: str, *, syntax: bool = True, history: Callable[[int], str] | None = None
+    ) -> Plan:
+        """The one plan of ``query`` over this home: read once, MeSH applied where it
+        is installed (:func:`~medsearch.retrieval.query_text.make_plan`)."""
+        mesh = self.mesh() if syntax else None
+        return make_plan(
+            repair_undecodable(query),
+            syntax=syntax,
+            history=history,
+            mesh=mesh,
+            lexical=self.lexical,
+            mesh_ranking=self.settings.mesh_ranking,
         )
 
     def _count(self, query_plan: Plan, lexical_total: int, filters: Filters) -> int:

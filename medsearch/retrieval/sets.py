@@ -13,7 +13,7 @@ would count them, and ranked hits outside it are marked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from medsearch.index.lexical.query import STOP_WORDS
 from medsearch.query.nodes import (
@@ -59,19 +59,46 @@ words about the topic: the encoder does not read them."""
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """One query, parsed once, as every side reads it.
+    """One query, parsed and translated once: the query as run, which every consumer
+    reads (search, ``--count``, export, sort, the history's set and ``rerun``, watches,
+    ``--explain``), so none of them can read the text another way.
 
-    ``parsed``: what the lexical side matches and ranks. ``is_set``: whether the query
-    asks for a set (see the module docstring). ``text``: the words the dense side and the
-    rerankers read (tags, operators and excluded words left out). ``all_words``: for
-    plain words, the query holding every word (its count is the result's ``total``);
-    None for a set query.
+    ``parsed``: what the lexical side matches and ranks (with MeSH applied where it is
+    installed). ``is_set``: whether the query asks for a set (see the module docstring).
+    ``text``: the words the dense side and the rerankers read (tags, operators and
+    excluded words left out). ``all_words``: for plain words, the query holding every
+    word (its count is the result's ``total``); None for a set query. ``read``: the
+    query as read, before MeSH (what ``#N`` and ``rerun`` print and translate again);
+    ``translation``: PubMed's "Search details" of ``parsed`` where MeSH changed or
+    could change it (None without MeSH); ``notes``: how the text was read (plain words
+    for unparsable prose, MeSH's notes); ``syntax``: False when read as plain words.
     """
 
     parsed: ParsedQuery
     is_set: bool
     text: str
     all_words: ParsedQuery | None
+    read: ParsedQuery | None = None
+    translation: str | None = None
+    notes: tuple[str, ...] = ()
+    syntax: bool = True
+
+    @property
+    def as_read(self) -> ParsedQuery:
+        """The query before MeSH (the plan itself where nothing translated it)."""
+        return self.read if self.read is not None else self.parsed
+
+    @property
+    def counted(self) -> ParsedQuery | None:
+        """The query whose matches the count counts: the set, or every plain word."""
+        return self.parsed if self.is_set else self.all_words
+
+    def counted_set(self) -> Plan:
+        """This plan as the set its count counts (plain words: every word required), so
+        an export or a sort other than relevance covers exactly what was counted."""
+        if self.is_set or self.all_words is None:
+            return self
+        return replace(self, parsed=self.all_words, is_set=True, all_words=None)
 
 
 def plan_query(parsed: ParsedQuery) -> Plan:

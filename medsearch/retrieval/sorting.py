@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from medsearch.query.nodes import ParsedQuery
 from medsearch.records import Article, Hit
 from medsearch.retrieval.results import SearchResult
 
@@ -123,13 +124,14 @@ def _citation_counts(graph: CitationGraph) -> Callable[[Sequence[int]], dict[int
 
 def with_snippets(
     hits: Sequence[Hit],
-    query: str,
+    query: str | ParsedQuery,
     lexical: LexicalIndex,
     read: Callable[[Sequence[int]], dict[int, Article]],
 ) -> list[Hit]:
     """Snippets for the hits a sort brought to the head: the first stage made them for
     its own head only (making 10,000 would cost seconds). The query's terms come from a
-    one-hit lexical ranking, milliseconds."""
+    one-hit lexical ranking, milliseconds. ``query``: the search's plan (the query as
+    run, ``#N`` expanded and MeSH applied), or text for a result without one."""
     from medsearch.errors import QuerySyntaxError
     from medsearch.index.lexical.snippets import make_snippet
 
@@ -171,7 +173,7 @@ def sort_result(
         read = _citation_counts(graph)
     hits = sorted_hits(result.hits, sort, read)[:k]
     if lexical is not None:
-        query = result.query or ""
+        query = result.plan.parsed if result.plan is not None else result.query or ""
         hits = with_snippets(hits, query, lexical, store.get_many)
     notes = result.notes
     if result.total > len(result.hits):

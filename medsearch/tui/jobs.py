@@ -184,6 +184,7 @@ def _search(searcher: Searcher, request: Request, paths: Paths | None) -> Answer
         rerank="none" if sorted_ else None,
         snippets=not sorted_,
         history=resolver(paths) if paths is not None else None,
+        within_count=sorted_,  # another order covers the counted set, as the CLI's
     )
     result = sort_result(result, request.sort, request.k, searcher.store, searcher.lexical)
     suggestion = did_you_mean(searcher.lexical, request.text)

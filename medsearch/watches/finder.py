@@ -3,7 +3,10 @@
 The candidates are the articles the update files applied since the watch last ran
 added (and, when the watch asks, replaced): the store's ``file_changes`` rows say which,
 so the cost follows the update (~30K articles a day), never the corpus. The lexical
-index then answers one query restricted to those PMIDs (a term set):
+index then answers one query restricted to those PMIDs (a term set), the watch's query
+as a search runs it (its :class:`~medsearch.retrieval.sets.Plan`: MeSH headings
+exploded and words mapped where MeSH is installed, so an article indexed under a
+narrower heading is new to ``heading[mh]`` as it is to the search's count):
 
 - a set query keeps the candidates its set now holds (PubMed's semantics: the set is
   what matches, whatever the order);
@@ -19,8 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from medsearch.index.lexical.index import LexicalIndex
-from medsearch.query import parse_query
+from medsearch.mesh.expand import MeshLookup
 from medsearch.records import Filters
+from medsearch.retrieval.query_text import make_plan
+from medsearch.retrieval.sets import Plan
 from medsearch.store import Store
 from medsearch.store.changes import ADDED, REPLACED, Changes
 from medsearch.watches.book import now
@@ -46,8 +51,9 @@ def make_watch(
     is never new to it. A ranked watch's threshold, unless given, is the score of its
     :data:`THRESHOLD_RANK` th hit now (every match counts when it has fewer)."""
     check_name(name)
-    parsed = parse_query(query)
-    kind = SET if parsed.set_query else RANKED
+    query_plan = watch_plan(query, store, lexical)
+    parsed = query_plan.parsed
+    kind = SET if query_plan.is_set else RANKED
     chosen = filters or Filters()
     if kind == RANKED and threshold is None:
         ranked = lexical.rank(parsed, k=THRESHOLD_RANK, filters=chosen, count=False)
@@ -64,6 +70,14 @@ def make_watch(
         last_run=None,
         last_change=store.last_change(),
     )
+
+
+def watch_plan(query: str, store: Store, lexical: LexicalIndex) -> Plan:
+    """The plan a search of ``query`` runs on this corpus, MeSH applied where installed
+    (:func:`~medsearch.retrieval.query_text.make_plan`; the query language always: a
+    watch is saved from a query that parsed)."""
+    mesh = MeshLookup.open(store.conn)
+    return make_plan(query, mesh=mesh, lexical=lexical)
 
 
 def candidates(watch: Watch, changes: Changes) -> dict[int, str]:
@@ -93,13 +107,20 @@ def gather_candidates(watch: Watch, changes: Changes, lexical: LexicalIndex) -> 
 
 
 def find_new(
-    watch: Watch, changes: Changes, lexical: LexicalIndex, gathered: Candidates | None = None
+    watch: Watch,
+    changes: Changes,
+    lexical: LexicalIndex,
+    gathered: Candidates | None = None,
+    *,
+    plan: Plan,
 ) -> Found:
     """The candidates ``watch`` matches: a set query's members newest PMID first, a
     ranked query's at or above its threshold best first. ``gathered``: the candidates of
-    ``changes`` for this watch, from :func:`gather_candidates`."""
+    ``changes`` for this watch, from :func:`gather_candidates`; ``plan``: the watch's
+    query as a search runs it now (:func:`watch_plan`: today's MeSH decides the
+    explosion, as it does for the search's count)."""
     todo = gathered or gather_candidates(watch, changes, lexical)
-    parsed = parse_query(watch.query)
+    parsed = plan.parsed
     hits: list[tuple[int, str, float]]
     if watch.kind == SET:
         members: set[int] = set()

@@ -20,7 +20,7 @@ from medsearch.store import Store
 from medsearch.store.changes import Changes
 from medsearch.watches.book import WatchBook, now
 from medsearch.watches.feed import FEED_ENTRIES, write_feed
-from medsearch.watches.finder import Candidates, find_new, gather_candidates
+from medsearch.watches.finder import Candidates, find_new, gather_candidates, watch_plan
 from medsearch.watches.model import REFERENCES, Found, Watch
 from medsearch.watches.references import changed_and_noticed, find_notices
 
@@ -147,7 +147,8 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
                     try:
                         if key not in gathered:
                             gathered[key] = gather_candidates(watch, changes, lexical)
-                        found = find_new(watch, changes, lexical, gathered[key])
+                        plan = watch_plan(watch.query, store, lexical)
+                        found = find_new(watch, changes, lexical, gathered[key], plan=plan)
                     except MedsearchError as exc:  # one broken watch does not stop the rest
                         notes.append(f"watch {watch.name} did not run: {exc}")
                         continue
