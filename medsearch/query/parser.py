@@ -64,9 +64,8 @@ MAX_NEAR_WORDS = 5  # a proximity search is one phrase per order of its words: 5
 # bound far past any real query keeps them inside Python's recursion limit (~330 levels
 # here), wherever they run (a TUI worker thread too).
 MAX_NESTING = 100
-# Tags whose value is a date: PubMed's quoted range form "A"[tag] : "B"[tag] reads as
-# A:B[tag] for each (help page, "Searching for a date range").
-DATE_TAGS = ("dp", "crdt", "edat", "dcom", "lr", "mhda", "epdat", "ppdat")
+# DATE_TAGS (nodes.py): PubMed's quoted range form "A"[tag] : "B"[tag] reads as A:B[tag]
+# for each (help page, "Searching for a date range").
 _DATE = re.compile(r"\s*([0-9]{4})(?:[/-]([0-9]{1,2})(?:[/-]([0-9]{1,2}))?)?\s*")
 _PMID = re.compile(r"[0-9]{1,18}")  # fits tantivy's i64
 LANGUAGE_CODES = {
