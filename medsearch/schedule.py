@@ -24,7 +24,9 @@ def update_command(home: Path) -> list[str]:
     environment on a scheduler's PATH."""
     script = Path(sys.executable).with_name("medsearch")
     found = str(script) if script.exists() else shutil.which("medsearch")
-    start = [found] if found else [sys.executable, "-c", "from medsearch.cli import main; main()"]
+    start = (
+        [found] if found else [sys.executable, "-P", "-c", "from medsearch.cli import main; main()"]
+    )
     return [*start, "--home", str(home.absolute()), "update", "--quiet"]
 
 
