@@ -155,20 +155,19 @@ def counts(checked: list[Checked]) -> dict[str, int]:
 
 
 def _references(sources: tuple[str, ...]) -> list[Reference]:
-    from medsearch.references import Reference, read
+    from medsearch.references import Reference, read_file, read_stream
 
     out: list[Reference] = []
     for source in sources:
         if source == "-":
-            out += read(sys.stdin.read(), "-")
+            out += read_stream(sys.stdin.buffer, "-")
             continue
         path = Path(source)
         if path.is_file():
             try:
-                text = path.read_text(encoding="utf-8-sig")
-            except (OSError, UnicodeDecodeError) as exc:
+                out += read_file(path)
+            except OSError as exc:
                 raise UsageError(f"cannot read {source}: {exc}") from exc
-            out += read(text, source)
         elif (pmid := pmid_from(source)) is not None:
             out.append(Reference(f"PMID {pmid}", pmid=pmid))
         else:
