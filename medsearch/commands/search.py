@@ -164,6 +164,9 @@ def search(
                 for note in result.notes:
                     click.echo(f"note: {note}", err=True)
         if count_only:
+            if not explain:  # never silently: the notes go to stderr under --count too
+                for note in result.notes:
+                    click.echo(f"note: {note}", err=True)
             if as_json:
                 emit_json({"count": result.total})
             else:

@@ -209,6 +209,11 @@ def run_update(
                 stopped = _apply(ing, plan, paths, progress, clock, connections)
                 if encode and summary.ingested:
                     _encode(paths, ing, device, progress, clock)
+        else:  # nothing new: still mend what a stopped run left (an ingest would)
+            from ingest.lexical_sync import repair
+
+            with clock.stage("prepare"):
+                repair(paths, progress)
         with clock.stage("watches"):
             report = run_watches(paths)
     return plan, stopped, report

@@ -108,8 +108,9 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
             if store.unindexed.count():
                 return RunReport(
                     notes=(
-                        "the lexical index is catching up with the store (an update is"
-                        " running or was stopped); watches run once it has",
+                        "the lexical index is catching up with the store (another"
+                        " medsearch is writing); watches run once it has: run `medsearch"
+                        " watch run` after it finishes",
                     )
                 )
             with open_lexical(paths.lexical_index, create=False) as lexical:
