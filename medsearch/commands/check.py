@@ -179,6 +179,7 @@ def _print(checked: list[Checked]) -> None:
     from rich.text import Text
 
     from medsearch.commands.render import console, notice_text
+    from medsearch.safe_text import terminal_text
 
     got = counts(checked)
     console.print(
@@ -188,10 +189,10 @@ def _print(checked: list[Checked]) -> None:
     )
     flagged = [c for c in checked if c.notices]
     for item in flagged:
-        line = Text(f"{item.reference.label}  PMID {item.pmid}  ")
+        line = Text(f"{terminal_text(item.reference.label)}  PMID {item.pmid}  ")
         line.append_text(notice_text(item.notices))
         console.print(line, soft_wrap=True)
-        console.print(Text(f"    {item.title}", style="dim"), soft_wrap=True)
+        console.print(Text(f"    {terminal_text(item.title or '')}", style="dim"), soft_wrap=True)
     if not flagged:
         console.print("no reference is retracted, corrected or under an expression of concern")
     for item in checked:
@@ -199,6 +200,6 @@ def _print(checked: list[Checked]) -> None:
             ref = item.reference
             what = ref.title or ref.doi or (f"PMID {ref.pmid}" if ref.pmid else "")
             console.print(
-                Text("not found: ", style="yellow") + Text(f"{ref.label}  {what}"),
+                Text("not found: ", style="yellow") + Text(terminal_text(f"{ref.label}  {what}")),
                 soft_wrap=True,
             )

@@ -74,6 +74,7 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
     from rich.table import Table
 
     from medsearch.commands.render import console
+    from medsearch.safe_text import terminal_text
 
     listing = Table(box=None, padding=(0, 1))
     for column in ("#", "time (UTC)", "query", "count"):
@@ -83,7 +84,7 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
         when = e.at.replace("T", " ").removesuffix("+00:00")
         typed = e.typed if len(e.typed) <= TYPED_SHOWN else e.typed[: TYPED_SHOWN - 1] + "…"
         shown = typed if e.shown is None or e.shown == e.typed else f"{typed}  →  {e.shown}"
-        listing.add_row(f"#{e.number}", when, escape(shown), count)
+        listing.add_row(f"#{e.number}", when, escape(terminal_text(shown)), count)
     console.print(listing)
 
 
@@ -108,8 +109,10 @@ def rerun_command(ctx: click.Context, number: int, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_dict())
         return
+    from medsearch.safe_text import terminal_text
+
     then, now = report.then, report.now
-    click.echo(f"#{number}: {then.shown}")
+    click.echo(f"#{number}: {terminal_text(then.shown or '')}")
     click.echo(f"  then {then.at}: {_count(then.total)} · {_snapshot(then)}")
     label = f" (recorded as #{report.number})" if report.number is not None else ""
     click.echo(f"  now  {now.at}: {_count(now.total)} · {_snapshot(now)}{label}")
