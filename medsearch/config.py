@@ -148,6 +148,11 @@ def read_config(paths: Paths) -> dict[str, Any]:
         config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file} is not valid TOML: {exc}") from exc
+    except RecursionError:  # tomllib recurses once per nesting level
+        raise ConfigError(
+            f"{file} nests arrays or tables too deeply to read; a medsearch setting is a"
+            " number, a string or a flat list"
+        ) from None
     for name, value in config.items():
         if name not in TABLES:
             raise ConfigError(
