@@ -86,3 +86,16 @@ def test_control_characters_never_reach_the_terminal_raw(tmp_path: Path) -> None
     bib.write_text("@article{k\x1b[31m, title = {Unknown \x1b[2J title\x08}}\n")
     code, out, _ = cli(home, "check", str(bib))
     assert "\x1b" not in out and "\x08" not in out and "k^[[31m  Unknown ^[[2J title^H" in out
+
+
+def test_export_to_an_existing_file_says_it_replaced_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    source = pubmed_file(tmp_path / "a.xml", [article_xml(1, "Gout flares", "Gout.")])
+    assert cli(home, "ingest", str(source), "--no-encode", "--jobs", "0")[0] == 0
+    target = tmp_path / "refs.bib"
+    result = CliRunner().invoke(main, ["--home", str(home), "export", "1", "-o", str(target)])
+    assert result.exit_code == 0 and result.stderr.strip() == f"wrote 1 record(s) to {target}"
+    result = CliRunner().invoke(main, ["--home", str(home), "export", "1", "-o", str(target)])
+    assert result.stderr.strip() == (
+        f"wrote 1 record(s) to {target} (it replaced the file that was there)"
+    )

@@ -58,11 +58,22 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
 
         if not any(e.ran for e in entries):
             raise NotFoundError("the search history is empty: nothing to export")
-        md, table = write_prisma(entries, output or paths.exports, version=__version__)
+        folder = output or paths.exports
+        replaced = (folder / "search-log.md").exists() or (folder / "search-log.csv").exists()
+        md, table = write_prisma(entries, folder, version=__version__)
         if as_json:
-            emit_json({"markdown": str(md), "csv": str(table), "lines": len(entries)})
-        else:
-            click.echo(f"wrote {md} and {table}")
+            emit_json(
+                {
+                    "markdown": str(md),
+                    "csv": str(table),
+                    "lines": len(entries),
+                    "replaced": replaced,
+                }
+            )
+        else:  # never silently: an earlier log there is gone now
+            click.echo(
+                f"wrote {md} and {table}" + (" (replacing the earlier log)" if replaced else "")
+            )
         return
     if as_json:
         emit_json({"history": str(paths.history_db), "lines": [e.to_dict() for e in entries]})
