@@ -26,10 +26,18 @@ import numpy as np
 
 from medsearch.errors import ParseError, UsageError
 from medsearch.progress import NullProgress, Progress
+from medsearch.records import MAX_PMID
 from medsearch.store import Store
+from medsearch.store.refs import GRAPH_MAX
 
 BLOCK_BYTES = 32 * 1024 * 1024
 """About 1.5M edges a transaction."""
+LINE_BYTES = 4096
+"""The longest line read: a row is two PMIDs (~20 bytes). A line past it is an error,
+never read whole (a zip holding a 2 GiB line once passed 4 GB)."""
+PMID_DIGITS = len(str(MAX_PMID))
+"""A value longer than a PMID can be is an error before it is converted: numpy sizes a
+block's array by its longest value (one 2M-digit value asked for 745 GiB)."""
 CITING = ("citing",)
 CITED = ("referenced", "cited")
 
@@ -40,6 +48,8 @@ class ImportReport:
     edges_read: int
     edges_added: int
     skipped: bool
+    edges_outside: int = 0
+    """Rows left out: a PMID of 0 or past the graph's (``GRAPH_MAX``)."""
     """The file was imported before: nothing was read."""
 
 
@@ -78,21 +88,36 @@ def _columns(header: bytes, path: Path) -> tuple[int, int]:
     return citing, cited
 
 
-def _edges(block: bytes, citing_col: int, path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """The block's (citing, cited) PMIDs, sorted by citing; rows naming a PMID of 0 or
-    past 2^32 (none in the snapshot) are dropped."""
+def _edges(block: bytes, citing_col: int, path: Path) -> tuple[np.ndarray, np.ndarray, int]:
+    """The block's (citing, cited) PMIDs, sorted by citing, and how many rows were left
+    out: those naming a PMID of 0 or past the graph's (none in the snapshot)."""
     values = block.replace(b"\r", b"").replace(b"\n", b",").strip(b",").split(b",")
     if len(values) % 2:
         raise ParseError(str(path), "a row without two columns")
+    longest = max(values, key=len)
+    if len(longest.strip()) > PMID_DIGITS:
+        raise ParseError(
+            str(path),
+            f"a value longer than a PMID ({PMID_DIGITS} digits at most): {longest[:30]!r}...",
+        )
     try:
-        numbers = np.array(values, dtype=np.bytes_).astype(np.int64).reshape(-1, 2)
-    except ValueError as exc:
+        numbers = np.array(values, dtype=np.bytes_).astype(np.uint64).reshape(-1, 2)
+    except (ValueError, OverflowError) as exc:
         raise ParseError(str(path), f"a value that is not a PMID ({exc})") from exc
     citing, cited = numbers[:, citing_col], numbers[:, 1 - citing_col]
-    good = (citing > 0) & (citing < 2**32) & (cited > 0) & (cited < 2**32)
+    top = np.uint64(GRAPH_MAX)
+    good = (citing > 0) & (citing <= top) & (cited > 0) & (cited <= top)
     citing, cited = citing[good].astype(np.uint32), cited[good].astype(np.uint32)
     order = np.argsort(citing, kind="stable")
-    return citing[order], cited[order]
+    return citing[order], cited[order], int(len(good) - good.sum())
+
+
+def _line(stream: IO[bytes], path: Path) -> bytes:
+    """The rest of a line, up to :data:`LINE_BYTES`; longer is an error."""
+    line = stream.readline(LINE_BYTES + 1)
+    if len(line) > LINE_BYTES:
+        raise ParseError(str(path), f"a line longer than {LINE_BYTES:,} bytes")
+    return line
 
 
 def import_collection(store: Store, path: Path, progress: Progress | None = None) -> ImportReport:
@@ -103,10 +128,10 @@ def import_collection(store: Store, path: Path, progress: Progress | None = None
     if row is not None and row[0] == "done":
         return ImportReport(path.name, 0, 0, skipped=True)
     done_bytes = int(row[0]) if row is not None else 0
-    read = added = 0
+    read = added = outside = 0
     with _open(path) as (stream, size):
         buffered = stream
-        header = buffered.readline()
+        header = _line(buffered, path)
         citing_col, _ = _columns(header.strip(), path)
         position = len(header)
         progress.start("citations", "Citation edges (bytes)", total=size)
@@ -124,8 +149,9 @@ def import_collection(store: Store, path: Path, progress: Progress | None = None
             if not block:
                 break
             if not block.endswith(b"\n"):
-                block += buffered.readline()
-            citing, cited = _edges(block, citing_col, path)
+                block += _line(buffered, path)
+            citing, cited, left_out = _edges(block, citing_col, path)
+            outside += left_out
             position += len(block)
             with store.transaction():
                 added += store.add_collection_edges(citing, cited)
@@ -135,7 +161,7 @@ def import_collection(store: Store, path: Path, progress: Progress | None = None
     with store.transaction():
         _set(store, key, "done")
     progress.finish("citations")
-    return ImportReport(path.name, read, added, skipped=False)
+    return ImportReport(path.name, read, added, skipped=False, edges_outside=outside)
 
 
 def _set(store: Store, key: str, value: str) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ingest.children import safe_path
 from ingest.encode_chunks import ARTICLES, ChunkBuilder, ChunkRows, article_chunk, sentence_chunk
 from ingest.encode_pipeline import Chunk
 from ingest.encoded import fetch, stale_pmids
@@ -140,7 +141,8 @@ def chunks_in_processes(
         seq = 0
         try:
             for pmids in stale_batches(reader, kind, profile, size, limit):
-                window.append(pool.submit(chunk_in_worker, pmids))
+                with safe_path():  # a submit spawns the workers, as they are needed
+                    window.append(pool.submit(chunk_in_worker, pmids))
                 if len(window) > processes + 1:
                     yield Chunk(seq, *window.popleft().result())
                     seq += 1

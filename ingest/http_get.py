@@ -10,7 +10,9 @@ than it can be checked:
 - a body is read in chunks against a cap the caller states (:data:`MAX_MD5_BYTES`,
   :data:`MAX_LISTING_BYTES`, a data file's size); a ``Content-Length`` past the cap is
   refused before the first byte, and a body without one is cut off at the cap, so an
-  endless answer costs one chunk of memory, not all of it.
+  endless answer costs one chunk of memory, not all of it;
+- a body must keep up :data:`MIN_RATE` over every :data:`RATE_WINDOW`, so a mirror that
+  trickles bytes cannot hold a download (and the writer lock) for ever.
 
 Failures worth another try (the network, a 5xx, a short read) are :class:`Transient`;
 the callers in :mod:`ingest.download` decide how patient to be.
@@ -19,6 +21,7 @@ the callers in :mod:`ingest.download` decide how patient to be.
 from __future__ import annotations
 
 import http.client
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -40,6 +43,15 @@ MAX_LISTING_BYTES = 8 << 20
 """A folder listing's most bytes: NCBI's baseline listing (~1,300 files and their
 ``.md5`` files) is a few hundred KB, so 8 MiB leaves room for years of update files and
 still stops a server that never stops sending."""
+
+
+MIN_RATE = 4096
+"""Bytes a second a body must average over each :data:`RATE_WINDOW`. Each read has a
+timeout, but a mirror sending a byte every 20 s never meets it, and held ``update``
+(and the writer lock) for ever; at this rate a 40 MB baseline file takes under 3 hours,
+so a slow line passes and a stalled one is cut off within a window, then retried."""
+RATE_WINDOW = 120.0
+"""Seconds over which :data:`MIN_RATE` is measured (slow starts and pauses pass)."""
 
 
 class Transient(Exception):
@@ -184,7 +196,8 @@ def read_body(
     declared = int(header) if header is not None and header.isdigit() else None
     if most is not None and declared is not None and declared > most:
         raise TooLong(f"announces a body of {declared:,} bytes, more than the {most:,} allowed")
-    received = 0
+    received = window_bytes = 0
+    window_start = time.monotonic()
     while True:
         # What has arrived, up to CHUNK: progress and stop() never wait for a whole MB,
         # and one byte past ``most`` is all it takes to know a body is too long.
@@ -199,6 +212,15 @@ def read_body(
             raise TooLong(f"sends a body past the {most:,} bytes allowed")
         sink(chunk)
         received += len(chunk)
+        window_bytes += len(chunk)
+        elapsed = time.monotonic() - window_start
+        if elapsed >= RATE_WINDOW:
+            if window_bytes < MIN_RATE * elapsed:
+                raise Transient(
+                    f"the server sent {window_bytes:,} bytes in {elapsed:.0f} s, under the"
+                    f" {MIN_RATE:,} bytes a second a download must keep up"
+                )
+            window_start, window_bytes = time.monotonic(), 0
     if declared is not None and received < declared:
         raise Transient(f"connection closed after {received} of {declared} bytes")
     return received

@@ -72,6 +72,23 @@ def open_in_step(paths: Paths, store: Store, progress: Progress) -> LexicalIndex
     return split_if_large(paths, store, progress, index)  # e.g. a split a full disk stopped
 
 
+def repair(paths: Paths, progress: Progress) -> int:
+    """Before a writer that does not otherwise open the index for writing (``update``
+    with nothing new, ``watch run``, ``rerank train``) relies on it: when a stopped run
+    left PMIDs the index may not have, bring the index in step as ``ingest`` would.
+    The caller holds the writer lock. Returns how many PMIDs were listed (0: nothing to
+    do, and nothing was opened for writing)."""
+    if not paths.store.exists():
+        return 0
+    with Store(paths.store, readonly=True) as store:
+        listed = store.unindexed.count()
+    if not listed:
+        return 0
+    with Store(paths.store) as store:
+        open_in_step(paths, store, progress).close()
+    return listed
+
+
 def ledger_payload(store: Store) -> str | None:
     """The commit payload of an index built from the whole store: its last file done."""
     done = [e.name for e in store.files.entries() if e.status == "done"]

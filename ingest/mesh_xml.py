@@ -65,20 +65,59 @@ def mesh_year(path: Path) -> int | None:
     return None
 
 
+MAX_RECORD_CHARS = 1_000_000
+"""Characters a MeSH record keeps (names, terms, notes, tree numbers): the largest real
+ones keep ~20,000. Within PubMed's XML limits a record could keep 32 MB: 60 of them
+once took 3.47 GB of memory and left a 4.6 GB store."""
+MAX_RECORD_ROWS = 10_000
+"""Terms, tree numbers, qualifiers and mapped headings of one record (real: a few hundred)."""
+
+
 def parse_mesh(path: Path) -> Iterator[MeshRecord]:
-    """Every descriptor or supplementary record of ``path``, in file order."""
+    """Every descriptor or supplementary record of ``path``, in file order; one past
+    :data:`MAX_RECORD_CHARS` or :data:`MAX_RECORD_ROWS` fails the file."""
     root = mesh_kind(path)
     build: Callable[[Element], MeshRecord | None] = (
         _descriptor if root == DESCRIPTOR_ROOT else _supplemental
     )
+
+    def checked(elem: Element) -> MeshRecord | None:
+        record = build(elem)
+        if record is not None:
+            _check_size(record, path, cast(int | None, elem.sourceline))
+        return record
+
     with stream_errors(path), open_input(path) as stream:
         try:
             found: Iterator[MeshRecord] = stream_records(
-                stream, root, build, path, (_RECORD[root],)
+                stream, root, checked, path, (_RECORD[root],)
             )
             yield from found
         except etree.XMLSyntaxError as err:
             raise syntax_error(path, err) from err
+
+
+def _check_size(record: MeshRecord, path: Path, line: int | None) -> None:
+    if isinstance(record, Descriptor):
+        texts = [record.name, record.scope_note, *record.terms, *record.tree_numbers]
+        texts += [q.name for q in record.qualifiers]
+        rows = len(record.terms) + len(record.tree_numbers) + len(record.qualifiers)
+    else:
+        texts = [record.name, record.note, *record.synonyms, *(h.name for h in record.headings)]
+        rows = len(record.synonyms) + len(record.headings)
+    where = f"line {line}" if line else None
+    if rows > MAX_RECORD_ROWS:
+        problem = (
+            f"MeSH record {record.ui} has {rows:,} terms, tree numbers and qualifiers;"
+            f" the limit is {MAX_RECORD_ROWS:,}"
+        )
+        raise ParseError(str(path), problem, where)
+    if (chars := sum(map(len, texts))) > MAX_RECORD_CHARS:
+        problem = (
+            f"MeSH record {record.ui} holds {chars:,} characters of text;"
+            f" the limit is {MAX_RECORD_CHARS:,}"
+        )
+        raise ParseError(str(path), problem, where)
 
 
 def _text(elem: Element | None, path: str) -> str:

@@ -44,7 +44,7 @@ from medsearch.errors import DiskFullError, ParseError, UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress
 from medsearch.records import MAX_PMID
-from medsearch.store import ApplyCounts, Store
+from medsearch.store import ApplyCounts, Store, refs
 from medsearch.store.backfill import fill as fill_articles
 from medsearch.store.db import is_disk_full
 
@@ -80,6 +80,8 @@ class _Applied:
     rejected: int = 0
     """Records (or DeleteCitation entries) left out: their PMID is not one."""
     bad_pmids: tuple[str, ...] = ()
+    graphless: int = 0
+    """Records kept without their reference lists: their PMID is past the graph's."""
 
 
 class Ingestor:
@@ -319,6 +321,8 @@ class Ingestor:
             if a.rejected:
                 summary.rejected += a.rejected
                 summary.warnings.append(_rejected_warning(a))
+            if a.graphless:
+                summary.warnings.append(_graphless_warning(a))
         return [(a.item, True) for a in applied]
 
     def _index_unit(self, applied: Sequence[_Applied]) -> None:
@@ -341,7 +345,7 @@ class Ingestor:
     def _apply_file(self, item: InputFile, messages: Iterable[Message], *, fresh: bool) -> _Applied:
         """One file's messages, inside the unit's transaction, with its ledger row."""
         t0 = time.monotonic()
-        articles = books = rejected = 0
+        articles = books = rejected = graphless = 0
         added = replaced = deleted = 0
         bad_pmids: tuple[str, ...] = ()
         file_id = self._record(item, "done")
@@ -361,6 +365,11 @@ class Ingestor:
                     flagged = self.store.get_many(counts.noticed).values()
                     lexical.upsert_documents([ls.document(ls.article_fields(a)) for a in flagged])
                 articles += len(payload)
+                graphless += sum(
+                    1
+                    for row, cited in zip(payload.rows, payload.cited, strict=False)
+                    if cited and not refs.in_graph(row[0])
+                )
                 books += payload.books
                 added += counts.added
                 replaced += counts.replaced
@@ -383,7 +392,7 @@ class Ingestor:
             books=books,
             seconds=time.monotonic() - t0,
         )
-        return _Applied(item, articles, books, counts, rejected, bad_pmids)
+        return _Applied(item, articles, books, counts, rejected, bad_pmids, graphless)
 
     def _record_failure(self, item: InputFile, error: str) -> None:
         with self.store.transaction():
@@ -416,4 +425,17 @@ def _rejected_warning(applied: _Applied) -> str:
         f"{applied.item.name}: skipped {n:,} {records} without a valid PMID"
         + (f" ({shown})" if shown else "")
         + f"; a PMID is a positive whole number up to {MAX_PMID}"
+    )
+
+
+def _graphless_warning(applied: _Applied) -> str:
+    """One line on the records kept without their references: a PMID past the citation
+    graph's ``uint32`` (valid for the store) cannot be a graph key, and holding the
+    whole graph in ``uint64`` for PMIDs PubMed will not reach for decades would double
+    its size."""
+    n = applied.graphless
+    records = "record" if n == 1 else "records"
+    return (
+        f"{applied.item.name}: kept {n:,} {records} without {'its' if n == 1 else 'their'}"
+        f" references: the citation graph holds PMIDs up to {refs.GRAPH_MAX}"
     )

@@ -21,6 +21,7 @@ from ingest.summary import IngestSummary
 from medsearch.errors import UsageError
 from medsearch.paths import Paths
 from medsearch.progress import NullProgress, Progress
+from medsearch.store.refs import GRAPH_MAX
 
 if TYPE_CHECKING:
     from ingest.download import RemoteFile
@@ -267,4 +268,9 @@ def import_citations(store: Store, path: Path, progress: Progress) -> str:
     return (
         f"citations: {report.edges_read:,} edges read from {report.file},"
         f" {report.edges_added:,} new to the graph"
+        + (
+            f"; {report.edges_outside:,} rows naming PMID 0 or one past {GRAPH_MAX:,} left out"
+            if report.edges_outside
+            else ""
+        )
     )

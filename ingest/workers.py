@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ingest.children import safe_path
 from medsearch.errors import ParseError
 from medsearch.store.db import is_disk_full
 
@@ -315,13 +316,14 @@ class ParserPool:
     def _start(self, path: Path) -> _Running:
         assert self._ctx is not None and self.spools is not None
         spool = self.spools / f"{self._pending.taken:06d}.spool"
-        out: mp.Queue[Notice] = self._ctx.Queue()  # notices only: a few per 1,000 articles
-        proc = self._ctx.Process(
-            target=_child_main,
-            args=(str(path), str(spool), out, self.batch_size, self.dictionary()),
-            daemon=True,
-        )
-        proc.start()
+        with safe_path():  # the forkserver and resource tracker start here, once
+            out: mp.Queue[Notice] = self._ctx.Queue()  # notices only: a few per 1,000 articles
+            proc = self._ctx.Process(
+                target=_child_main,
+                args=(str(path), str(spool), out, self.batch_size, self.dictionary()),
+                daemon=True,
+            )
+            proc.start()
         return _Running(path, proc, out, spool)
 
     def _messages(self, running: _Running) -> Iterator[Message]:

@@ -46,10 +46,20 @@ class WriterBatch:
         return len(self.rows)
 
 
+BATCH_BYTES = 16 * 2**20
+"""A batch ends at this much JSON as well as at ``batch_size`` records, so the writer
+holds a bounded number of bytes (~4x this at its peak), whatever the records' sizes: a
+batch of 1,000 records is ~3 MB of JSON in PubMed, but 30 records within the XML
+limits (:data:`ingest.sources.MAX_RECORD_BYTES`, 28.6 MiB each) once took 3.45 GB."""
+
+
 def writer_batch(articles: Sequence[Article], dict_id: int = 0) -> WriterBatch:
     """Rows, compressed with the registered dictionary ``dict_id`` (if any; plain JSON
     otherwise), and the lexical documents."""
-    rows = [row_of(a) for a in articles]
+    return _batch(articles, [row_of(a) for a in articles], dict_id)
+
+
+def _batch(articles: Sequence[Article], rows: list[Row], dict_id: int) -> WriterBatch:
     if dict_id:
         rows = [(*row[:4], codec.compress(row[4], dict_id), row[5]) for row in rows]
     return WriterBatch(
@@ -67,20 +77,26 @@ def messages(
 ) -> Iterator[tuple[str, Any]]:
     """The writer's messages for a stream of records: ``("articles", WriterBatch)`` and
     ``("delete", pmids)`` in stream order, then ``("done", None)``. ``dictionary``: the
-    store's compression dictionary, when it has one."""
+    store's compression dictionary, when it has one. A batch ends at ``batch_size``
+    records or :data:`BATCH_BYTES` of JSON, whichever comes first."""
     dict_id = codec.register(dictionary) if dictionary else 0
     batch: list[Article] = []
+    rows: list[Row] = []
+    size = 0
     for item in items:
         if isinstance(item, Deletion):
             if batch:
-                yield ("articles", writer_batch(batch, dict_id))
-                batch = []
+                yield ("articles", _batch(batch, rows, dict_id))
+                batch, rows, size = [], [], 0
             yield ("delete", item.pmids)
-        else:
-            batch.append(item)
-            if len(batch) >= batch_size:
-                yield ("articles", writer_batch(batch, dict_id))
-                batch = []
+            continue
+        row = row_of(item)
+        batch.append(item)
+        rows.append(row)
+        size += len(row[4])
+        if len(batch) >= batch_size or size >= BATCH_BYTES:
+            yield ("articles", _batch(batch, rows, dict_id))
+            batch, rows, size = [], [], 0
     if batch:
-        yield ("articles", writer_batch(batch, dict_id))
+        yield ("articles", _batch(batch, rows, dict_id))
     yield ("done", None)

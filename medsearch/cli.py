@@ -67,6 +67,14 @@ def pipe_closed_is_quiet() -> Iterator[None]:
         quit_quietly()
 
 
+def debug_wanted() -> bool:
+    """``MEDSEARCH_DEBUG`` set to something other than empty, ``0``, ``false``, ``no``
+    or ``off``: an internal error then shows its traceback (``MEDSEARCH_DEBUG=0`` once
+    showed it too)."""
+    value = os.environ.get("MEDSEARCH_DEBUG", "").strip().lower()
+    return value not in ("", "0", "false", "no", "off")
+
+
 class MedsearchGroup(click.Group):
     """Turns domain errors into one clear line and a non-zero exit, never a traceback.
 
@@ -93,7 +101,7 @@ class MedsearchGroup(click.Group):
             raise
         except (Exception, KeyboardInterrupt) as exc:
             expected = isinstance(exc, (MedsearchError, KeyboardInterrupt))
-            if not expected and os.environ.get("MEDSEARCH_DEBUG"):
+            if not expected and debug_wanted():
                 raise
             fail(*failure(exc))
 

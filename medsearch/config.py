@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -101,6 +102,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "fusion": ("rrf", "score"),
     "rerank": ("auto", "delta", "cross", "none"),
 }
+LARGEST = 2**31 - 1
+"""No setting needs more (candidates, minutes); a larger one (``1e300``, 30 digits)
+would overflow where it is used, far from the file that set it."""
+MAXIMUM: dict[str, int] = {"keep_free_bytes": 2**63 - 1}
+"""Settings that may pass :data:`LARGEST` (a byte count fits SQLite's and the OS's
+signed 64 bits)."""
 MINIMUM: dict[str, int] = {
     "lexical_candidates": 1,
     "dense_candidates": 1,
@@ -148,6 +155,11 @@ def read_config(paths: Paths) -> dict[str, Any]:
         config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file} is not valid TOML: {exc}") from exc
+    except RecursionError:  # tomllib recurses once per nesting level
+        raise ConfigError(
+            f"{file} nests arrays or tables too deeply to read; a medsearch setting is a"
+            " number, a string or a flat list"
+        ) from None
     for name, value in config.items():
         if name not in TABLES:
             raise ConfigError(
@@ -193,11 +205,16 @@ def _problem(key: str, value: Any, hint: Any) -> str | None:
     if kind is bool:
         return None if isinstance(value, bool) else "true or false"
     if kind is int or kind is float:
-        least = MINIMUM.get(key, 0)
+        least, most = MINIMUM.get(key, 0), MAXIMUM.get(key, LARGEST)
         what = "a whole number" if kind is int else "a number"
         number = isinstance(value, int) or (kind is float and isinstance(value, float))
-        if isinstance(value, bool) or not number or value < least:
-            return f"{what}, {least} or more"
+        if (
+            isinstance(value, bool)
+            or not number
+            or not math.isfinite(value)  # nan compares false with everything
+            or not least <= value <= most
+        ):
+            return f"{what} from {least} to {most:,}"
         return None
     if not isinstance(value, str):
         return "a string" + (f": {_listed(CHOICES[key])}" if key in CHOICES else "")

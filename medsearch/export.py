@@ -10,7 +10,9 @@ Each format is written for the program that will read it, not for the eye:
 - MEDLINE follows PubMed's own display format: 4-character tag, ``- ``, values wrapped
   at PubMed's width with a 6-space continuation indent (what reference managers importing
   PubMed's "nbib" files expect);
-- CSV goes through the ``csv`` module, so commas, quotes and newlines survive.
+- CSV goes through the ``csv`` module, so commas, quotes and newlines survive, and a
+  text cell a spreadsheet would run as a formula gets a leading ``'``
+  (:func:`medsearch.safe_text.csv_cell`).
 
 MEDLINE abbreviates page ranges (``123-9``); BibTeX and RIS get them expanded
 (``123--129``, ``SP 123``/``EP 129``).
@@ -33,6 +35,7 @@ from typing import Literal
 from medsearch.errors import UsageError
 from medsearch.notices import MEDLINE_TAGS, describe, notices
 from medsearch.records import Article, Author, Correction
+from medsearch.safe_text import csv_cell
 
 Format = Literal["bibtex", "ris", "nbib", "csv"]
 FORMATS: tuple[Format, ...] = ("bibtex", "ris", "nbib", "csv")
@@ -388,20 +391,19 @@ def to_csv(articles: Sequence[Article]) -> str:
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS)
     for a in articles:
+        texts = [
+            a.title,
+            "; ".join(author.display for author in a.authors),
+            a.journal,
+        ]
         writer.writerow(
             [
                 a.pmid,
-                a.title,
-                "; ".join(author.display for author in a.authors),
-                a.journal,
+                *map(csv_cell, texts),
                 a.year or "",
-                a.volume or "",
-                a.issue or "",
-                a.pages or "",
-                a.doi or "",
-                a.pmcid or "",
-                a.abstract_text,
-                note(a),
+                *(csv_cell(t or "") for t in (a.volume, a.issue, a.pages, a.doi, a.pmcid)),
+                csv_cell(a.abstract_text),
+                csv_cell(note(a)),
             ]
         )
     return buffer.getvalue()

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from medsearch.errors import UsageError
 from medsearch.records import pmid_from
@@ -29,6 +31,41 @@ class Reference:
     doi: str | None = None
     title: str | None = None
     year: int | None = None
+
+
+MAX_BYTES = 64 * 2**20
+"""The largest reference list read: a 20,000-entry library export is ~40 MB."""
+MAX_ENTRIES = 20_000
+"""Entries in one file: a manuscript cites tens to hundreds, a review's screened set a
+few thousand; past this the file is not a reference list (each entry is a search)."""
+MAX_FIELD = 100_000
+"""Characters in one field or line (an abstract is under 10,000): a 50 MB title once
+took 2.7 GB and a minute to read, and then became a query."""
+
+
+def _too_large(name: str, what: str) -> UsageError:
+    return UsageError(f"{name}: {what}; not read (is it a reference list?)")
+
+
+def read_file(path: Path) -> list[Reference]:
+    """The references in the file at ``path``, read only up to :data:`MAX_BYTES`."""
+    with path.open("rb") as stream:
+        data = stream.read(MAX_BYTES + 1)
+    return read(_decoded(data, str(path)), str(path))
+
+
+def read_stream(stream: IO[bytes], name: str = "-") -> list[Reference]:
+    """The references on ``stream`` (standard input), read only up to :data:`MAX_BYTES`."""
+    return read(_decoded(stream.read(MAX_BYTES + 1), name), name)
+
+
+def _decoded(data: bytes, name: str) -> str:
+    if len(data) > MAX_BYTES:
+        raise _too_large(name, f"larger than {MAX_BYTES // 2**20} MiB")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read {name}: {exc}") from exc
 
 
 _DOI = re.compile(r"10\.\d{4,9}/\S+")
@@ -58,12 +95,14 @@ def read(text: str, name: str = "-") -> list[Reference]:
     suffix = Path(name).suffix.lower()
     stripped = text.lstrip("\ufeff \t\r\n")
     if suffix == ".bib" or (suffix not in (".ris", ".nbib") and stripped.startswith(("@", "%"))):
-        return read_bibtex(text)
+        return read_bibtex(text, name)
     if suffix == ".ris" or re.match(r"TY  - ", stripped):
-        return read_ris(text)
+        return read_ris(text, name)
     if suffix == ".nbib" or re.match(r"PMID- ", stripped):
-        return read_nbib(text)
+        return read_nbib(text, name)
     words = re.split(r"[\s,;]+", stripped.strip())
+    if len(words) > MAX_ENTRIES:
+        raise _too_large(name, f"more than {MAX_ENTRIES:,} entries")
     pmids = [pmid_from(w) for w in words if w]
     if pmids and all(p is not None for p in pmids):
         return [Reference(f"PMID {p}", pmid=p) for p in pmids]
@@ -77,10 +116,10 @@ def read(text: str, name: str = "-") -> list[Reference]:
 _SKIPPED_ENTRIES = frozenset({"comment", "string", "preamble"})
 
 
-def read_bibtex(text: str) -> list[Reference]:
+def read_bibtex(text: str, name: str = "-") -> list[Reference]:
     """``@article{key, title = {...}, doi = "...", year = 2020, pmid = {123}}`` entries."""
     out: list[Reference] = []
-    for kind, key, fields in _bibtex_entries(text):
+    for kind, key, fields in _bibtex_entries(text, name):
         if kind in _SKIPPED_ENTRIES:
             continue
         pmid = pmid_from(fields.get("pmid"))
@@ -107,7 +146,7 @@ def read_bibtex(text: str) -> list[Reference]:
     return out
 
 
-def _bibtex_entries(text: str) -> list[tuple[str, str, dict[str, str]]]:
+def _bibtex_entries(text: str, name: str) -> list[tuple[str, str, dict[str, str]]]:
     entries: list[tuple[str, str, dict[str, str]]] = []
     at = 0
     while (start := text.find("@", at)) != -1:
@@ -116,31 +155,41 @@ def _bibtex_entries(text: str) -> list[tuple[str, str, dict[str, str]]]:
             at = start + 1
             continue
         kind, opener = head.group(1).lower(), head.group(2)
-        closer = "}" if opener == "{" else ")"
-        body, at = _balanced(text, head.end(), opener, closer)
+        body, at = _balanced(text, head.end(), opener)
         if kind in _SKIPPED_ENTRIES:
             entries.append((kind, "", {}))
             continue
+        if len(entries) >= MAX_ENTRIES:
+            raise _too_large(name, f"more than {MAX_ENTRIES:,} entries")
         key, _, rest = body.partition(",")
-        entries.append((kind, key.strip(), _bibtex_fields(rest)))
+        entries.append((kind, key.strip(), _bibtex_fields(rest, name)))
     return entries
 
 
-def _balanced(text: str, pos: int, opener: str, closer: str) -> tuple[str, int]:
-    """The text up to the ``closer`` matching an ``opener`` just before ``pos``."""
+_NESTING = {"{": re.compile(r"[{}]"), "(": re.compile(r"[{}()]"), '"': re.compile(r'[{}"]')}
+"""The characters that open and close what starts with each opener (found by the regex
+engine: a Python loop over every character took a minute on a 50 MB field)."""
+
+
+def _balanced(text: str, pos: int, opener: str) -> tuple[str, int]:
+    """The text up to the closer matching an ``opener`` just before ``pos``: braces
+    nest inside both ``{}`` and ``()`` entries; a quoted value ends at a ``"`` outside
+    braces."""
     depth = 1
-    for index in range(pos, len(text)):
-        char = text[index]
-        if char == "{" or (char == opener and opener != "{"):
-            depth += 1
-        elif char == "}" or (char == closer and closer != "}"):
-            depth -= 1
-            if depth == 0:
-                return text[pos:index], index + 1
+    for found in _NESTING[opener].finditer(text, pos):
+        char = found.group()
+        if opener == '"':
+            if char == '"' and depth <= 1:
+                return text[pos : found.start()], found.end()
+            depth += {"{": 1, "}": -1}.get(char, 0)
+            continue
+        depth += 1 if char in "{(" else -1
+        if depth == 0:
+            return text[pos : found.start()], found.end()
     return text[pos:], len(text)  # an unclosed last entry: what is there
 
 
-def _bibtex_fields(body: str) -> dict[str, str]:
+def _bibtex_fields(body: str, name: str = "-") -> dict[str, str]:
     fields: dict[str, str] = {}
     pos = 0
     name_re = re.compile(r"\s*,?\s*([A-Za-z][\w-]*)\s*=\s*")
@@ -149,19 +198,16 @@ def _bibtex_fields(body: str) -> dict[str, str]:
         parts = []
         while pos < len(body):
             char = body[pos]
-            if char == "{":
-                value, pos = _balanced(body, pos + 1, "{", "}")
-            elif char == '"':
-                end = pos + 1
-                depth = 0
-                while end < len(body) and (body[end] != '"' or depth > 0):
-                    depth += {"{": 1, "}": -1}.get(body[end], 0)
-                    end += 1
-                value, pos = body[pos + 1 : end], end + 1
+            if char in '{"':
+                value, pos = _balanced(body, pos + 1, char)
             else:
                 bare = re.compile(r"[^,#\s]+").match(body, pos)
                 value, pos = (bare.group(0), bare.end()) if bare else ("", pos)
             parts.append(value)
+            if sum(map(len, parts)) > MAX_FIELD:
+                raise _too_large(
+                    name, f"a field ({match.group(1)}) longer than {MAX_FIELD:,} characters"
+                )
             hash_sign = re.compile(r"\s*#\s*").match(body, pos)
             if hash_sign is None:
                 break
@@ -190,12 +236,30 @@ def _latex_plain(text: str) -> str:
 _RIS_LINE = re.compile(r"([A-Z][A-Z0-9])  -(?: (.*))?")
 
 
-def read_ris(text: str) -> list[Reference]:
+def _lines(text: str, name: str) -> Iterator[str]:
+    """``text``'s lines (as ``splitlines`` cuts them), refusing one past
+    :data:`MAX_FIELD` characters (a 50 MB RIS line once passed 3 GB)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        piece = text[start:end]
+        start = end + 1
+        lines = piece.splitlines() or [""]
+        for line in lines:
+            if len(line) > MAX_FIELD:
+                raise _too_large(name, f"a line longer than {MAX_FIELD:,} characters")
+            yield line
+
+
+def read_ris(text: str, name: str = "-") -> list[Reference]:
     """``TY  - JOUR`` ... ``ER  - `` records. ``AN`` is a PMID only in a record from
     PubMed (a PubMed URL or database name in it): other databases number entries too."""
     out: list[Reference] = []
     fields: dict[str, list[str]] = {}
-    for line in text.splitlines():
+    for line in _lines(text, name):
+        if len(out) >= MAX_ENTRIES:
+            raise _too_large(name, f"more than {MAX_ENTRIES:,} entries")
         match = _RIS_LINE.match(line.lstrip("\ufeff"))
         if match is None:
             continue
@@ -238,19 +302,23 @@ def _ris_reference(fields: dict[str, list[str]], number: int) -> Reference:
 _NBIB_LINE = re.compile(r"([A-Z][A-Z0-9]{0,3}) *- ?(.*)")
 
 
-def read_nbib(text: str) -> list[Reference]:
+def read_nbib(text: str, name: str = "-") -> list[Reference]:
     """PubMed's own export: every record has its PMID."""
     records: list[dict[str, list[str]]] = []
     last: list[str] | None = None
-    for line in text.splitlines():
+    for line in _lines(text, name):
         if line.startswith("      ") and last is not None:
             last[-1] += " " + line.strip()
+            if len(last[-1]) > MAX_FIELD:
+                raise _too_large(name, f"a field longer than {MAX_FIELD:,} characters")
             continue
         match = _NBIB_LINE.fullmatch(line.strip())
         if match is None:
             continue
         tag, value = match.groups()
         if tag == "PMID":
+            if len(records) >= MAX_ENTRIES:
+                raise _too_large(name, f"more than {MAX_ENTRIES:,} entries")
             records.append({})
         if records:
             last = records[-1].setdefault(tag, [])

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from medsearch.safe_text import xml_text
+
 HOUR = 7
 MINUTE = 30
 
@@ -24,7 +26,9 @@ def update_command(home: Path) -> list[str]:
     environment on a scheduler's PATH."""
     script = Path(sys.executable).with_name("medsearch")
     found = str(script) if script.exists() else shutil.which("medsearch")
-    start = [found] if found else [sys.executable, "-c", "from medsearch.cli import main; main()"]
+    start = (
+        [found] if found else [sys.executable, "-P", "-c", "from medsearch.cli import main; main()"]
+    )
     return [*start, "--home", str(home.absolute()), "update", "--quiet"]
 
 
@@ -32,8 +36,8 @@ def timer_text(home: Path) -> str:
     """A systemd user service and timer, a crontab line and a launchd plist."""
     argv = update_command(home)
     line = shlex.join(argv)
-    plist_args = "\n".join(f"    <string>{escape(a)}</string>" for a in argv)
-    log = escape(str(home / "update.log"))
+    plist_args = "\n".join(f"    <string>{escape(xml_text(a))}</string>" for a in argv)
+    log = escape(xml_text(str(home / "update.log")))
     return f"""\
 # --- systemd (user): save as ~/.config/systemd/user/medsearch-update.service ---
 [Unit]

@@ -62,6 +62,8 @@ class Endless:
     length: int | None
     status: int
     location: str | None
+    trickle: float = 0.0
+    """Seconds between two bytes (0: as fast as the socket takes them)."""
 
 
 class LocalServer:
@@ -126,11 +128,13 @@ class LocalServer:
         length: int | None = None,
         status: int = 200,
         location: str | None = None,
+        trickle: float = 0.0,
     ) -> None:
         """Answer ``path`` with ``prefix`` and filler up to ``most`` bytes in all (the server
-        stops by itself); ``length``: the Content-Length to announce, else none."""
+        stops by itself); ``length``: the Content-Length to announce, else none;
+        ``trickle``: send the filler one byte every so many seconds."""
         with self._lock:
-            self._endless[_norm(path)] = Endless(prefix, most, length, status, location)
+            self._endless[_norm(path)] = Endless(prefix, most, length, status, location, trickle)
 
     def redirect(self, path: str, location: str, status: int = 302) -> None:
         self.endless(path, most=0, length=0, status=status, location=location)
@@ -306,9 +310,12 @@ class _Handler(BaseHTTPRequestHandler):
         sent = min(len(spec.prefix), spec.most)
         self.wfile.write(spec.prefix[:sent])  # a client that hangs up ends it (quietly)
         while sent < spec.most:
-            piece = _FILLER[: spec.most - sent]
+            piece = _FILLER[: 1 if spec.trickle else spec.most - sent]
             self.wfile.write(piece)
             sent += len(piece)
+            if spec.trickle:
+                self.wfile.flush()
+                time.sleep(spec.trickle)
         self.wfile.flush()
 
     def _send_simple(

@@ -44,12 +44,15 @@ BAD = [
     ("ingest = [1, 2]\n", "ingest must be a table ([ingest] on a line of its own"),
     (
         '[search]\nlexical_candidates = "many"\n',
-        "[search] lexical_candidates must be a whole number, 1 or more, not"
+        "[search] lexical_candidates must be a whole number from 1 to 2,147,483,647, not"
         ' lexical_candidates = "many"',
     ),
-    ("[search]\nrrf_k = -60\n", "[search] rrf_k must be a whole number, 0 or more"),
-    ("[search]\ndense_candidates = 0\n", "[search] dense_candidates must be a whole number, 1 or"),
-    ("[search]\ndelta_depth = -1\n", "[search] delta_depth must be a whole number, 1 or more"),
+    ("[search]\nrrf_k = -60\n", "[search] rrf_k must be a whole number from 0 to 2,147,483,647"),
+    (
+        "[search]\ndense_candidates = 0\n",
+        "[search] dense_candidates must be a whole number from 1 to",
+    ),
+    ("[search]\ndelta_depth = -1\n", "[search] delta_depth must be a whole number from 1 to"),
     ("[search]\nrerank_head_cpu = 2.5\n", "[search] rerank_head_cpu must be a whole number"),
     ('[search]\nfusion = "magic"\n', '[search] fusion must be "rrf" or "score"'),
     (
@@ -73,6 +76,12 @@ BAD = [
         "unknown setting 'delete_download' in [ingest] (did you mean delete_downloads?)",
     ),
     ('[ingest]\nkeep_free_bytes = "lots"\n', "[ingest] keep_free_bytes must be a whole number"),
+    ("[ingest]\ncpu_encode_minutes = nan\n", "[ingest] cpu_encode_minutes must be a number from"),
+    ("[search]\nrrf_k = 1" + "0" * 30 + "\n", "[search] rrf_k must be a whole number from 0 to"),
+    (
+        '[search]\ndevice = "cuda:99999999999999999999"\n',
+        '[search] device must be "auto", "cpu", "cuda", "cuda:N"',
+    ),
 ]
 
 

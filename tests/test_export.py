@@ -36,6 +36,7 @@ from medsearch.records import (
     PubDate,
     Qualifier,
 )
+from medsearch.safe_text import csv_cell
 
 FULL = Article(
     pmid=32678530,
@@ -428,5 +429,5 @@ def test_export_never_raises_and_stays_well_formed(
     assert len(parse_ris(documents["ris"])) == 2
     assert medline_values(documents["nbib"])[0] == ("PMID", "7")
     rows = list(csv.DictReader(io.StringIO(documents["csv"], newline="")))
-    assert [r["title"] for r in rows] == [title, title]
-    assert rows[0]["abstract"] == article.abstract_text
+    assert [r["title"] for r in rows] == [csv_cell(title)] * 2  # formulas neutralised
+    assert rows[0]["abstract"] == csv_cell(article.abstract_text)

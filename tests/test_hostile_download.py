@@ -13,6 +13,7 @@ import hashlib
 import json
 import random
 import socket
+import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from click.testing import CliRunner
 from httpserver import LocalServer, serve
 
 from benchmarks.synth import article_xml, pubmed_file
+from ingest import http_get
 from ingest.download import (
     MAX_UNLISTED_FILE_BYTES,
     RemoteFile,
@@ -369,3 +371,23 @@ def test_a_redirect_off_the_web_is_not_followed(
     message = str(caught.value)
     assert message.startswith(f"{mirror.url}baseline/{NAME}: ") and target in message
     assert list(dest.iterdir()) == []
+
+
+def test_a_mirror_that_trickles_bytes_is_cut_off_at_the_minimum_rate(
+    mirror: Mirror, dest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A byte every 20 s met every read's timeout and held `update` (and the writer lock)
+    past 400 s; a body must average MIN_RATE over each RATE_WINDOW (lowered here)."""
+    monkeypatch.setattr(http_get, "RATE_WINDOW", 0.4)
+    monkeypatch.setattr(http_get, "MIN_RATE", 1_000)
+    mirror.server.endless(DATA, prefix=mirror.data[:100], most=SIZE, trickle=0.05)
+    started = time.monotonic()
+    with pytest.raises(DownloadError) as caught:
+        download_file(mirror.remote(), dest, retries=1, backoff=0, sleep=lambda _: None)
+    assert time.monotonic() - started < 5
+    message = str(caught.value)
+    assert message.startswith(f"{mirror.url}baseline/{NAME}: the server sent ")
+    assert message.endswith(
+        "under the 1,000 bytes a second a download must keep up (gave up after 2 attempts)"
+    )
+    assert len(mirror.server.requests_for(DATA)) == 2

@@ -177,3 +177,66 @@ def test_the_tuis_similar_mode_refuses_what_is_not_a_pmid(text: str) -> None:
     with pytest.raises(UsageError, match="Similar mode takes a PMID"):
         pmid_of(text)
     assert pmid_of(" PMID: 123 ") == 123
+
+
+def cites_xml(pmid: int, cited: list[int]) -> str:
+    """An article on heart failure with a reference list of ``cited`` PMIDs."""
+    refs = "".join(
+        f'<Reference><Citation>ref {c}</Citation><ArticleIdList><ArticleId IdType="pubmed">{c}'
+        "</ArticleId></ArticleIdList></Reference>"
+        for c in cited
+    )
+    xml = article_xml(pmid, f"Article {pmid} on heart failure", "Heart failure.")
+    return xml.replace("</PubmedData>", f"<ReferenceList>{refs}</ReferenceList></PubmedData>")
+
+
+def test_a_pmid_past_the_citation_graphs_range_keeps_its_record_and_breaks_nothing(
+    tmp_path: Path,
+) -> None:
+    """A PMID between 2^32 and MAX_PMID is valid: the record is stored and found, its
+    references are left out of the graph with one warning, and search, cited-by and a
+    second ingest all work (it once broke the whole data home with an OverflowError)."""
+    big = 5_000_000_000
+    source = pubmed_file(
+        tmp_path / "big.xml", [cites_xml(1, [10]), cites_xml(big, [1, 10]), cites_xml(10, [])]
+    )
+    home = tmp_path / "home"
+    code, out, err = cli(home, "ingest", str(source), "--no-encode", "--jobs", "0")
+    assert code == 0, err
+    assert (
+        "warning: big.xml: kept 1 record without its references: the citation graph holds"
+        f" PMIDs up to {2**32 - 2}"
+    ) in out
+    code, out, err = cli(home, "search", "heart", "--count")
+    assert (code, out.strip()) == (0, "3"), err
+    code, out, err = cli(home, "citedby", "10", "--json")
+    assert code == 0, err
+    assert '"pmid": 1' in out and str(big) not in out
+    code, out, err = cli(home, "show", str(big), "--json")
+    assert code == 0 and f'"pmid": {big}' in out
+
+
+def test_a_home_holding_edges_of_a_pmid_past_the_graphs_range_recovers(tmp_path: Path) -> None:
+    """A data home an older version wrote, with ``article_refs`` rows for such a PMID
+    (as citing article and in the changes since the last build): every reader skips
+    them, and the next ingest builds the graph."""
+    home = tmp_path / "home"
+    source = pubmed_file(tmp_path / "a.xml", [cites_xml(1, [10]), cites_xml(10, [])])
+    assert cli(home, "ingest", str(source), "--no-encode", "--jobs", "0")[0] == 0
+    big = 5_000_000_000
+    with Store(Paths(home).store) as store, store.transaction():
+        store.conn.execute(
+            "INSERT INTO article_refs(pmid, edges) VALUES (?, ?)",
+            (big, (10).to_bytes(4, "little")),
+        )
+        store.conn.execute("INSERT INTO refs_changed(pmid, edges) VALUES (?, NULL)", (big,))
+    code, out, err = cli(home, "citedby", "10", "--json")
+    assert code == 0, err
+    assert '"pmid": 1' in out and str(big) not in out
+    code, out, err = cli(home, "search", "heart", "--count")
+    assert (code, out.strip()) == (0, "2"), err
+    again = pubmed_file(tmp_path / "b.xml", [cites_xml(2, [10])])
+    code, out, err = cli(home, "ingest", str(again), "--no-encode", "--jobs", "0")
+    assert code == 0, err
+    code, out, err = cli(home, "citedby", "10", "--json")
+    assert code == 0 and '"pmid": 2' in out and '"pmid": 1' in out, err

@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "medsearch.errors",
             "medsearch.field_keys",
             "medsearch.notice_links",
+            "medsearch.safe_text",
         ),
     ),
     (

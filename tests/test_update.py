@@ -175,6 +175,7 @@ def test_a_file_failing_its_md5_fails_the_update_by_name_and_nothing_of_it_is_ap
     md5 = scenario["md5"]
     assert md5["code"] == 1
     assert "pubmed26n0004.xml.gz" in md5["err"] and "checksum mismatch" in md5["err"]
+    assert "up to date" not in md5["out"]  # it once said so just before the failure
     assert scenario["after_md5"] == (set(), None)
 
 

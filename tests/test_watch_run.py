@@ -1,9 +1,11 @@
-"""`watch run` on its own: a run while the lexical index lags the store waits instead of
-skipping articles; a broken watch is reported and the others still run; rm removes the
+"""`watch run` on its own: a run while another writer leaves the lexical index behind the
+store waits instead of skipping articles, and with no writer it mends the index first; a broken watch is reported and the others still run; rm removes the
 watch and its feed."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
 from pathlib import Path
 
@@ -32,13 +34,20 @@ def test_watch_run_waits_for_the_index_survives_a_broken_watch_and_rm_removes_al
         ingestor.run([pubmed_file(tmp_path / "b.xml", [article_xml(2, "Gout in winter", "")])])
     with sqlite3.connect(paths.watches_file) as conn:  # saved by a medsearch that read it
         conn.execute("UPDATE watches SET query = 'gout AND (' WHERE name = 'broken'")
-    with Store(paths.store) as store, store.transaction():  # what a kill mid-unit leaves
+    with Store(paths.store) as store, store.transaction():  # what a writer mid-unit leaves
         store.unindexed.mark([2])
-    code, out, _ = cli(paths.home, "watch", "run")
-    assert code == 0 and "the lexical index is catching up" in out
-    with Store(paths.store) as store:
-        store.unindexed.clear()
-    code, out, _ = cli(paths.home, "watch", "run")
+    lock = os.open(paths.home / "writer.lock", os.O_RDWR | os.O_CREAT)
+    try:  # another process writing the home: the watches wait for it
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        code, out, _ = cli(paths.home, "watch", "run")
+        assert code == 0 and "the lexical index is catching up" in out
+        assert "run `medsearch watch run` after it finishes" in out
+    finally:
+        os.close(lock)
+    code, out, _ = cli(paths.home, "watch", "run")  # no writer: it mends the index and runs
+    assert "catching up" not in out
+    with Store(paths.store, readonly=True) as store:
+        assert store.unindexed.count() == 0
     assert code == 0
     assert out.splitlines()[0].startswith("note: watch broken did not run: ")
     assert "gout (gout[ti]): 1 new article" in out and "PMID 2  Gout in winter" in out

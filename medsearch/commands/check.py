@@ -155,20 +155,19 @@ def counts(checked: list[Checked]) -> dict[str, int]:
 
 
 def _references(sources: tuple[str, ...]) -> list[Reference]:
-    from medsearch.references import Reference, read
+    from medsearch.references import Reference, read_file, read_stream
 
     out: list[Reference] = []
     for source in sources:
         if source == "-":
-            out += read(sys.stdin.read(), "-")
+            out += read_stream(sys.stdin.buffer, "-")
             continue
         path = Path(source)
         if path.is_file():
             try:
-                text = path.read_text(encoding="utf-8-sig")
-            except (OSError, UnicodeDecodeError) as exc:
+                out += read_file(path)
+            except OSError as exc:
                 raise UsageError(f"cannot read {source}: {exc}") from exc
-            out += read(text, source)
         elif (pmid := pmid_from(source)) is not None:
             out.append(Reference(f"PMID {pmid}", pmid=pmid))
         else:
@@ -180,6 +179,7 @@ def _print(checked: list[Checked]) -> None:
     from rich.text import Text
 
     from medsearch.commands.render import console, notice_text
+    from medsearch.safe_text import terminal_text
 
     got = counts(checked)
     console.print(
@@ -189,10 +189,10 @@ def _print(checked: list[Checked]) -> None:
     )
     flagged = [c for c in checked if c.notices]
     for item in flagged:
-        line = Text(f"{item.reference.label}  PMID {item.pmid}  ")
+        line = Text(f"{terminal_text(item.reference.label)}  PMID {item.pmid}  ")
         line.append_text(notice_text(item.notices))
         console.print(line, soft_wrap=True)
-        console.print(Text(f"    {item.title}", style="dim"), soft_wrap=True)
+        console.print(Text(f"    {terminal_text(item.title or '')}", style="dim"), soft_wrap=True)
     if not flagged:
         console.print("no reference is retracted, corrected or under an expression of concern")
     for item in checked:
@@ -200,6 +200,6 @@ def _print(checked: list[Checked]) -> None:
             ref = item.reference
             what = ref.title or ref.doi or (f"PMID {ref.pmid}" if ref.pmid else "")
             console.print(
-                Text("not found: ", style="yellow") + Text(f"{ref.label}  {what}"),
+                Text("not found: ", style="yellow") + Text(terminal_text(f"{ref.label}  {what}")),
                 soft_wrap=True,
             )

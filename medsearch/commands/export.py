@@ -65,11 +65,14 @@ def write_records(
     if output is None or str(output) == "-":
         click.echo(text, nl=False)
     else:
+        replaced = output.exists()
         try:
             output.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
-        click.echo(f"wrote {len(articles)} record(s) to {output}", err=True)
+        # never silently: a file that was there is gone now, and the line says so
+        was = " (it replaced the file that was there)" if replaced else ""
+        click.echo(f"wrote {len(articles)} record(s) to {output}{was}", err=True)
     return len(articles), missing
 
 

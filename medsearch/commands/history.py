@@ -58,11 +58,22 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
 
         if not any(e.ran for e in entries):
             raise NotFoundError("the search history is empty: nothing to export")
-        md, table = write_prisma(entries, output or paths.exports, version=__version__)
+        folder = output or paths.exports
+        replaced = (folder / "search-log.md").exists() or (folder / "search-log.csv").exists()
+        md, table = write_prisma(entries, folder, version=__version__)
         if as_json:
-            emit_json({"markdown": str(md), "csv": str(table), "lines": len(entries)})
-        else:
-            click.echo(f"wrote {md} and {table}")
+            emit_json(
+                {
+                    "markdown": str(md),
+                    "csv": str(table),
+                    "lines": len(entries),
+                    "replaced": replaced,
+                }
+            )
+        else:  # never silently: an earlier log there is gone now
+            click.echo(
+                f"wrote {md} and {table}" + (" (replacing the earlier log)" if replaced else "")
+            )
         return
     if as_json:
         emit_json({"history": str(paths.history_db), "lines": [e.to_dict() for e in entries]})
@@ -74,6 +85,7 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
     from rich.table import Table
 
     from medsearch.commands.render import console
+    from medsearch.safe_text import terminal_text
 
     listing = Table(box=None, padding=(0, 1))
     for column in ("#", "time (UTC)", "query", "count"):
@@ -83,7 +95,7 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
         when = e.at.replace("T", " ").removesuffix("+00:00")
         typed = e.typed if len(e.typed) <= TYPED_SHOWN else e.typed[: TYPED_SHOWN - 1] + "…"
         shown = typed if e.shown is None or e.shown == e.typed else f"{typed}  →  {e.shown}"
-        listing.add_row(f"#{e.number}", when, escape(shown), count)
+        listing.add_row(f"#{e.number}", when, escape(terminal_text(shown)), count)
     console.print(listing)
 
 
@@ -108,8 +120,10 @@ def rerun_command(ctx: click.Context, number: int, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_dict())
         return
+    from medsearch.safe_text import terminal_text
+
     then, now = report.then, report.now
-    click.echo(f"#{number}: {then.shown}")
+    click.echo(f"#{number}: {terminal_text(then.shown or '')}")
     click.echo(f"  then {then.at}: {_count(then.total)} · {_snapshot(then)}")
     label = f" (recorded as #{report.number})" if report.number is not None else ""
     click.echo(f"  now  {now.at}: {_count(now.total)} · {_snapshot(now)}{label}")

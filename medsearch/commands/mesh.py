@@ -72,6 +72,14 @@ def import_files(paths: Paths, files: tuple[Path, ...] | list[Path]) -> dict[str
             parse_mesh(supp) if supp is not None else None,
             year,
         )
+        for given, kind, count in (
+            (desc, "descriptor", counts.descriptors),
+            (supp, "supplementary", counts.supplementals),
+        ):
+            if given is not None and not count:  # rolls back: the installed MeSH stays
+                raise UsageError(
+                    f"{given}: holds no {kind} records; the installed MeSH is left as it was"
+                )
         installed = tables.installed_year(store.conn)
     return {
         **asdict(counts),

@@ -150,7 +150,7 @@ def update(
     if as_json:
         emit_json(_json(plan, clock, report, failed))
     else:
-        _print(plan, summary, report, quiet=quiet)
+        _print(plan, summary, report, quiet=quiet, failed=failed is not None)
     for problem in report.exec_failures:
         click.echo(f"medsearch: warning: {problem}", err=True)
     if failed is not None:
@@ -209,6 +209,11 @@ def run_update(
                 stopped = _apply(ing, plan, paths, progress, clock, connections)
                 if encode and summary.ingested:
                     _encode(paths, ing, device, progress, clock)
+        else:  # nothing new: still mend what a stopped run left (an ingest would)
+            from ingest.lexical_sync import repair
+
+            with clock.stage("prepare"):
+                repair(paths, progress)
         with clock.stage("watches"):
             report = run_watches(paths)
     return plan, stopped, report
@@ -310,7 +315,9 @@ def _log_text(
     return "; ".join(parts) + f" ({summary.seconds:.1f} s)"
 
 
-def _print(plan: UpdatePlan, summary: IngestSummary, report: RunReport, *, quiet: bool) -> None:
+def _print(
+    plan: UpdatePlan, summary: IngestSummary, report: RunReport, *, quiet: bool, failed: bool
+) -> None:
     from medsearch.watches.runner import digest_text
 
     digest = digest_text(report, only_new=quiet)
@@ -322,7 +329,7 @@ def _print(plan: UpdatePlan, summary: IngestSummary, report: RunReport, *, quiet
         return
     if summary.files or summary.failures:
         click.echo(_applied_text(summary) + f" in {summary.seconds:.1f} s")
-    else:
+    elif not failed and not plan.baseline and not plan.files:  # not when a download failed
         click.echo(f"up to date: no new {plan.year} update files on the mirror")
     for note in summary.notes:
         click.echo(f"note: {note}")

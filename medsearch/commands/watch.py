@@ -7,7 +7,7 @@ from datetime import date
 import click
 
 from medsearch.commands.common import emit_json, filter_options, make_filters, paths_of
-from medsearch.errors import UsageError
+from medsearch.errors import BusyError, UsageError
 from medsearch.paths import Paths
 from medsearch.watches.model import REFERENCES
 
@@ -238,7 +238,9 @@ def run(
 
     from medsearch.watches.runner import digest_text, pipe_digests, run_watches
 
-    report = run_watches(paths_of(ctx).ensure(), names=names)
+    paths = paths_of(ctx).ensure()
+    _repair(paths, quiet=quiet or as_json)
+    report = run_watches(paths, names=names)
     if exec_cmd:
         report = dataclasses.replace(report, exec_failures=pipe_digests(report, exec_cmd))
     if as_json:
@@ -253,6 +255,21 @@ def run(
             click.echo("no watches yet: `medsearch watch add NAME 'query'`")
     for problem in report.exec_failures:
         click.echo(f"medsearch: warning: {problem}", err=True)
+
+
+def _repair(paths: Paths, *, quiet: bool) -> None:
+    """Mend the lexical index when a stopped ingest or update left it behind the store,
+    as the writers do; when another writer is running, the watches wait for it (their
+    note says so)."""
+    from ingest.lexical_sync import repair
+    from medsearch.commands.progress import cli_progress
+    from medsearch.lock import write_lock
+
+    try:
+        with write_lock(paths, "watch run"), cli_progress(enabled=not quiet) as progress:
+            repair(paths, progress)
+    except BusyError:
+        pass
 
 
 def _corpus(ctx: click.Context) -> Paths:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from medsearch.history.entries import Entry
+from medsearch.safe_text import csv_cell, markdown_code
 
 CSV_COLUMNS = (
     "number",
@@ -41,8 +42,8 @@ def csv_text(entries: Sequence[Entry]) -> str:
             (
                 e.number,
                 e.at,
-                e.shown,
-                e.typed,
+                csv_cell(e.shown or ""),
+                csv_cell(e.typed or ""),
                 e.mode or "",
                 "" if e.total is None else e.total,
                 e.counted or "",
@@ -84,8 +85,8 @@ def markdown_text(entries: Sequence[Entry], *, version: str) -> str:
             count += " (ranked words; records holding every word)"
         elif e.command in ("similar", "cite"):
             count += " (listed)"
-        query = (e.shown or "").replace("|", "\\|")
-        lines.append(f"| {e.number} | {e.at} | `{query}` | {count} | {corpus} |")
+        query = markdown_code(e.shown or "").replace("|", "\\|")
+        lines.append(f"| {e.number} | {e.at} | {query} | {count} | {corpus} |")
     return "\n".join(lines) + "\n"
 
 

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from medsearch.index.citations_build import BuildInfo, build, meta_int
-from medsearch.store.refs import BUILT_KEY, U32, VERSION_KEY, edges_of, unpack
+from medsearch.store.refs import BUILT_KEY, IN_GRAPH_SQL, U32, VERSION_KEY, edges_of, unpack
 
 REBUILD_SHARE = 0.05
 """Rebuild the arrays when the changed citing PMIDs' edges pass this share of all edges
@@ -71,7 +71,8 @@ def _overlay(conn: sqlite3.Connection) -> Overlay:
     new_parts: list[tuple[int, bytes]] = []
     for pmid, was, now in conn.execute(
         "SELECT c.pmid, c.edges, r.edges FROM refs_changed c"
-        " LEFT JOIN article_refs r ON r.pmid = c.pmid ORDER BY c.pmid"
+        f" LEFT JOIN article_refs r ON r.pmid = c.pmid WHERE c.pmid {IN_GRAPH_SQL}"
+        " ORDER BY c.pmid"
     ):
         changed.append(pmid)
         if was:
@@ -281,7 +282,9 @@ def _everything_changed(conn: sqlite3.Connection) -> Overlay:
     and the moments before the first build)."""
     pmids: list[int] = []
     blobs: list[bytes] = []
-    for pmid, blob in conn.execute("SELECT pmid, edges FROM article_refs ORDER BY pmid"):
+    for pmid, blob in conn.execute(
+        f"SELECT pmid, edges FROM article_refs WHERE pmid {IN_GRAPH_SQL} ORDER BY pmid"
+    ):
         pmids.append(pmid)
         blobs.append(blob)
     new_cited = unpack(b"".join(blobs))

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from medsearch.store.refs import BUILT_KEY, U32
+from medsearch.store.refs import BUILT_KEY, IN_GRAPH_SQL, U32
 from medsearch.store.transactions import transaction
 
 ROWS_PER_CHUNK = 200_000
@@ -50,7 +50,8 @@ def _stream(conn: sqlite3.Connection) -> Iterator[tuple[U32, U32]]:
     last = -1
     while True:
         rows = conn.execute(
-            "SELECT pmid, edges FROM article_refs WHERE pmid > ? ORDER BY pmid LIMIT ?",
+            "SELECT pmid, edges FROM article_refs WHERE pmid > ?"
+            f" AND pmid {IN_GRAPH_SQL} ORDER BY pmid LIMIT ?",
             (last, ROWS_PER_CHUNK),
         ).fetchall()
         if not rows:

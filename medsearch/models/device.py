@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from medsearch.errors import ModelError
 
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
-_CUDA_INDEXED = re.compile(r"^cuda:(\d+)$")
-_CUDA_LIST = re.compile(r"^cuda:\d+(,\d+)+$")
+_CUDA_INDEXED = re.compile(r"^cuda:(\d{1,3})$")
+"""At most 3 digits: a 20-digit index once reached torch as it was."""
+_CUDA_LIST = re.compile(r"^cuda:\d{1,3}(,\d{1,3})+$")
 
 # BERT-base inference gains little beyond this many CPU threads, and a search session
 # keeps the UI and the lexical index busy on the other cores.

@@ -12,6 +12,7 @@ suggestions are operations over a searcher (:mod:`~medsearch.retrieval.neighbour
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -191,6 +192,15 @@ class Searcher(Resources):
             ranked = self._delta_order(text, ranked, records, final_k, terms)
             rerankers = ("delta",)
             timings.append(("delta", time.perf_counter() - t3))
+        if pending := self._pending():
+            # hits the index holds and the store does not: out of the count too
+            total = max(0, total - sum(1 for c in ranked if c.pmid not in records))
+            notes.append(
+                f"the lexical index is out of step with the store for {pending:,} PMIDs (an"
+                " ingest or update was stopped between its two commits, or is running):"
+                " hits without a stored record are left out; the next `medsearch ingest`"
+                " or `update` mends it"
+            )
         hits = self._mark_all_words(query_plan, make_hits(ranked[:final_k], records), filters)
         if self.has_vectors and self.profile_name != "medcpt" and mode != "lexical":
             offline = "offline " if self.profile_name == "minilm" else ""  # the bundled one
@@ -224,6 +234,13 @@ class Searcher(Resources):
             lexical=self.lexical,
             mesh_ranking=self.settings.mesh_ranking,
         )
+
+    def _pending(self) -> int:
+        """PMIDs a stopped (or running) writer left for the lexical index to catch up on."""
+        try:
+            return self.store.unindexed.count()
+        except sqlite3.OperationalError:  # a store older than the list (read-only)
+            return 0
 
     def _count(self, query_plan: Plan, lexical_total: int, filters: Filters) -> int:
         """``total``: a set query's set size; for plain words, how many articles hold

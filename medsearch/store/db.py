@@ -110,6 +110,14 @@ class Store:
             self.conn.execute("PRAGMA busy_timeout=10000")
             if not readonly:
                 migrate(self.conn)
+            elif not self.conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1"
+            ).fetchone():
+                size = path.stat().st_size
+                raise StoreError(
+                    f"the article store {path} is empty ({size:,} bytes, no tables); run"
+                    " `medsearch ingest` to build it"
+                )
             elif schema_version(self.conn) < RECORDS_SCHEMA:
                 # A store an older medsearch wrote and no ingest has upgraded yet (this
                 # connection cannot migrate it): its records are still in ``articles``.

@@ -200,8 +200,12 @@ def table_lookup(conn: sqlite3.Connection) -> DoiLookup:
 
 
 def as_arrays(edges: dict[int, list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """{citing: [cited]} as (citing, cited) uint32 arrays sorted by citing."""
-    citing = sorted(edges)
-    flat_citing = np.repeat(np.asarray(citing, dtype=np.uint32), [len(edges[c]) for c in citing])
-    flat_cited = np.asarray([x for c in citing for x in edges[c]], dtype=np.uint32)
+    """{citing: [cited]} as (citing, cited) uint32 arrays sorted by citing, leaving out
+    edges with a PMID past the graph's ``uint32`` (:data:`medsearch.store.refs.GRAPH_MAX`:
+    an article stored with a PMID past it has no edges)."""
+    top = 2**32 - 2
+    kept = {c: [x for x in cited if 0 < x <= top] for c, cited in edges.items() if 0 < c <= top}
+    citing = sorted(c for c in kept if kept[c])
+    flat_citing = np.repeat(np.asarray(citing, dtype=np.uint32), [len(kept[c]) for c in citing])
+    flat_cited = np.asarray([x for c in citing for x in kept[c]], dtype=np.uint32)
     return flat_citing, flat_cited

@@ -2,7 +2,11 @@
 
 A row per edge would be ~1 billion rows at PubMed's size (~40 GB with SQLite's per-row
 and index overhead); a row per citing article holds its cited PMIDs as one sorted
-little-endian ``uint32`` array (PMIDs are below 2^32), ~4 bytes an edge. The row is
+little-endian ``uint32`` array, ~4 bytes an edge: the graph holds PMIDs up to
+:data:`GRAPH_MAX` (PubMed's are below 50 million). A record whose own PMID is past it
+(valid for the store, which takes up to ``MAX_PMID``) is kept without edges, and ingest
+says so; readers skip any such row an older version wrote, so no one record can stop the
+graph (and every search that counts citations) for good. The row is
 written in the same transaction as the record it came from, so an update replaces it,
 a deletion removes it and a killed ingest leaves record and edges agreeing.
 
@@ -41,12 +45,21 @@ CHUNK = 500
 
 U32 = npt.NDArray[np.uint32]
 
+GRAPH_MAX = 2**32 - 2
+"""The largest PMID the citation graph holds (``uint32``; 2^32 - 1 is left unused)."""
+IN_GRAPH_SQL = f"BETWEEN 1 AND {GRAPH_MAX}"
+"""An SQL condition on a PMID column: the rows the graph reads."""
+
+
+def in_graph(pmid: int) -> bool:
+    return 0 < pmid <= GRAPH_MAX
+
 
 def pack(pmids: Iterable[int]) -> bytes | None:
     """PMIDs as the sorted, de-duplicated ``<u4`` array a row holds (None: no edges).
     The standard library's ``array``: numpy's conversion of a short list costs more
     than the list (this runs once per record in the parsers)."""
-    values = array("I", sorted({p for p in pmids if 0 < p < 2**32 - 1}))
+    values = array("I", sorted({p for p in pmids if 0 < p <= GRAPH_MAX}))
     if not values:
         return None
     if sys.byteorder == "big":
@@ -89,6 +102,7 @@ def join_sources(in_list: npt.NDArray[np.bool_], in_occ: npt.NDArray[np.bool_]) 
 
 def _track(conn: sqlite3.Connection, pmids: Sequence[int]) -> None:
     """Remember each PMID's edges as the built arrays hold them, before they change."""
+    pmids = [p for p in pmids if in_graph(p)]
     built = conn.execute("SELECT 1 FROM meta WHERE key = ?", (BUILT_KEY,)).fetchone()
     if built:
         conn.executemany(
@@ -124,10 +138,10 @@ def write_lists(conn: sqlite3.Connection, rows: Sequence[tuple[int, bytes | None
     """Replace the reference-list edges of each ``(pmid, packed)`` (:func:`pack_refs`),
     keeping the edges the collection gave it, queue its DOI-only references, and turn
     pending references to the DOIs of these articles into edges (inside the caller's
-    transaction)."""
+    transaction). A PMID past :data:`GRAPH_MAX` keeps no edges and queues nothing."""
     if not rows:
         return
-    parts = [(p, *ref_dois.split(blob)) for p, blob in rows]
+    parts = [(p, *ref_dois.split(blob if in_graph(p) else None)) for p, blob in rows]
     _replace_lists(conn, [(p, packed) for p, packed, _ in parts])
     ref_dois.replace(conn, [(p, dois) for p, _, dois in parts])
     resolved = ref_dois.arrivals(conn, [p for p, _ in rows])

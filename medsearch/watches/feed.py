@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from medsearch.records import Article
+from medsearch.safe_text import xml_text
 from medsearch.watches.model import REFERENCES, Watch, WatchHit
 
 ATOM = "http://www.w3.org/2005/Atom"
@@ -66,6 +67,8 @@ def write_feed(
 
 
 def _text(parent: ET.Element, tag: str, text: str) -> ET.Element:
+    """An element holding ``text`` with what XML 1.0 forbids replaced (a control
+    character or U+FFFE in one title made the whole feed unreadable)."""
     element = ET.SubElement(parent, f"{{{ATOM}}}{tag}")
-    element.text = text
+    element.text = xml_text(text)
     return element

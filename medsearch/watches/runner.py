@@ -16,6 +16,7 @@ from typing import Any
 from medsearch.errors import MedsearchError, StoreError
 from medsearch.paths import Paths
 from medsearch.records import Article
+from medsearch.safe_text import terminal_text
 from medsearch.store import Store
 from medsearch.store.changes import Changes
 from medsearch.watches.book import WatchBook, now
@@ -108,8 +109,9 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
             if store.unindexed.count():
                 return RunReport(
                     notes=(
-                        "the lexical index is catching up with the store (an update is"
-                        " running or was stopped); watches run once it has",
+                        "the lexical index is catching up with the store (another"
+                        " medsearch is writing); watches run once it has: run `medsearch"
+                        " watch run` after it finishes",
                     )
                 )
             with open_lexical(paths.lexical_index, create=False) as lexical:
@@ -247,13 +249,13 @@ def watch_digest(news: WatchNews) -> list[str]:
     count = len(news.hits)
     noun = "newly flagged reference" if watch.kind == REFERENCES else "new article"
     what = f"{count} {noun}{'s' * (count != 1)}" if count else "nothing new"
-    lines = [f"{watch.name} ({watch.query}): {what}"]
+    lines = [f"{watch.name} ({terminal_text(watch.query)}): {what}"]
     for hit in news.hits[:DIGEST_LINES]:
-        where = ", ".join(str(x) for x in (hit.journal, hit.year) if x)
+        where = terminal_text(", ".join(str(x) for x in (hit.journal, hit.year) if x))
         mark = " [revised]" if hit.change == "replaced" else ""
         if watch.kind == REFERENCES:
             mark = f" {flag(hit.change, hit.notice)}"
-        title = hit.title or "(deleted since)"
+        title = terminal_text(hit.title or "(deleted since)")  # a record's text, shown raw
         lines.append(f"  PMID {hit.pmid}{mark}  {title}" + (f" ({where})" if where else ""))
     if count > DIGEST_LINES:
         lines.append(

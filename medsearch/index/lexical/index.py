@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -198,9 +199,26 @@ class LexicalIndex:
     def upsert_documents(self, documents: Sequence[ls.Doc]) -> None:
         """:meth:`upsert` for documents a parser process built (:func:`ls.document`)."""
         writer = self._writer_or_open()
-        for pmid, text in documents:
-            writer.delete_documents_by_term(ls.PMID, pmid)
-            writer.add_json(text)
+        with self._writer_alive():
+            for pmid, text in documents:
+                writer.delete_documents_by_term(ls.PMID, pmid)
+                writer.add_json(text)
+
+    @contextmanager
+    def _writer_alive(self) -> Iterator[None]:
+        """tantivy's "An index writer was killed": its indexing thread died, nearly
+        always on a full disk while flushing a segment; every later call says the same.
+        One line that says what to do, not an internal error."""
+        try:
+            yield
+        except ValueError as exc:
+            if "killed" not in str(exc):
+                raise
+            raise StoreError(
+                f"the lexical index's writer at {self.path} stopped ({one_line(exc)}), most"
+                " often because the disk is full; free space and run `medsearch ingest`"
+                " again: the store keeps what it has and the index catches up"
+            ) from exc
 
     def add(self, articles: Sequence[Article]) -> None:
         """Stage ``articles`` into an index that holds none of their PMIDs (a rebuild from
@@ -214,8 +232,9 @@ class LexicalIndex:
     def add_documents(self, documents: Sequence[ls.Doc]) -> None:
         """:meth:`add` for documents already built."""
         writer = self._writer_or_open()
-        for _, text in documents:
-            writer.add_json(text)
+        with self._writer_alive():
+            for _, text in documents:
+                writer.add_json(text)
 
     def delete_all(self) -> None:
         """Stage the removal of every document, in one operation (no per-document delete
@@ -225,8 +244,9 @@ class LexicalIndex:
     def delete(self, pmids: Sequence[int]) -> None:
         """Stage the removal of ``pmids`` (absent ones are ignored)."""
         writer = self._writer_or_open()
-        for pmid in pmids:
-            writer.delete_documents_by_term(ls.PMID, int(pmid))
+        with self._writer_alive():
+            for pmid in pmids:
+                writer.delete_documents_by_term(ls.PMID, int(pmid))
 
     def commit(self, payload: str | None = None) -> None:
         """Make staged changes durable; ``payload`` replaces the stored one if given.
@@ -241,7 +261,8 @@ class LexicalIndex:
             writer.delete_documents_by_term(ls.META, ls.META_COMMIT)
             writer.add_document(ls.payload_document(payload))
         try:
-            writer.commit()
+            with self._writer_alive():
+                writer.commit()
         except ValueError as exc:
             raise StoreError(f"cannot commit the lexical index at {self.path}: {exc}") from exc
         self._index.reload()
@@ -249,7 +270,12 @@ class LexicalIndex:
     def rollback(self) -> None:
         """Drop everything staged since the last commit."""
         if self._writer is not None:
-            self._writer.rollback()
+            try:
+                self._writer.rollback()
+            except ValueError as exc:  # a killed writer has nothing staged to drop
+                if "killed" not in str(exc):
+                    raise
+                self._writer = None
 
     def close(self) -> None:
         """Release the writer (uncommitted changes are dropped) so others can write."""
@@ -588,3 +614,9 @@ def _check_version(path: Path, *, write: bool) -> int:
             f" needs {ls.SCHEMA_VERSION}{REBUILD_HINT}"
         )
     return int(version)
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (tantivy's run to several)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
