@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -19,14 +19,38 @@ if TYPE_CHECKING:
     from ingest.summary import IngestSummary
 
 
+PIPED_WIDTH = 10_000
+"""The width output is laid out for when standard output is not a terminal: wide enough
+that no line of ours wraps, so a pipe (``grep``, ``cut``, a file) reads one line per
+line printed, not rich's 80 columns with ``score`` and its value split apart."""
+
+
 class OutputConsole(Console):
     """Standard output's console. Rich's own answer to a closed pipe is exit status 1;
     the error goes on to the CLI instead, which ends every command the same quiet way
-    (:func:`medsearch.cli.pipe_closed_is_quiet`)."""
+    (:func:`medsearch.cli.pipe_closed_is_quiet`). Piped, it does not wrap
+    (:data:`PIPED_WIDTH`): whether it is piped is asked at each print, since the CLI's
+    standard output may be swapped after import (tests, a redirected ``sys.stdout``)."""
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self.is_terminal or self._width is not None:
+            return size
+        return ConsoleDimensions(PIPED_WIDTH, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        if soft_wrap is None and not self.is_terminal:
+            soft_wrap = True  # no wrapping, and no padding to the wide width
+        super().print(*objects, soft_wrap=soft_wrap, **options)
 
 
 console = OutputConsole()
