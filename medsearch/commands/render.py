@@ -73,7 +73,8 @@ def print_summary(summary: IngestSummary) -> None:
         for note in summary.notes:
             console.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
         if summary.encoded:
-            console.print(f"encoded {summary.encoded:,} new or changed articles")
+            n = summary.encoded
+            console.print(f"encoded {n:,} new or changed article{'s' * (n != 1)}")
         console.print(f"time {run_time(summary)}", soft_wrap=True)
         return
     table.add_row(
