@@ -111,8 +111,8 @@ def expand_refs(text: str, history: Resolver) -> str:
             continue
         try:
             expansion = history(int(ref.group(1)))
-        except QuerySyntaxError as exc:
-            raise QuerySyntaxError(f"{exc}, at {token.pos}", token.pos) from None
+        except QuerySyntaxError as exc:  # the line names the #N: its place is not said
+            raise QuerySyntaxError(str(exc), token.pos) from None
         pieces += [text[done : token.pos], f"({expansion})"]
         done = token.pos + len(token.text)
     return "".join(pieces) + text[done:] if pieces else text
