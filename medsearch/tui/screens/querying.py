@@ -264,6 +264,8 @@ class QueryScreen(Screen[None]):
         count = len(message.answer.cite.citances)
         self.query_one(ModeBar).summary = f"{count} citing sentence(s)"
         self.show_rows(rows, frozenset(), message.ticket, reranked=False)
+        for note in message.answer.cite.notes:  # the sentences left out, and why
+            self.notify(note, severity="information", timeout=10)
 
     def on_work_failed(self, message: WorkFailed) -> None:
         if message.ticket != self.ticket:
