@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleDimensions
@@ -143,7 +143,14 @@ def duration(seconds: float) -> str:
     return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
-def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
+def print_hits(
+    hits: Sequence[Hit],
+    *,
+    header: str | None = None,
+    score: Callable[[Hit], str | None] | None = None,
+) -> None:
+    """The hits as text. ``score``: what a hit's score means in this list (None: left
+    out, as where the score is a rank or a count shown already); default ``score N``."""
     if header:
         console.print(header)
     if not hits:
@@ -171,7 +178,9 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
         meta.append(f" · PMID {hit.pmid}", style="green")
         if hit.sources:
             meta.append(f" · {'+'.join(hit.sources)}", style="dim")
-        meta.append(f" · score {hit.score:.3f}", style="dim")
+        said = f"score {hit.score:.3f}" if score is None else score(hit)
+        if said:
+            meta.append(f" · {said}", style="dim")
         if hit.cited_by is not None:
             meta.append(f" · cited by {hit.cited_by} in this corpus", style="magenta")
         if beyond(hit):
