@@ -1,5 +1,6 @@
 """Brackets typed or stored are shown as they are: the TUI never reads a query, a title or
-a watch as Rich markup (``cataract[ti]`` is not a style tag to drop).
+a watch as Rich markup (``cataract[ti]`` is not a style tag to drop). And F7 in a home
+without MeSH says MeSH is missing, whatever else it could have complained of.
 
 One Pilot session over a small real home: the F1 keys table, a search's error line, the
 Watches screen with a watch on ``cataract[ti] AND surgery``, and a hit titled with
@@ -20,6 +21,7 @@ from textual.widgets import DataTable
 from benchmarks.synth import article_xml, pubmed_file
 from ingest.pipeline import Ingestor
 from medsearch.index.lexical.shards import open_lexical
+from medsearch.mesh.tables import INSTALL_HINT
 from medsearch.paths import Paths
 from medsearch.store import Store
 from medsearch.tui.app import MedsearchApp
@@ -84,6 +86,9 @@ async def test_queries_titles_watches_and_keys_keep_their_brackets(paths: Paths)
     app = MedsearchApp(paths)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
+        await pilot.press("f7")  # nothing typed, nothing highlighted, and no MeSH here
+        await settle(app, pilot)
+        assert [drawn(n) for n in app._notifications] == [INSTALL_HINT]
         await pilot.press("f1")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)

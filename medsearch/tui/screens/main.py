@@ -52,7 +52,7 @@ class MainScreen(QueryScreen):
         if (self.focused is bar and bar.value.strip()) or not self.results.hits:
             name = typed_heading(bar.value) or bar.value.strip()
             if not name:
-                self.notify("type a heading name, or highlight an article", severity="warning")
+                self.mesh_missing_or("type a heading name, or highlight an article")
                 return
             self.open_heading(name, bar.value)
             return
@@ -61,7 +61,7 @@ class MainScreen(QueryScreen):
             return
         headings = list(dict.fromkeys(m.descriptor for m in article.mesh))
         if not headings:
-            self.notify(f"PMID {article.pmid} has no MeSH headings", severity="warning")
+            self.mesh_missing_or(f"PMID {article.pmid} has no MeSH headings")
             return
 
         def picked(name: str | None) -> None:
@@ -69,6 +69,18 @@ class MainScreen(QueryScreen):
                 self.open_heading(name, bar.value)
 
         self.app.push_screen(HeadingPicker(headings), picked)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="mesh", description="MeSH")
+    def mesh_missing_or(self, message: str) -> None:
+        """Why F7 opened nothing: MeSH not installed, when it is not (nothing could be
+        opened then, whatever was typed), else ``message``."""
+        try:
+            installed = self.session.backend.run(lambda s: s.mesh() is not None)
+        except MedsearchError as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="error")
+            return
+        hint, timeout = (message, None) if installed else (INSTALL_HINT, 10)
+        self.app.call_from_thread(self.notify, hint, severity="warning", timeout=timeout)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="mesh", description="MeSH")
     def open_heading(self, name: str, query: str) -> None:
@@ -105,6 +117,16 @@ class MainScreen(QueryScreen):
             )
 
     # -- the highlighted article ---------------------------------------------
+
+    @on(DetailPane.Step)
+    def step(self, message: DetailPane.Step) -> None:
+        """Up or down while reading: the next article above or below, shown here (the
+        list skips its headings), so what space marks is what the reader sees."""
+        results = self.results
+        if message.delta < 0:
+            results.action_cursor_up()
+        else:
+            results.action_cursor_down()
 
     @on(OptionList.OptionSelected, "#results")
     def read(self) -> None:
