@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ingest.encode_pipeline import Rate
+from medsearch.errors import MedsearchError
 
 PROBE_ARTICLES = 32
 """Articles encoded to time the CPU: ~15 s at the slowest rate measured (2 cores, MedCPT
@@ -80,12 +81,15 @@ def limit_text(minutes: float) -> str:
     return f"{minutes:g}-minute"
 
 
-def going_on(estimate: Estimate) -> str:
-    """Said before the rest of an allowed encode starts, and kept in the summary."""
+def going_on(estimate: Estimate, *, sentences: bool = True) -> str:
+    """Said before the rest of an allowed encode starts, and kept in the summary: one
+    figure, the time still to come (the probe's own seconds beside it read as a second
+    estimate)."""
     return (
-        f"encoding the other {estimate.remaining:,} articles on this CPU:"
-        f" {duration(estimate.remaining_seconds)} at the rate measured on the first"
-        f" {estimate.probed:,} ({estimate.seconds:,.1f} s with their abstract sentences)"
+        f"encoding the other {estimate.remaining:,} articles"
+        f"{' and their abstract sentences' if sentences else ''}"
+        f" on this CPU: {duration(estimate.remaining_seconds)} more, at the rate of the first"
+        f" {estimate.probed:,}"
     )
 
 
@@ -102,4 +106,20 @@ def stopped(estimate: Estimate, minutes: float) -> str:
         " (`medsearch ingest --embeddings DIR_OR_URL`), encode on a machine with a GPU, or"
         " run `medsearch ingest --device cpu` to encode here anyway (resumable: Ctrl-C"
         " keeps what is done)"
+    )
+
+
+class CpuLimitError(MedsearchError):
+    """The probe's estimate is past the limit and the caller needs every vector to go
+    on (``eval`` measures them): an error, where ``ingest`` leaves lexical search ready."""
+
+
+def refused(estimate: Estimate, minutes: float, command: str) -> str:
+    """Why ``command`` (which needs the whole backlog encoded) stops after the probe."""
+    return (
+        f"encoding all {estimate.backlog:,} documents would take {duration(estimate.total_seconds)}"
+        f" on this CPU (timed on the first {estimate.probed:,}, which are kept), past the"
+        f" {limit_text(minutes)} limit (cpu_encode_minutes under [ingest] in config.toml):"
+        f" run `medsearch {command} ... --device cpu` to encode them anyway (resumable; the"
+        " vectors are kept for the next run), or use a machine with a GPU"
     )

@@ -23,7 +23,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ingest.cpu_guard import PROBE_ARTICLES, Estimate, cpu_only, going_on, measured, stopped
+from ingest.cpu_guard import (
+    PROBE_ARTICLES,
+    CpuLimitError,
+    Estimate,
+    cpu_only,
+    going_on,
+    measured,
+    refused,
+    stopped,
+)
 from ingest.encode_chunks import ARTICLES, SENTENCES
 from ingest.encode_loop import encode_articles, encode_sentences
 from ingest.encode_pipeline import Rate, human_rate
@@ -141,13 +150,15 @@ def run_vectors_stage(
     progress: Progress,
     sentences: bool = True,
     ask_before_cpu: bool = True,
+    needed_by: str | None = None,
 ) -> tuple[list[str], int]:
     """Encode, import and prune vectors.
 
     ``ask_before_cpu``: with ``device="auto"`` on a machine without a GPU, a backlog
     this machine would take longer than ``[ingest] cpu_encode_minutes`` to encode (timed
     on its first articles, see :mod:`ingest.cpu_guard`) is not encoded unasked; False
-    for ``eval``, which needs the vectors it measures.
+    ``needed_by``: the command that needs every vector (``eval``): a backlog past the
+    limit is then a :class:`CpuLimitError` naming it, after the probe's vectors are kept.
 
     Returns notes for the summary and how many articles got new vectors. A full disk is
     a clear :class:`DiskFullError`: what was committed before it is kept, and the next
@@ -201,6 +212,7 @@ def run_vectors_stage(
             SENTENCES: sentence_vectors,
         }
         rates: list[tuple[str, Rate]] = []
+        over: Estimate | None = None  # the probe's estimate, when past the limit
         try:
             notes.extend(_stale_lists_note(sentence_vectors, progress))
             removed = remove_deleted(store, collections)
@@ -214,11 +226,12 @@ def run_vectors_stage(
                 probe = measured([r for _, r in rates], stale)
                 encoded += probe.probed
             if probe is not None and minutes is not None and probe.total_seconds > minutes * 60:
+                over = probe
                 notes.append(stopped(probe, minutes))
             else:
                 if probe is not None:
-                    progress.message(going_on(probe))
-                    notes.append(going_on(probe))
+                    progress.message(going_on(probe, sentences=sentences))
+                    notes.append(going_on(probe, sentences=sentences))
                 rest = stale - (probe.probed if probe is not None else 0)
                 rates = _encode(store, encoders, pair, progress, sentences, None, rest)
                 encoded += rates[0][1].articles
@@ -227,6 +240,8 @@ def run_vectors_stage(
         finally:
             for c in collections.values():
                 c.close()
+        if over is not None and minutes is not None and needed_by is not None:
+            raise CpuLimitError(refused(over, minutes, needed_by))
         notes.extend(rate_notes(rates, time.monotonic() - t0, [e.device for e in encoders]))
         if any(e.compiled for e in encoders):
             from medsearch.models.backbone import COMPILE_ENV
@@ -337,9 +352,11 @@ def rate_notes(rates: Sequence[tuple[str, Rate]], seconds: float, devices: list[
     for what, rate in rates:
         if rate.articles:
             startup = rate.startup() if gpu else ""
-            done = f"{rate.articles:,} {what}"
+            articles = f"{rate.articles:,} article{'s' * (rate.articles != 1)}"
+            done = articles
             if what == SENTENCES:
-                done = f"{rate.vectors:,} abstract sentences of {rate.articles:,} articles"
+                sentences = f"{rate.vectors:,} abstract sentence{'s' * (rate.vectors != 1)}"
+                done = f"{sentences} of {articles}"
             notes.append(
                 f"encoded {done} in {rate.seconds:,.1f} s:"
                 f" {rate.describe()} ({human_rate(rate.tokens)} tokens);"

@@ -91,8 +91,10 @@ class IngestOptions:
     sentences: bool = True
     """Encode abstract sentences too (``eval`` measures articles only)."""
     ask_before_cpu: bool = True
-    """Leave a backlog too long for this CPU unencoded (:mod:`ingest.cpu_guard`); False
-    where the caller needs the vectors it asked for (``eval``)."""
+    """Leave a backlog too long for this CPU unencoded (:mod:`ingest.cpu_guard`)."""
+    needed_by: str | None = None
+    """The command that needs every vector (``eval``): a backlog too long for this CPU
+    is then an error naming it, not a lexical-only home."""
     jobs: int | None = None
     """Parser processes (None: :func:`default_jobs`; 0: parse in this process)."""
     holder: str = "ingest"
@@ -212,6 +214,7 @@ def ingest(
                         progress=progress,
                         sentences=options.sentences,
                         ask_before_cpu=options.ask_before_cpu,
+                        needed_by=options.needed_by,
                     )
                 summary.notes.extend(notes)
                 summary.encoded = encoded

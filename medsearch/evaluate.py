@@ -57,9 +57,21 @@ def _messages(directory: Path, pmids: PmidMap) -> Iterator[tuple[str, Any]]:
 
 
 def build_collection(
-    directory: Path, paths: Paths, *, profile: str | None, encode: bool, progress: Progress
+    directory: Path,
+    paths: Paths,
+    *,
+    profile: str | None,
+    encode: bool,
+    progress: Progress,
+    device: str = "auto",
 ) -> tuple[Paths, PmidMap, list[str]]:
-    """The eval home for this corpus (and profile), ingested and encoded as needed."""
+    """The eval home for this corpus (and profile), ingested and encoded as needed.
+
+    Encoding goes through ingest's CPU guard: with ``device`` "auto" on a machine without
+    a GPU, the first documents time this CPU and a corpus past ``[ingest]
+    cpu_encode_minutes`` stops with one line (what it would take, ``--device cpu`` to go
+    on), since an evaluation cannot measure half its vectors; within the limit the
+    estimate is said before the rest is encoded."""
     from ingest.download import md5_of
     from ingest.incoming import InputFile
     from ingest.run import Corpus, IngestOptions, ingest
@@ -83,7 +95,8 @@ def build_collection(
         encode=encode,
         profile=profile_name,
         sentences=False,
-        ask_before_cpu=False,  # the evaluation asked for these vectors
+        device=device,
+        needed_by="eval",  # over the CPU limit, an error: eval cannot measure half the vectors
         jobs=0,
         holder="eval",
     )
@@ -132,6 +145,7 @@ def evaluate(
     limit: int | None = None,
     rerank: str = "none",
     progress: Progress | None = None,
+    device: str = "auto",
 ) -> EvalReport:
     """nDCG@10, Recall@100, MAP@10 and MRR@10 of ``mode`` on a BEIR corpus.
 
@@ -154,7 +168,12 @@ def evaluate(
         wanted = wanted[:limit]
         qrels = {q: qrels[q] for q in wanted}
     home, pmids, notes = build_collection(
-        directory, paths, profile=profile, encode=mode != "lexical", progress=progress
+        directory,
+        paths,
+        profile=profile,
+        encode=mode != "lexical",
+        progress=progress,
+        device=device,
     )
     untrained = False
     if rerank in ("delta", "auto"):
@@ -193,8 +212,8 @@ def evaluate(
     progress.finish("queries")
     if long_queries:
         notes.append(
-            f"{long_queries} of {len(wanted)} queries ranked without some common words "
-            "(long queries: see WordBudget in medsearch/index/lexical/query.py)"
+            f"{long_queries} of {len(wanted)} queries were long enough that their commonest"
+            " words were left out of the BM25 ranking to keep it fast, as in `search`"
         )
     if used_rerankers:
         notes.append(f"reranked by {' + '.join(sorted(used_rerankers))}")

@@ -136,3 +136,32 @@ def test_sql_reaches_the_graph(home: Path) -> None:
 
 def test_similar_by_citations_needs_no_vectors(home: Path) -> None:
     assert pmids(run(home, "similar", "10", "--by", "citations", "--json")) == [1, 2, 11]
+
+
+def test_citation_lists_say_what_their_order_is_not_a_rank_or_date_as_a_score(
+    home: Path,
+) -> None:
+    """refs keep the list's order (no score); citedby by date shows the date; snowball
+    scores only what is stored here (999 is not)."""
+    refs = run(home, "refs", "1")
+    assert "score" not in refs
+    newest = run(home, "citedby", "10")
+    assert "published 2020" in newest and "score" not in newest
+    assert "1 reference(s) shared" in run(home, "citedby", "1", "--sort", "relevance")
+    lines = run(home, "snowball", "1").splitlines()
+    meta = {int(line.split("PMID ")[1].split()[0]): line for line in lines if "PMID " in line}
+    assert "score" not in meta[999] and "score" in meta[10]
+
+
+def test_similar_by_citations_says_why_it_found_nothing(home: Path, tmp_path: Path) -> None:
+    alone = run(home, "similar", "12345", "--by", "citations")
+    assert "PMID 12345 neither cites nor is cited by any article in this corpus" in alone
+    filtered = run(home, "similar", "10", "--by", "citations", "--year", "1990", "--json")
+    assert filtered["notes"] == [
+        "4 article(s) share citations with PMID 10; none passes the filters"
+    ]
+    bare = tmp_path / "bare"
+    source = pubmed_file(tmp_path / "pubmed26n0001.xml", [article_xml(5, "Gout", "Uric acid.")])
+    run(bare, "ingest", str(source), "--no-encode", "--jobs", "0")
+    out = run(bare, "similar", "5", "--by", "citations", "--json")
+    assert out["hits"] == [] and out["notes"][0].startswith("this corpus has no citation data")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -183,3 +184,16 @@ def test_sentence_hits_are_printed_between_their_neighbours(
         parts = (hit["context"]["before"], "» " + hit["sentence"], hit["context"]["after"])
         shown = " ".join(" ".join(p.split()) for p in parts if p)
         assert shown in text, hit["pmid"]
+
+
+def test_piped_output_is_not_wrapped_at_80_columns(home: Path) -> None:
+    """Standard output that is not a terminal (CliRunner's, a pipe) gets one line per
+    line printed: a hit's title whole, and its score beside the word ``score``."""
+    code, out, _ = cli(home, "search", "cryopreservation spermatozoa ultrastructure motility")
+    assert code == 0
+    lines = out.splitlines()
+    title = "Is cryopreservation a homogeneous process? Ultrastructure and motility of untreated"
+    assert any(title in line and line.rstrip().endswith("(Cetti).") for line in lines)
+    meta = next(line for line in lines if "PMID 11748933" in line)
+    assert "Cryobiology" in meta and re.search(r"score \d+\.\d{3}", meta)
+    assert max(len(line) for line in lines) > 80

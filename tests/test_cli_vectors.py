@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -178,10 +179,13 @@ def test_a_backlog_within_the_cpu_limit_is_encoded_and_its_estimate_said(
     assert (summary["added"], summary["encoded"]) == (len(PMIDS), len(PMIDS))
     assert not [n for n in summary["notes"] if "wait to be encoded" in n]
     (said,) = [n for n in summary["notes"] if n.startswith("encoding the other")]
-    assert (
-        said.startswith(f"encoding the other {len(PMIDS) - PROBE} articles on this CPU: ~")
-        and f"measured on the first {PROBE} (" in said
+    assert said.startswith(
+        f"encoding the other {len(PMIDS) - PROBE} articles and their abstract sentences on"
+        " this CPU: ~"
     )
+    assert said.endswith(f" more, at the rate of the first {PROBE}")
+    # one figure, the time still to come: not the probe's seconds beside it
+    assert len(re.findall(r"\d s\b|\d min\b|\d h\b", said)) == 1
     with VectorCollection.open(Paths(home).vector_dir("articles")) as coll:
         assert len(coll) == len(PMIDS)
 

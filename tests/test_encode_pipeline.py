@@ -336,6 +336,14 @@ def test_rates_read_at_a_glance() -> None:
     sentences = Rate(started=0.0, articles=100, tokens=30_000, vectors=862)
     note = stage.rate_notes([("sentences", sentences)], 12.0, ["cpu"])[1]
     assert note.startswith("encoded 862 abstract sentences of 100 articles in ")
+    # one is one: "1 article", "1 abstract sentence"
+    one = Rate(started=0.0, articles=1, tokens=300, vectors=1)
+    assert stage.rate_notes([("articles", one)], 1.0, ["cpu"])[1].startswith(
+        "encoded 1 article in "
+    )
+    assert stage.rate_notes([("sentences", one)], 1.0, ["cpu"])[1].startswith(
+        "encoded 1 abstract sentence of 1 article in "
+    )
 
 
 def test_progress_names_the_devices_and_the_token_rate(tmp_path: Path, tiny: TinyModels) -> None:

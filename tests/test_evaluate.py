@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import shared_data
+from conftest import REPO, shared_data
 from tiny_models import build_tiny_models, write_tiny_config
 
+from ingest.cpu_guard import CpuLimitError
 from medsearch.cli import main
 from medsearch.evaluate import evaluate
 from medsearch.index.lexical.index import LexicalIndex
@@ -112,20 +114,31 @@ def test_a_second_run_reuses_the_cached_collection(beir: Path, tmp_path: Path) -
     assert any("reused the cached collection" in n for n in report["notes"])
 
 
-def test_dense_and_rerank_modes_run_through_the_encoders(
+def test_dense_and_rerank_modes_encode_within_the_cpu_guard(
     beir: Path,
     tmp_path: Path,
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # an evaluation encodes what it measures, however long a CPU would take
+    """On a CPU, eval encodes within ingest's CPU guard: past the limit (here 0) it stops
+    after the timed probe with one line saying what it would take and how to go on;
+    ``--device cpu`` then encodes the rest (the probe's vectors kept) and measures."""
+    import torch
+
     monkeypatch.setattr("ingest.encode_stage.PROBE_ARTICLES", 1)
     paths = Paths(tmp_path / "home")
     write_tiny_config(paths, build_tiny_models(tmp_path_factory.mktemp("tiny")))
     with paths.config_file.open("a") as config:
         config.write("[ingest]\ncpu_encode_minutes = 0\n")
+    if not torch.cuda.is_available():  # auto on a GPU encodes whatever waits
+        with pytest.raises(CpuLimitError) as refused:
+            evaluate(beir, paths, mode="dense", profile="tiny")
+        line = str(refused.value)
+        assert line.startswith("encoding all 5 documents would take ~")
+        assert "(timed on the first 1, which are kept), past the 0-minute limit" in line
+        assert "`medsearch eval ... --device cpu`" in line and "\n" not in line
     for mode in ("dense", "hybrid", "rerank"):
-        report = evaluate(beir, paths, mode=mode, profile="tiny")
+        report = evaluate(beir, paths, mode=mode, profile="tiny", device="cpu")
         assert report.profile == "tiny" and report.queries == 3
         assert 0.0 <= report.metrics["ndcg@10"] <= 1.0
         assert report.metrics["recall@100"] == 1.0  # 5 documents, all retrieved
@@ -144,3 +157,32 @@ def test_scifact_lexical_beats_published_bm25_on_a_query_sample(tmp_path: Path) 
     report = evaluate(scifact, Paths(tmp_path / "home"), mode="lexical", limit=100)
     assert report.queries == 100
     assert report.metrics["ndcg@10"] >= 0.62  # full test split: 0.7043 (BENCHMARKS.md)
+
+
+def test_the_readmes_eval_example_runs_on_a_fresh_clone(tmp_path: Path) -> None:
+    """The README's `medsearch eval` names a folder the repository ships (a clone has no
+    ../shared/data), and that folder is a BEIR set eval reads through."""
+    examples = re.findall(r"^medsearch eval (\S+)", (REPO / "README.md").read_text(), re.M)
+    assert examples == ["assets/beir/tiny"]
+    folder = REPO / examples[0]
+    result = CliRunner().invoke(
+        main, ["--home", str(tmp_path / "home"), "eval", str(folder), "--json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["queries"] == 5 and report["metrics"]["ndcg@10"] > 0.5
+
+
+def test_the_long_query_note_speaks_of_the_queries_not_of_the_source(tmp_path: Path) -> None:
+    """A long query's commonest words leave BM25 as in `search`; eval's note says so in
+    the user's words and points into no source file."""
+    root = tmp_path / "long"
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_bytes((REPO / "assets/beir/tiny/corpus.jsonl").read_bytes())
+    words = "aspirin statins vitamin metformin smoking lung cancer cholesterol heart bleeding"
+    (root / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": words}) + "\n")
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tt01\t1\n")
+    report = evaluate(root, Paths(tmp_path / "home"), mode="lexical")
+    (note,) = [n for n in report.notes if n.startswith("1 of 1 queries")]
+    assert "commonest words were left out of the BM25 ranking" in note
+    assert ".py" not in note and "WordBudget" not in note

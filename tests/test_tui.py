@@ -597,3 +597,27 @@ async def test_a_burst_of_keys_over_the_results_arrives_whole_and_in_order(paths
         await settle(app, pilot)
         assert app.screen.query_one(SearchBar).value == query
         assert app.main.mode == "search" and not app.session.basket
+
+
+async def test_up_and_down_while_reading_step_through_the_results_and_space_marks_it(
+    paths: Paths,
+) -> None:
+    """After Enter opens an article, down shows the next result (not the next line of
+    this abstract), and space marks the article now shown: the one the reader meant."""
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        results = await search(app, pilot, "interleukin")
+        first, second = (h.pmid for h in results.hits[:2])
+        await pilot.press("enter")
+        detail = app.screen.query_one(DetailPane)
+        assert app.screen.focused is detail and detail.article is not None
+        assert detail.article.pmid == first
+        await pilot.press("down")
+        await pilot.pause()
+        assert app.screen.focused is detail and detail.article.pmid == second
+        await pilot.press("space")
+        await pilot.pause()
+        assert list(app.session.basket) == [second]
+        await pilot.press("up")
+        await pilot.pause()
+        assert detail.article.pmid == first and list(app.session.basket) == [second]

@@ -306,3 +306,21 @@ def test_print_timer_prints_a_systemd_timer_a_cron_line_and_a_launchd_plist(
     keys = [k.text for k in ET.fromstring(plist.split("\n", 2)[2]).iter("key")]
     assert "ProgramArguments" in keys and "StartCalendarInterval" in keys
     assert not (tmp_path / "h").exists()  # nothing installed, not even the home
+
+
+def test_a_failing_update_with_json_prints_ingests_object_with_its_error(tmp_path: Path) -> None:
+    """A script reading ``update --json`` gets one object whatever happened, as from
+    ``ingest --json``: the summary's keys, the error line and the exit status."""
+    home = tmp_path / "fresh"
+    failed = cli(home, "update", "--json", "--mirror", "http://127.0.0.1:9/pubmed/")
+    assert failed["code"] == 2
+    report = json.loads(failed["out"])
+    assert report["error"].startswith("this data home holds no PubMed baseline yet")
+    assert report["exit_status"] == 2
+    ingest_shape = json.loads(
+        cli(home, "ingest", "--json", "--no-encode", "--jobs", "0", str(tmp_path / "none.xml"))[
+            "out"
+        ]
+    )
+    assert set(ingest_shape) - {"stopped_in"} <= set(report)
+    assert report["digest"] is None and report["files"] == 0

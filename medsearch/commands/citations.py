@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,7 @@ from medsearch.errors import NotFoundError, StoreError, UsageError
 
 if TYPE_CHECKING:
     from medsearch.index.citations import CitationGraph
-    from medsearch.records import Filters
+    from medsearch.records import Filters, Hit
     from medsearch.retrieval.cite import CiteResult
     from medsearch.retrieval.results import SearchResult
     from medsearch.retrieval.searcher import Searcher
@@ -86,7 +86,37 @@ def finish(
         return
     from medsearch.commands.render import print_hits
 
-    print_hits(result.hits, header=f"[dim]{header}[/]")
+    print_hits(result.hits, header=f"[dim]{header}[/]", score=score_text(result))
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+
+
+def score_text(result: SearchResult) -> Callable[[Hit], str | None]:
+    """What a citation list's score is, said as that: references keep their list's order
+    (the score is the rank); cited-by by date shows the date (the score is it, as
+    YYYYMMDD), by cited the count (shown already), by relevance the references shared;
+    snowball's closeness to the seeds is a score only for an article stored here."""
+    if result.mode == "references":
+        return lambda hit: None
+    if result.mode == "cited_by":
+        if result.sort == "date":
+            return lambda hit: f"published {date_text(int(hit.score))}"
+        if result.sort == "relevance":
+            return lambda hit: f"{int(hit.score)} reference(s) shared"
+        return lambda hit: None
+    if result.mode == "snowball":
+        return lambda hit: f"score {hit.score:.3f}" if hit.in_corpus else None
+    return lambda hit: f"score {hit.score:.3f}"
+
+
+def date_text(value: int) -> str:
+    """``20190305`` -> ``2019 Mar 5``; ``20190300`` -> ``2019 Mar``; 0 -> ``n.d.``."""
+    from medsearch.records import PubDate
+
+    year, month, day = value // 10_000, value // 100 % 100, value % 100
+    if not year:
+        return "n.d."
+    return str(PubDate(year=year, month=month or None, day=day or None))
 
 
 @click.command()

@@ -27,6 +27,12 @@ from medsearch.commands.common import emit_json, paths_of
     show_default=True,
     help="Reranker over the first stage; delta trains the collection's own model first.",
 )
+@click.option(
+    "--device",
+    default="auto",
+    show_default=True,
+    help="auto, cpu, cuda[:N] or mps (auto on a CPU encodes within ingest's CPU guard).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def evaluate(
@@ -37,12 +43,20 @@ def evaluate(
     profile: str | None,
     limit: int | None,
     rerank: str,
+    device: str,
     as_json: bool,
 ) -> None:
     """nDCG@10, Recall@100, MAP@10 and MRR@10 on BEIR_DIR (corpus/queries/qrels).
 
     The corpus goes through the same ingest, encoders and searcher as PubMed; the built
-    collection and its vectors are cached, so a second run only searches.
+    collection and its vectors are cached, so a second run only searches. On a machine
+    without a GPU the encoding is timed first and kept within ingest's CPU limit
+    (--device cpu encodes anyway).
+
+    \b
+    Examples:
+      medsearch eval assets/beir/tiny
+      medsearch eval scifact --mode hybrid --device cpu
     """
     from medsearch.commands.progress import cli_progress
     from medsearch.evaluate import evaluate as run_eval
@@ -58,6 +72,7 @@ def evaluate(
             limit=limit,
             rerank=rerank,
             progress=progress,
+            device=device,
         )
     if as_json:
         emit_json(report.to_dict())

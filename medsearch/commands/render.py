@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -19,14 +19,38 @@ if TYPE_CHECKING:
     from ingest.summary import IngestSummary
 
 
+PIPED_WIDTH = 10_000
+"""The width output is laid out for when standard output is not a terminal: wide enough
+that no line of ours wraps, so a pipe (``grep``, ``cut``, a file) reads one line per
+line printed, not rich's 80 columns with ``score`` and its value split apart."""
+
+
 class OutputConsole(Console):
     """Standard output's console. Rich's own answer to a closed pipe is exit status 1;
     the error goes on to the CLI instead, which ends every command the same quiet way
-    (:func:`medsearch.cli.pipe_closed_is_quiet`)."""
+    (:func:`medsearch.cli.pipe_closed_is_quiet`). Piped, it does not wrap
+    (:data:`PIPED_WIDTH`): whether it is piped is asked at each print, since the CLI's
+    standard output may be swapped after import (tests, a redirected ``sys.stdout``)."""
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self.is_terminal or self._width is not None:
+            return size
+        return ConsoleDimensions(PIPED_WIDTH, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        if soft_wrap is None and not self.is_terminal:
+            soft_wrap = True  # no wrapping, and no padding to the wide width
+        super().print(*objects, soft_wrap=soft_wrap, **options)
 
 
 console = OutputConsole()
@@ -49,7 +73,8 @@ def print_summary(summary: IngestSummary) -> None:
         for note in summary.notes:
             console.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
         if summary.encoded:
-            console.print(f"encoded {summary.encoded:,} new or changed articles")
+            n = summary.encoded
+            console.print(f"encoded {n:,} new or changed article{'s' * (n != 1)}")
         console.print(f"time {run_time(summary)}", soft_wrap=True)
         return
     table.add_row(
@@ -118,7 +143,14 @@ def duration(seconds: float) -> str:
     return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
-def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
+def print_hits(
+    hits: Sequence[Hit],
+    *,
+    header: str | None = None,
+    score: Callable[[Hit], str | None] | None = None,
+) -> None:
+    """The hits as text. ``score``: what a hit's score means in this list (None: left
+    out, as where the score is a rank or a count shown already); default ``score N``."""
     if header:
         console.print(header)
     if not hits:
@@ -146,7 +178,9 @@ def print_hits(hits: Sequence[Hit], *, header: str | None = None) -> None:
         meta.append(f" · PMID {hit.pmid}", style="green")
         if hit.sources:
             meta.append(f" · {'+'.join(hit.sources)}", style="dim")
-        meta.append(f" · score {hit.score:.3f}", style="dim")
+        said = f"score {hit.score:.3f}" if score is None else score(hit)
+        if said:
+            meta.append(f" · {said}", style="dim")
         if hit.cited_by is not None:
             meta.append(f" · cited by {hit.cited_by} in this corpus", style="magenta")
         if beyond(hit):

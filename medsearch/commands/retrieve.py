@@ -129,12 +129,18 @@ def sentences(
 
 
 @click.command()
+@click.argument("text", nargs=-1)
 @click.option(
     "--file",
     "file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="A text file with the paragraph (default: standard input).",
+    help="A text file with the paragraph (default: TEXT, else standard input).",
+)
+@click.option(
+    "--all-sentences",
+    is_flag=True,
+    help="Search every sentence, also those without a marker when others have one.",
 )
 @click.option("-k", "k", type=click.IntRange(1, 100), default=5, show_default=True)
 @click.option("--before", type=int, default=None, help="Only work published before YEAR.")
@@ -150,7 +156,9 @@ def sentences(
 @click.pass_context
 def cite(
     ctx: click.Context,
+    text: tuple[str, ...],
     file: Path | None,
+    all_sentences: bool,
     k: int,
     before: int | None,
     cited: str | None,
@@ -162,14 +170,26 @@ def cite(
 ) -> None:
     """Suggest references for each citing sentence of a manuscript paragraph.
 
-    Citation markers such as [12], [3-5,8] and (Smith et al., 2019) are recognised and
-    removed before searching.
+    The paragraph is TEXT (the words given, joined by spaces), --file, or standard
+    input. Citation markers such as [12], [3-5,8] and (Smith et al., 2019) are
+    recognised and removed before searching. When some sentences carry a marker, only
+    those are searched, and a note names the others (--all-sentences searches them too).
+
+    \b
+    Examples:
+      medsearch cite 'IL-6 blockade lowers mortality in severe COVID-19.'
+      medsearch cite --file paragraph.txt --before 2021
+      pbpaste | medsearch cite --json
     """
     from medsearch.history.recording import record_cite
     from medsearch.retrieval.cite import suggest
     from medsearch.retrieval.searcher import open_searcher
 
-    if file is not None:
+    if file is not None and text:
+        raise UsageError("give the paragraph as TEXT or with --file, not both")
+    if text:
+        paragraph = " ".join(text)
+    elif file is not None:
         try:
             paragraph = file.read_text(encoding="utf-8")
         except OSError as exc:
@@ -185,6 +205,7 @@ def cite(
             k=depth,
             before=before,
             rerank=rerank_choice(rerank, no_rerank) or True,
+            all_sentences=all_sentences,
         )
         if cited is not None:
             from medsearch.commands.citations import cite_fused
@@ -197,11 +218,15 @@ def cite(
     if as_json:
         emit_json(result.to_dict())
         return
+    from rich.text import Text
+
     from medsearch.commands.render import console, print_hits
 
     for item in result.citances:
-        console.print(f"[bold]» {item.citance.text}[/]", markup=True, highlight=False)
+        console.print(Text(f"» {item.citance.text}", style="bold"), highlight=False)
         print_hits(item.result.hits)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
 
 
 def _print(result: object, as_json: bool) -> None:

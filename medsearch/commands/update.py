@@ -132,12 +132,19 @@ def update(
             )
     except BusyError as exc:
         log_line(paths, f"already running: {exc}")
-        raise BusyError(f"already running: {exc}") from None
+        busy = BusyError(f"already running: {exc}")
+        if as_json:
+            emit_json(_failed_json(clock, busy))
+        raise busy from None
     except MedsearchError as exc:
         log_line(paths, f"failed: {exc}")
+        if as_json:
+            emit_json(_failed_json(clock, exc))
         raise
     except BaseException as exc:  # Ctrl-C, a kill by the timer, a bug: the log says so
         log_line(paths, f"stopped: {type(exc).__name__} {exc}".rstrip())
+        if as_json and isinstance(exc, (Exception, KeyboardInterrupt)):
+            emit_json(_failed_json(clock, exc))
         raise
     clock.stop()
     summary = clock.summary
@@ -339,6 +346,18 @@ def _print(
         click.echo(f"note: {note}")
     if digest:
         click.echo(digest, nl=False)
+
+
+def _failed_json(clock: StageClock, error: BaseException) -> dict[str, object]:
+    """``--json``'s object for a run that stopped before its digest (no baseline, a
+    mirror that cannot be reached, a busy home): ingest's shape with the error, where it
+    stopped, and update's own keys empty, so a script reads one shape whatever happened."""
+    from medsearch.commands.ingest_clock import json_report
+
+    clock.stop()
+    out = json_report(clock, error, stopped_in=clock.running)
+    out.update(year=None, baseline_offer=None, digest=None)
+    return out
 
 
 def _json(

@@ -158,8 +158,8 @@ def expand_refs(text: str, history: Resolver | None) -> str:
                     f"no search #{digits} in the history (see: medsearch history)"
                 )
             expansion = history(int(digits))
-        except QuerySyntaxError as exc:
-            raise QuerySyntaxError(f"{exc}, at {token.pos}", token.pos) from None
+        except QuerySyntaxError as exc:  # the line names the #N; the caret shows its place
+            raise QuerySyntaxError(str(exc), token.pos) from None
         pieces += [text[done : token.pos], f"({expansion})"]
         done = token.pos + len(token.text)
     return "".join(pieces) + text[done:] if pieces else text

@@ -243,4 +243,24 @@ def related(
         pmid=pmid,
         details=(("by", "citations"),),
         filters=filters,
+        notes=() if hits else (why_unrelated(graph, pmid, len(scores)),),
     )
+
+
+def why_unrelated(graph: CitationGraph, pmid: int, related: int) -> str:
+    """Why ``similar --by citations`` found nothing: no citation data in this corpus at
+    all, none about ``pmid``, nothing sharing its links, or filters that left none."""
+    if related:
+        return f"{related:,} article(s) share citations with PMID {pmid}; none passes the filters"
+    cites, cited_by = len(graph.references(pmid)[0]), len(graph.cited_by(pmid))
+    if cites or cited_by:
+        return (
+            f"no other article shares a reference or a citing article with PMID {pmid}"
+            f" here (it cites {cites:,} and is cited by {cited_by:,} in this corpus)"
+        )
+    if (graph.base_edges or 0) + len(graph.overlay.new_cited) == 0:
+        return (
+            "this corpus has no citation data: its records carry no reference lists"
+            " (`medsearch ingest --citations FILE` imports NCBI's Open Citation Collection)"
+        )
+    return f"PMID {pmid} neither cites nor is cited by any article in this corpus"

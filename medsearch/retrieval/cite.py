@@ -44,12 +44,32 @@ class CitanceResult:
 class CiteResult:
     citances: tuple[CitanceResult, ...]
     before: int | None = None
+    skipped: tuple[Citance, ...] = ()
+    """Sentences not searched: without a marker in a paragraph where others have one."""
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Which sentences were searched and why the others were not (never silently)."""
+        if not self.skipped:
+            return ()
+        n, used = len(self.skipped), len(self.citances)
+        quoted = "; ".join(f'"{_short(c.original)}"' for c in self.skipped)
+        return (
+            f"searched the {used} sentence{'s' * (used != 1)} with a citation marker;"
+            f" skipped {n} without one: {quoted} (--all-sentences searches every sentence)",
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "before": self.before,
             "citances": [c.to_dict() for c in self.citances],
+            "skipped": [c.original for c in self.skipped],
+            "notes": list(self.notes),
         }
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def suggest(
@@ -76,7 +96,13 @@ def suggest(
         raise UsageError("paste a paragraph (or give --file) to get citation suggestions")
     citances = split_citances(paragraph)
     any_marked = any(c.has_citation for c in citances)
-    chosen = [c for c in citances if c.has_citation or all_sentences or not any_marked]
+    chosen: list[Citance] = []
+    skipped: list[Citance] = []
+    for c in citances:
+        if c.has_citation or all_sentences or not any_marked:
+            chosen.append(c)
+        elif c.text.strip():
+            skipped.append(c)
     filters = Filters(year_to=before - 1) if before is not None else Filters()
     # True: the configured rerankers; False: none; or a choice (auto/delta/cross/none)
     choice = None if rerank is True else "none" if rerank is False else str(rerank)
@@ -97,7 +123,7 @@ def suggest(
         result = replace(result, query=None, translation=None, citance=citance.text)
         result = result.with_hits(with_evidence(searcher, citance.text, result.hits))
         out.append(CitanceResult(citance=citance, result=result))
-    return CiteResult(citances=tuple(out), before=before)
+    return CiteResult(citances=tuple(out), before=before, skipped=tuple(skipped))
 
 
 def _overlap(words: set[str], sentence: str) -> int:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -74,6 +75,20 @@ class MedsearchApp(App[None]):
 
     def get_default_screen(self) -> Screen[None]:
         return self.main
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notification is literal text: they carry queries (``cataract[ti]``),
+        titles, file names and error lines, whose brackets markup would eat. A screen's
+        or widget's ``notify`` asks for markup by default; it is never used here."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def on_mount(self) -> None:
         self.apply_keymap()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -219,7 +220,7 @@ class SentencePicker(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Label("Find sentences like…", classes="dialog-title")
-            yield OptionList(*self.sentences, id="sentences")
+            yield OptionList(*(Option(Text(s)) for s in self.sentences), id="sentences")
 
     @on(OptionList.OptionSelected)
     def pick(self, event: OptionList.OptionSelected) -> None:

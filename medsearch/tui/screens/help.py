@@ -25,14 +25,14 @@ def help_table(keymap: Keymap, config_file: str) -> Table:
     table.add_column("does")
     table.add_column("where", style="dim")
     table.add_column("id", style="dim", no_wrap=True)
-    for spec in SPECS:
-        table.add_row(keymap.key_for(spec), spec.description, spec.where, spec.id)
-    table.add_row(
-        "enter", "Run the query / read the highlighted article", "search bar, results", ""
-    )
-    table.add_row("typing", "A new query in the search bar", "results, detail", "")
-    table.add_row("tab", "Next pane", "everywhere", "")
-    table.add_row("escape", "Back to the search bar / close a dialog", "everywhere", "")
+    rows = [(keymap.key_for(s), s.description, s.where, s.id) for s in SPECS] + [
+        ("enter", "Run the query / read the highlighted article", "search bar, results", ""),
+        ("typing", "A new query in the search bar", "results, detail", ""),
+        ("tab", "Next pane", "everywhere", ""),
+        ("escape", "Back to the search bar / close a dialog", "everywhere", ""),
+    ]
+    for row in rows:  # Text: "[mh] / [majr]" read as markup would show " / "
+        table.add_row(*(Text(cell) for cell in row))
     return table
 
 

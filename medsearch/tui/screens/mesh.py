@@ -73,7 +73,7 @@ class MeshScreen(ModalScreen[MeshChoice | None]):
         self.view = view
         self.subheading = ""
         h = view.heading
-        self.query_one("#mesh-title", Label).update(f"{h.name}  ({h.ui})")
+        self.query_one("#mesh-title", Label).update(Text(f"{h.name}  ({h.ui})"))
         body = Text()
         body.append(", ".join(h.tree_numbers) + "\n", style="dim")
         if h.scope_note:
@@ -85,9 +85,12 @@ class MeshScreen(ModalScreen[MeshChoice | None]):
         walk = self.query_one("#mesh-walk", OptionList)
         walk.clear_options()
         walk.add_options(
-            [Option(f"↑ {name}", id=f"open:{ui}") for ui, name in view.broader]
-            + [Option(f"↓ {name}", id=f"open:{ui}") for ui, name in view.narrower]
-            + [Option(f"/ {q.name} ({q.abbreviation})", id=f"sub:{q.name}") for q in h.qualifiers]
+            [Option(Text(f"↑ {name}"), id=f"open:{ui}") for ui, name in view.broader]
+            + [Option(Text(f"↓ {name}"), id=f"open:{ui}") for ui, name in view.narrower]
+            + [
+                Option(Text(f"/ {q.name} ({q.abbreviation})"), id=f"sub:{q.name}")
+                for q in h.qualifiers
+            ]
         )
         walk.highlighted = 0 if walk.option_count else None
         self.show_query()
@@ -146,7 +149,7 @@ class HeadingPicker(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Label("Open a MeSH heading of this article", classes="dialog-title")
-            yield OptionList(*self.headings, id="headings")
+            yield OptionList(*(Option(Text(h)) for h in self.headings), id="headings")
 
     @on(OptionList.OptionSelected)
     def pick(self, event: OptionList.OptionSelected) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -85,7 +86,8 @@ class WatchesScreen(Screen[None]):
         table = self.query_one(DataTable)
         table.clear()
         for w in self.watches:
-            table.add_row(w.name, str(w.unread), str(w.total), w.kind, w.query, key=w.name)
+            cells = (w.name, str(w.unread), str(w.total), w.kind, w.query)
+            table.add_row(*(Text(c) for c in cells), key=w.name)  # "cataract[ti]" as typed
         note = self.query_one("#watches-note", Static)
         note.update(
             "" if self.watches else "No watches yet: `medsearch watch add NAME 'query'` adds one."
@@ -112,7 +114,7 @@ class WatchHitsScreen(Screen[None]):
         self.rows: list[HitRow] = []
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Watch {self.watch_name}", id="watch-title")
+        yield Static(Text(f"Watch {self.watch_name}"), id="watch-title")
         yield DataTable(id="watch-hits", cursor_type="row")
         yield Static("", id="watch-abstract")
         yield Footer()
@@ -165,7 +167,8 @@ class WatchHitsScreen(Screen[None]):
             title = row.title + (" [revised]" if row.revised else "")
             if row.flag:
                 title = f"{row.flag}  {row.title}"
-            table.add_row(mark, str(row.pmid), title, row.where, key=str(row.pmid))
+            cells = (mark, str(row.pmid), title, row.where)
+            table.add_row(*(Text(c) for c in cells), key=str(row.pmid))
         if not self.rows:
             self.query_one("#watch-abstract", Static).update("No hits yet.")
 
@@ -174,7 +177,7 @@ class WatchHitsScreen(Screen[None]):
         if key is None:
             return
         row = next(r for r in self.rows if str(r.pmid) == key)
-        self.query_one("#watch-abstract", Static).update(f"{row.title}\n\n{row.abstract}")
+        self.query_one("#watch-abstract", Static).update(Text(f"{row.title}\n\n{row.abstract}"))
         self._mark([row.pmid])
         self.query_one(DataTable).update_cell(
             key, self.query_one(DataTable).ordered_columns[0].key, ""
