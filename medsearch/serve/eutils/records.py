@@ -157,7 +157,7 @@ def summary_v1(articles: Sequence[Article]) -> bytes:
             for kind in _pubtypes(a):
                 item(types, "PubType", "String", kind)
             item(doc, "RecordStatus", "String", "PubMed - indexed for MEDLINE")
-            ids = item(doc, "ArticleIds", "Structure")
+            ids = item(doc, "ArticleIds", "List")
             for kind, value in _ids(a):
                 item(ids, kind, "String", value)
             if a.doi:

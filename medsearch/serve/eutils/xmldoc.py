@@ -17,7 +17,10 @@ Element = etree._Element
 DTD = "https://eutils.ncbi.nlm.nih.gov/eutils/dtd"
 DOCTYPES = {
     "eSearchResult": f'"-//NLM//DTD esearch 20060628//EN" "{DTD}/20060628/esearch.dtd"',
-    "eInfoResult": f'"-//NLM//DTD einfo 20190110//EN" "{DTD}/20190110/einfo.dtd"',
+    "eInfoResult": (  # version 1.0, NCBI's default: DbInfo is one record, not a list
+        '"-//NLM//DTD eInfoResult, 11 May 2002//EN"'
+        ' "https://www.ncbi.nlm.nih.gov/entrez/query/DTD/eInfo_020511.dtd"'
+    ),
     "eSummaryResult": f'"-//NLM//DTD esummary v1 20041029//EN" "{DTD}/20041029/esummary-v1.dtd"',
     "eSummaryResult2": (
         f'"-//NLM//DTD esummary pubmed 20250101//EN" "{DTD}/20250101/esummary_pubmed.dtd"'
