@@ -93,8 +93,24 @@ def tcp_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+class _Stopped(Exception):
+    """SIGINT or SIGTERM, re-raised by uvicorn after its graceful shutdown."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped(signum)
+
+
 def serve_forever(app: object, sock: socket.socket, *, log_level: str = "info") -> None:
-    """Run uvicorn on ``sock`` until SIGINT/SIGTERM (uvicorn handles both)."""
+    """Run uvicorn on ``sock`` until SIGINT or SIGTERM, then return normally.
+
+    uvicorn shuts down gracefully on either signal and then raises it again with the
+    handlers it found installed; the handlers installed here turn that into a return,
+    so the caller's cleanup (removing the socket file, closing the store) runs and the
+    process exits 0, as a service manager expects of a stop it asked for."""
+    import signal
+    import threading
+
     import uvicorn
 
     config = uvicorn.Config(
@@ -104,7 +120,17 @@ def serve_forever(app: object, sock: socket.socket, *, log_level: str = "info") 
         lifespan="off",
         timeout_graceful_shutdown=5,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    main_thread = threading.current_thread() is threading.main_thread()
+    saved = {}
+    if main_thread:
+        saved = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except _Stopped:
+        pass
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 def configure_logging(level: int = logging.INFO) -> None:
