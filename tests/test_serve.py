@@ -205,3 +205,19 @@ def written(home: Path) -> dict[str, int]:
         for p in home.rglob("*")
         if p.is_file() and not p.name.endswith("-shm")
     }
+
+
+def test_the_cli_works_alone_when_no_service_answers(home: Path) -> None:
+    import socket
+
+    socket_file = Paths(home).serve_socket
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(socket_file))  # left by a killed service: nobody listens
+    dead.close()
+    try:
+        shown = cli_json(home, "show", "90000001")
+        found = cli_json(home, "search", "heart failure", "--count")
+    finally:
+        socket_file.unlink()
+    assert "served" not in shown and shown["pmid"] == 90000001
+    assert found == {"count": 5}

@@ -186,3 +186,30 @@ def test_the_command_serves_on_its_socket_and_removes_it_on_sigterm(tmp_path: Pa
     assert "GET /health 200" in err  # the request line, with its time
     assert " ms" in err.split("GET /health 200", 1)[1].splitlines()[0]
     assert not paths.serve_socket.exists()
+
+
+@pytest.mark.thorough  # the module's home and real uvicorn
+def test_the_cli_uses_a_running_service_and_says_so(
+    home: Path, on_socket: tuple[httpx.Client, Warm], tmp_path: Path
+) -> None:
+    def cli(*args: str, stdin: str | None = None) -> str:
+        result = CliRunner().invoke(main, ["--home", str(home), *args], input=stdin)
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    served = json.loads(cli("search", "heart failure", "-k", "3", "--json"))
+    assert served.pop("served") is True
+    assert served == on_socket[0].get("/search", params={"q": "heart failure", "k": 3}).json()
+    counted = json.loads(cli("search", "heart failure", "--count", "--json"))
+    assert counted == {"count": served["total"], "served": True}
+    shown = json.loads(cli("show", "90000002", "--json"))
+    assert shown.pop("served") is True
+    assert shown["title"] == "Cardiac remodelling in heart failure, part 2"
+    assert "Cardiac remodelling" in cli("show", "90000002")
+    related = json.loads(cli("similar", "90000001", "--by", "citations", "--json"))
+    assert related["served"] is True and related["mode"] == "citations"
+    assert cli("export", "90000002", "--format", "ris").startswith("TY  - JOUR")
+    bad = CliRunner().invoke(main, ["--home", str(home), "show", "123456789", "--json"])
+    assert bad.exit_code == 1 and "not in the store" in bad.output  # the service's own error
+    alone = json.loads(cli("search", "heart failure", "-k", "3", "--json", "--models", "x"))
+    assert "served" not in alone  # another profile than the service's: worked alone
