@@ -145,7 +145,8 @@ class Warm:
                 sentence_candidates=searcher.sources.sentence_candidates,
                 rerank_int8=searcher.sources.rerank_int8,
             )
-            sources.kept = self.kept
+            # the frozen dataclass's __setattr__ refuses even a subclass's own attribute
+            object.__setattr__(sources, "kept", self.kept)
             searcher.sources = sources
         if self.load:
             from medsearch.errors import MedsearchError
