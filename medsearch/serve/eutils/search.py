@@ -16,7 +16,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from medsearch.errors import QuerySyntaxError, UsageError
-from medsearch.query.nodes import And, Node, Not, Or, Phrase, Prefix, Tagged, Term, YearRange
+from medsearch.query.nodes import (
+    And,
+    Node,
+    Not,
+    Or,
+    ParsedQuery,
+    Phrase,
+    Prefix,
+    Tagged,
+    Term,
+    YearRange,
+)
+from medsearch.query.parser import parse_query
 from medsearch.query.printer import format_node, format_query
 from medsearch.serve.eutils.xmldoc import Element, add, build, json_bytes, json_header
 from medsearch.serve.params import Params
@@ -201,10 +213,62 @@ class SearchAnswer:
     warnings: list[str]
 
 
-def esearch(state: Opened, history: History, params: Params) -> SearchAnswer:
-    from medsearch.query.parser import parse_query
+@dataclass(frozen=True, slots=True)
+class SetFound:
+    """An esearch's set: its size, its ids in the asked order (as deep as asked), the
+    translation run (None: as typed) and the notes."""
+
+    count: int
+    ids: list[int]
+    translation: str | None
+    parsed: ParsedQuery | None
+    notes: list[str]
+
+
+def find_set(state: Opened, query: str, depth: int, sort: str) -> SetFound:
+    """The query as a Boolean set, read by the searcher's own rules
+    (:func:`~medsearch.retrieval.query_text.read_query`, MeSH's
+    :func:`~medsearch.retrieval.query_text.translate`): plain words are the set holding
+    every word, as PubMed ANDs them and as ``search --count`` counts them. Only ids are
+    read (no record is decoded), which is what keeps esearch fast; ``sort`` other than
+    relevance orders the best :data:`MAX_IDS` by the store's sort fields."""
+    from medsearch.query.parser import parse_plain
+    from medsearch.records import Hit
+    from medsearch.retrieval.query_text import read_query, translate, truncated_note
+    from medsearch.retrieval.results import SearchResult
+    from medsearch.retrieval.sets import plan_query
     from medsearch.retrieval.sorting import sort_result
 
+    searcher = state.searcher
+    read = read_query(query, syntax=True)
+    if read.error is not None and read.syntax:
+        raise read.error
+    notes = list(read.notes)
+    plan = plan_query(read.parsed or parse_plain(query))
+    translation = None
+    mesh = searcher.mesh()
+    if mesh is not None and read.syntax:
+        translated = translate(
+            plan, mesh, searcher.lexical, mesh_ranking=searcher.settings.mesh_ranking
+        )
+        plan = translated.plan
+        translation = translated.text or None
+        notes.extend(translated.notes)
+    target = plan.all_words if plan.all_words is not None else plan.parsed
+    found = searcher.lexical.search(target, k=max(depth, 1), snippets=0)
+    if found.truncated:
+        notes.append(truncated_note(found.truncated))
+    ids = [hit.pmid for hit in found.hits]
+    if sort != "relevance" and ids:
+        hits = tuple(Hit(rank=i, pmid=p, score=0.0) for i, p in enumerate(ids, 1))
+        ranked = SearchResult(hits=hits, mode="lexical", total=found.total)
+        result = sort_result(ranked, sort, depth, searcher.store, graph=state.graph)
+        ids = [hit.pmid for hit in result.hits]
+        notes.extend(result.notes)
+    return SetFound(found.total, ids, translation, target, notes)
+
+
+def esearch(state: Opened, history: History, params: Params) -> SearchAnswer:
     term = params.text("term") or ""
     if not term.strip():
         raise UsageError("Empty term and query_key - nothing todo")  # NCBI's words
@@ -217,28 +281,26 @@ def esearch(state: Opened, history: History, params: Params) -> SearchAnswer:
     use_history = (params.text("usehistory") or "").lower() == "y"
     dates, warnings = _date_filter(params)
     query = term if dates is None else f"({term}) AND {dates}[dp]"
-    searcher = state.searcher
     want = MAX_IDS if use_history else min(retstart + retmax, MAX_IDS)
-    depth = max(want, 1) if sort == "relevance" else MAX_IDS
-    result = searcher.search(query, mode="lexical", k=depth, rerank="none", snippets=False)
-    if sort != "relevance":
-        result = sort_result(result, sort, want, searcher.store, searcher.lexical, state.graph)
-    ids = [hit.pmid for hit in result.hits]
-    warnings.extend(result.notes)
-    try:
-        parsed = parse_query(result.translation or query)
-    except QuerySyntaxError:
-        parsed = None
-    translation = result.translation or (format_query(parsed) if parsed else query)
-
+    found = find_set(state, query, want if sort == "relevance" else MAX_IDS, sort)
+    ids = found.ids[:want]
+    warnings.extend(found.notes)
+    parsed = found.parsed
+    if found.translation is not None:
+        try:
+            parsed = parse_query(found.translation)
+        except QuerySyntaxError:
+            parsed = found.parsed
+    translation = found.translation or (format_query(parsed) if parsed else query)
     budget = [STACK_COUNTS]
+    lexical = state.searcher.lexical
 
     def count(text: str) -> int:
         if budget[0] <= 0:
             return 0
         budget[0] -= 1
         try:
-            return searcher.lexical.search(text, k=1, snippets=0).total
+            return lexical.search(text, k=1, snippets=0).total
         except QuerySyntaxError:
             return 0
 
@@ -246,13 +308,13 @@ def esearch(state: Opened, history: History, params: Params) -> SearchAnswer:
     web_env = query_key = None
     if use_history:
         web_env, query_key = history.add(params.text("WebEnv"), ids)
-        if result.total > len(ids):
+        if found.count > len(ids):
             warnings.append(
-                f"the History server keeps the first {len(ids):,} of {result.total:,} ids"
+                f"the History server keeps the first {len(ids):,} of {found.count:,} ids"
             )
     page = ids[retstart : retstart + retmax]
     return SearchAnswer(
-        count=result.total,
+        count=found.count,
         retmax=len(page),
         retstart=retstart,
         ids=page,
