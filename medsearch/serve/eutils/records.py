@@ -75,10 +75,10 @@ def efetch_body(articles: Sequence[Article], params: Params) -> tuple[bytes, str
 
     rettype = (params.text("rettype") or "").lower()
     retmode = (params.text("retmode") or "").lower()
-    if rettype in ("", "full", "xml") and retmode in ("", "xml"):
-        return article_set(articles), "text/xml"
-    if rettype == "abstract" and retmode == "xml":
-        return article_set(articles), "text/xml"
+    if (rettype in ("", "full", "xml") and retmode in ("", "xml")) or (
+        rettype in ("abstract", "medline") and retmode == "xml"
+    ):
+        return article_set(articles), "text/xml"  # NCBI answers XML for any of these
     if rettype == "medline" and retmode in ("", "text"):
         return to_nbib(articles).encode(), "text/plain"
     if rettype == "abstract" and retmode in ("", "text"):
