@@ -72,9 +72,10 @@ def build_app(warm: Warm, token: str) -> Starlette:
     """The application over one warm home; every route needs ``token``."""
     from medsearch.serve.eutils.routes import eutils_routes
 
-    def guarded(
-        handler: Handler, *, on_error: Callable[[MedsearchError, int], Response] | None = None
-    ) -> Callable[[Request], Awaitable[Response]]:
+    def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        """``handler`` behind the token check, its MedsearchError as a JSON error (the
+        E-utilities answer theirs in NCBI's shape first), and its time logged."""
+
         async def endpoint(request: Request) -> Response:
             started = time.perf_counter()
             status = 500
@@ -90,12 +91,7 @@ def build_app(warm: Warm, token: str) -> Starlette:
                     try:
                         response = await handler(request, params)
                     except MedsearchError as exc:
-                        code = status_of(exc)
-                        response = (
-                            on_error(exc, code)
-                            if on_error is not None
-                            else OrjsonResponse({"error": str(exc)}, status_code=code)
-                        )
+                        response = OrjsonResponse({"error": str(exc)}, status_code=status_of(exc))
                 status = response.status_code
                 return response
             finally:
