@@ -133,6 +133,16 @@ class Paths:
         return self.home / "update.log"
 
     @property
+    def serve_socket(self) -> Path:
+        """The Unix socket ``medsearch serve`` listens on (0600), and the CLI looks for."""
+        return self.home / "serve.sock"
+
+    @property
+    def serve_token(self) -> Path:
+        """The bearer token a client of ``medsearch serve`` must send (0600)."""
+        return self.home / "serve.token"
+
+    @property
     def eval_cache(self) -> Path:
         return self.home / "eval"
 

@@ -66,6 +66,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "commands, UI, evaluation",
         (
             "medsearch.commands",
+            "medsearch.serve",
             "medsearch.tui",
             "medsearch.evaluate",
             "medsearch.history",

@@ -17,6 +17,7 @@ from medsearch.commands.quickstart import quickstart
 from medsearch.commands.rerank import mark, rerank
 from medsearch.commands.retrieve import cite, sentences, similar
 from medsearch.commands.search import search
+from medsearch.commands.serve import serve
 from medsearch.commands.sql import sql
 from medsearch.commands.update import update
 from medsearch.commands.watch import watch
@@ -39,6 +40,7 @@ COMMANDS: list[click.Command] = [
     export,
     check,
     sql,
+    serve,
     mesh,
     evaluate,
     models,

@@ -84,6 +84,31 @@ def missing_error(missing: Sequence[int], written: int) -> NotFoundError:
     return NotFoundError(f"not in the store: PMID {names}")
 
 
+SERVED_EXPORT = 10_000
+"""The most PMIDs an export asks a running service for (its limit); more are read here."""
+
+
+def served_export(paths: Paths, pmids: Sequence[int], fmt: str, output: Path | None) -> bool:
+    """Write the export a running service made; False (nothing written) when no service
+    answers, or when some PMIDs are missing: the local path names them and exports the
+    rest, as it always has."""
+    from medsearch.serve.client import ask_text
+
+    answer = ask_text(paths, "/export", [("ids", ",".join(map(str, pmids))), ("format", fmt)])
+    if answer is None or answer[0] != 200:
+        return False
+    text = answer[1]
+    if output is None or str(output) == "-":
+        click.echo(text, nl=False)
+    else:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
+        click.echo(f"wrote {len(pmids)} record(s) to {output}", err=True)
+    return True
+
+
 @click.command()
 @click.argument("pmids", nargs=-1, required=True)
 @click.option(
@@ -116,6 +141,8 @@ def export(ctx: click.Context, pmids: tuple[str, ...], fmt: str, output: Path | 
             numbers.append(parse_pmid(value))
     if not numbers:
         raise UsageError("no PMIDs to export (standard input was empty)")
+    if len(numbers) <= SERVED_EXPORT and served_export(paths_of(ctx), numbers, fmt, output):
+        return
     written, missing = write_records(paths_of(ctx), numbers, fmt, output)
     if missing:
         raise missing_error(missing, written)

@@ -18,12 +18,23 @@ if TYPE_CHECKING:
 @click.pass_context
 def show(ctx: click.Context, pmid: str, as_json: bool) -> None:
     """Show the stored record of one PMID."""
+    from medsearch.serve.client import ask, pmid_path
     from medsearch.store import Store
 
     number = parse_pmid(pmid)
     paths = paths_of(ctx)
-    with Store(paths.store, readonly=True) as store:
-        article = store.get(number)
+    answer = ask(paths, pmid_path("/articles", number))
+    if answer is not None and as_json:  # a running service answered
+        emit_json(answer)
+        return
+    if answer is not None:
+        from medsearch.records import Article
+
+        answer.pop("served")
+        article = Article.from_dict(answer)
+    else:
+        with Store(paths.store, readonly=True) as store:
+            article = store.get(number)
     if as_json:
         emit_json(article.to_dict())
     else:

@@ -65,6 +65,19 @@ def similar(
 
     if (pmid is None) == (text is None):
         raise UsageError("give either a PMID or --text 'title and abstract'")
+    from medsearch.serve.client import Param, ask, filter_params, pmid_path, usable
+
+    if as_json and pmid is not None and by != "text+citations" and usable(profile, device):
+        params: list[Param] = [
+            ("k", k),
+            ("by", by),
+            ("keep_duplicates", "true" if keep_duplicates else None),
+        ]
+        params += filter_params(year, journals, types, exclude_retracted)
+        answer = ask(paths_of(ctx), pmid_path("/similar", parse_pmid(pmid)), params)
+        if answer is not None:  # a running service answered
+            emit_json(answer)
+            return
     if by == "citations":
         from medsearch.commands.citations import opened
         from medsearch.retrieval.citations import related
@@ -122,6 +135,13 @@ def sentences(
     """Abstract sentences closest in meaning to TEXT, with their neighbours for context."""
     from medsearch.retrieval import neighbours
     from medsearch.retrieval.searcher import open_searcher
+    from medsearch.serve.client import ask, usable
+
+    if as_json and usable(profile, device):
+        answer = ask(paths_of(ctx), "/sentences", [("q", text), ("k", k)])
+        if answer is not None:  # a running service answered
+            emit_json(answer)
+            return
 
     with open_searcher(paths_of(ctx), profile=profile, device=device) as searcher:
         result = neighbours.sentences(searcher, text, k=k)
@@ -197,6 +217,14 @@ def cite(
     else:
         paragraph = sys.stdin.read()
     paths = paths_of(ctx)
+    from medsearch.serve.client import ask, usable
+
+    if as_json and cited is None and usable(profile, device):
+        params = [("k", k), ("before", before), ("rerank", rerank_choice(rerank, no_rerank))]
+        answer = ask(paths, "/cite", params, body=paragraph)
+        if answer is not None:  # a running service answered
+            emit_json(answer)
+            return
     with open_searcher(paths, profile=profile, device=device) as searcher:
         depth = k if cited is None else max(k, 50)  # the graph reorders a deeper pool
         result = suggest(

@@ -158,6 +158,22 @@ def search(
     if date is not None:
         filters = filters.merge(date_filter(date))
     choice = rerank_choice(rerank, no_rerank)
+    from medsearch.serve.client import Param, ask, filter_params, usable
+
+    if as_json and export_fmt is None and not explain and usable(profile, device):
+        params: list[Param] = [
+            ("q", query),
+            ("mode", mode),
+            ("k", k),
+            ("sort", sort),
+            ("rerank", choice),
+        ]
+        params += [("date", date), ("count", "true" if count_only else None)]
+        params += filter_params(year, journals, types, exclude_retracted)
+        answer = ask(paths_of(ctx), "/search", params)
+        if answer is not None:  # a running service answered: no start-up paid here
+            emit_json(answer)
+            return
     first_stage_only = count_only or export_fmt is not None or sort != "relevance"
     if count_only:
         depth = 1
