@@ -6,6 +6,7 @@ run_mode(
         "latency": "benchmarks.search.latency",
         "scale": "benchmarks.search.scale",
         "sets": "benchmarks.search.sets",
+        "command": "benchmarks.search.command",
     },
     default="latency",
 )

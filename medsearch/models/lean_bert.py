@@ -1,30 +1,33 @@
-"""A BERT encoder in plain torch, so that a search does not have to import transformers.
+"""BERT in plain torch, so that a search does not have to import transformers.
 
 Why: a ``medsearch search --json`` command on the 10M-article home took ~4.2 s, of which
 the search was ~0.15 s. The rest was start-up: torch (0.9 s) and transformers' BERT
 modules (1.6 s beyond ``import transformers``: they pull in ``torch.distributed.tensor``,
-dynamo and sympy), then the weights. The query encoders medsearch uses (MedCPT's, and
-minilm offline) are plain BERT: absolute positions, exact GELU, LayerNorm after each
-block. Their forward pass is a few dozen lines of torch, and the tokenizer is the
-``tokenizers`` library's own ``tokenizer.json``, which transformers wraps anyway.
+dynamo, sympy and, through the generation utilities, scikit-learn), then the weights.
+On a GPU workstation the same imports made a hybrid search take 16 s (issue 42). The
+encoders medsearch uses (MedCPT's, and minilm offline) are plain BERT: absolute
+positions, exact GELU, LayerNorm after each block; MedCPT's cross-encoder is the same
+BERT with a pooler and one linear logit (``BertForSequenceClassification``). Their
+forward pass is a few dozen lines of torch, and the tokenizer is the ``tokenizers``
+library's own ``tokenizer.json``, which transformers wraps anyway.
 
-Used only on the CPU (where start-up dominates a command; GPU runs keep the measured
-transformers path), only for a folder that holds exactly that architecture
-(:func:`supported`), a single weights file and ``tokenizer.json``; anything else loads
-through transformers. The module names mirror transformers' so the saved
-weights load as they are; the outputs equal ``BertModel``'s to float rounding, and the
-token ids are the same tokenizer's (tests compare both on the test suite's models and
-on minilm).
+Used on every device, for the encoders and the cross-encoder alike, for a folder that
+holds exactly that architecture (:func:`supported`), a single weights file and
+``tokenizer.json``; anything else loads through transformers. The module names mirror
+transformers' so the saved weights load as they are; the outputs equal ``BertModel``'s
+(and ``BertForSequenceClassification``'s logits) to float rounding, and the token ids
+are the same tokenizer's (tests compare both on the test suite's models and on minilm).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import torch
 from torch import nn
@@ -49,18 +52,36 @@ class BertShape:
     layer_norm_eps: float
 
 
-def supported(folder: Path) -> BertShape | None:
-    """The model's shape when ``folder`` holds a plain BERT encoder this module runs
-    exactly, with one weights file and ``tokenizer.json``; otherwise None."""
+Kind = Literal["encoder", "cross"]
+ARCHITECTURES: dict[Kind, list[str]] = {
+    "encoder": ["BertModel"],
+    "cross": ["BertForSequenceClassification"],
+}
+
+
+def _one_label(config: dict[str, Any]) -> bool:
+    """A classifier with one output: the cross-encoder's unbounded relevance logit."""
+    labels = config.get("id2label")
+    count = len(labels) if isinstance(labels, dict) else config.get("num_labels", 2)
+    return count == 1 and config.get("problem_type") in (None, "regression")
+
+
+def supported(folder: Path, kind: Kind = "encoder") -> BertShape | None:
+    """The model's shape when ``folder`` holds a plain BERT encoder (``kind="encoder"``)
+    or a one-logit BERT classifier (``"cross"``) this module runs exactly, with one
+    weights file and ``tokenizer.json``; otherwise None."""
     try:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
+        return None
+    if not isinstance(config, dict):
         return None
     plain = (
         config.get("model_type") == "bert"
         and config.get("hidden_act", "gelu") == "gelu"
         and config.get("position_embedding_type", "absolute") == "absolute"
-        and config.get("architectures", ["BertModel"]) == ["BertModel"]
+        and config.get("architectures", ARCHITECTURES[kind]) == ARCHITECTURES[kind]
+        and (kind == "encoder" or _one_label(config))
         and not config.get("is_decoder", False)
         and (folder / "tokenizer.json").is_file()
         and any((folder / name).is_file() for name in WEIGHTS)
@@ -173,6 +194,18 @@ class _Stack(nn.Module):
         self.layer = nn.ModuleList(_Layer(s) for _ in range(s.num_hidden_layers))
 
 
+class Hidden(NamedTuple):
+    """What ``BertModel`` returns that medsearch reads (a tuple: ``torch.compile`` keeps it)."""
+
+    last_hidden_state: torch.Tensor
+
+
+class Logits(NamedTuple):
+    """What ``BertForSequenceClassification`` returns that medsearch reads."""
+
+    logits: torch.Tensor
+
+
 class LeanBert(nn.Module):
     """``BertModel(...).last_hidden_state`` for inference; no pooler (medsearch pools)."""
 
@@ -187,7 +220,7 @@ class LeanBert(nn.Module):
         input_ids: torch.Tensor,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
-    ) -> SimpleNamespace:
+    ) -> Hidden:
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         x = self.embeddings(input_ids, token_type_ids)
@@ -195,10 +228,45 @@ class LeanBert(nn.Module):
         mask = keep[:, None, None, :].to(torch.bool)  # True: attend to this key
         for layer in self.encoder.layer:
             x = layer(x, mask)
-        return SimpleNamespace(last_hidden_state=x)
+        return Hidden(last_hidden_state=x)
 
 
-def load_weights(folder: Path) -> dict[str, torch.Tensor]:
+class _Pooler(nn.Module):
+    def __init__(self, s: BertShape) -> None:
+        super().__init__()
+        self.dense = nn.Linear(s.hidden_size, s.hidden_size)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.dense(hidden[:, 0]))
+
+
+class _PooledBert(LeanBert):
+    def __init__(self, shape: BertShape) -> None:
+        super().__init__(shape)
+        self.pooler = _Pooler(shape)
+
+
+class LeanCrossBert(nn.Module):
+    """``BertForSequenceClassification(...).logits`` with one label, for inference: the
+    pooler (tanh of a dense layer over [CLS]) and the classifier; dropout is off."""
+
+    def __init__(self, shape: BertShape) -> None:
+        super().__init__()
+        self.shape = shape
+        self.bert = _PooledBert(shape)
+        self.classifier = nn.Linear(shape.hidden_size, 1)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+    ) -> Logits:
+        hidden = self.bert(input_ids, token_type_ids, attention_mask).last_hidden_state
+        return Logits(logits=self.classifier(self.bert.pooler(hidden)))
+
+
+def load_weights(folder: Path, kind: Kind = "encoder") -> dict[str, torch.Tensor]:
     path = next(folder / name for name in WEIGHTS if (folder / name).is_file())
     if path.suffix == ".safetensors":
         from safetensors.torch import load_file
@@ -207,14 +275,41 @@ def load_weights(folder: Path) -> dict[str, torch.Tensor]:
     else:
         state = torch.load(path, map_location="cpu", weights_only=True)
     prefix = "bert."  # weights saved from a model that wrapped BertModel
-    if any(k.startswith(prefix) for k in state):
+    if kind == "encoder" and any(k.startswith(prefix) for k in state):
         state = {k.removeprefix(prefix): v for k, v in state.items() if k.startswith(prefix)}
     return state
 
 
-def load_model(folder: Path, shape: BertShape) -> LeanBert:
-    model = LeanBert(shape)
-    missing, _ = model.load_state_dict(load_weights(folder), strict=False)
+_INIT_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _uninitialised() -> Iterator[None]:
+    """Build layers without drawing their random initial weights, which the saved ones
+    replace: for BERT-base that is 110M random numbers, seconds on a busy 2-core CPU
+    (transformers skips it the same way). Not the meta device: its initialisers go
+    through ``torch._refs``, which imports dynamo and sympy (issue 42)."""
+    classes = (nn.Linear, nn.Embedding, nn.LayerNorm)
+    with _INIT_LOCK:
+        saved = [cls.reset_parameters for cls in classes]
+        try:
+            for cls in classes:
+                cls.reset_parameters = _skip  # type: ignore[method-assign]
+            yield
+        finally:
+            for layer, method in zip(classes, saved, strict=True):
+                layer.reset_parameters = method  # type: ignore[method-assign]
+
+
+def _skip(self: nn.Module) -> None:
+    """A layer's ``reset_parameters`` while :func:`_uninitialised` builds a model."""
+
+
+def load_model(folder: Path, shape: BertShape, kind: Kind = "encoder") -> nn.Module:
+    """The folder's weights in :class:`LeanBert` (or :class:`LeanCrossBert`), in eval mode."""
+    with _uninitialised():
+        model: nn.Module = LeanBert(shape) if kind == "encoder" else LeanCrossBert(shape)
+    missing, _ = model.load_state_dict(load_weights(folder, kind), strict=False, assign=True)
     if missing:  # the pooler and position_ids buffers may be extra; nothing may be missing
         raise ModelError(f"{folder}: weights lack {', '.join(missing[:3])}")
     return model.eval()

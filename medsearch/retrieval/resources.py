@@ -119,6 +119,21 @@ class Resources:
             self._cross_asked = True
         return self.cross
 
+    def rerank_budget(self, choice: str | None = None) -> float | None:
+        """Seconds a command's cross-encoder may take in the foreground: on a CPU, the
+        ``rerank_budget_cpu`` setting, unless the cross-encoder was asked for by name
+        (``--rerank cross``, or ``rerank = "cross"``); None (no limit) on a GPU."""
+        if (choice or self.settings.rerank) == "cross" or self.device != "cpu":
+            return None
+        return self.settings.rerank_budget_cpu
+
+    def cross_load_estimate(self) -> float:
+        """Seconds loading the cross-encoder is expected to take: what loading the query
+        encoder took in this process (0 when none was loaded here)."""
+        if self.dense is None or self.device is None:  # no encoder loaded yet
+            return 0.0
+        return self.dense.encoder.load_seconds
+
     @property
     def can_rerank(self) -> bool:
         """Whether the cross-encoder will refine the head (the TUI does it in the background)."""

@@ -23,7 +23,8 @@ from medsearch.paths import Paths
 from medsearch.query.normalize import repair_undecodable
 from medsearch.query.parser import mesh_note, parse_plain
 from medsearch.records import Article, Filters, Hit
-from medsearch.retrieval.cross_stage import cross_rerank
+from medsearch.rerank.plan import RerankPlan
+from medsearch.retrieval.cross_stage import budgeted_rerank, cross_rerank
 from medsearch.retrieval.query_text import (
     LONG_TEXT,
     dropped_note,
@@ -59,6 +60,7 @@ class Searcher(Resources):
         rerank: str | None = None,
         snippets: bool = True,
         history: Callable[[int], str] | None = None,
+        count_only: bool = False,
     ) -> SearchResult:
         """The first stage: lexical and/or dense, fused, joined with their records; then
         the Delta reranker over the top ``delta_depth`` when ``rerank`` (default: the
@@ -68,6 +70,9 @@ class Searcher(Resources):
         models cannot be loaded here (e.g. NCBI's embeddings were imported but the MedCPT
         query encoder was never downloaded) it falls back to lexical and says why.
         ``history``: what ``#N`` refers to (:func:`medsearch.history.recording.resolver`).
+        ``count_only``: only ``total`` is wanted (``search --count``): the count is the
+        lexical index's in every mode, so no model and no vector is loaded, and the hits
+        are the lexical side's first ``k``.
         """
         self._records = {}  # records read for snippets are reused for the hits
         try:
@@ -80,6 +85,7 @@ class Searcher(Resources):
                 rerank=rerank,
                 snippets=snippets,
                 history=history,
+                count_only=count_only,
             )
         finally:
             self._records = None
@@ -95,11 +101,12 @@ class Searcher(Resources):
         rerank: str | None,
         snippets: bool,
         history: Callable[[int], str] | None = None,
+        count_only: bool = False,
     ) -> SearchResult:
         read = read_query(query, syntax=syntax, history=history)
         parsed, error, syntax = read.parsed, read.error, read.syntax
         notes = list(read.notes)
-        if mode is None and self.default_mode != "lexical":
+        if mode is None and self.default_mode != "lexical" and not count_only:
             try:
                 self.encoder("hybrid search")
             except ModelError as exc:
@@ -125,9 +132,9 @@ class Searcher(Resources):
             query_plan = translation.plan
             notes.extend(translation.notes)
         filters = filters or Filters()
-        if mode != "lexical":
+        if mode != "lexical" and not count_only:
             self.encoder(f"{mode} search")  # the plan depends on its device
-        plan = self.rerank_plan(rerank)
+        plan = RerankPlan() if count_only else self.rerank_plan(rerank)
         notes.extend(plan.notes)
         if plan.news:
             self.delta_news_told()
@@ -136,7 +143,8 @@ class Searcher(Resources):
             k = max(k, self.settings.delta_depth)
         timings: list[tuple[str, float]] = []
         t0 = time.perf_counter()
-        depth = k if mode == "lexical" else max(k, self.settings.lexical_candidates)
+        first_stage_only = mode == "lexical" or count_only  # a count reads no vectors
+        depth = k if first_stage_only else max(k, self.settings.lexical_candidates)
         lex = self.lexical.search(
             query_plan.parsed,
             k=1 if mode == "dense" and not query_plan.is_set else depth,
@@ -158,7 +166,7 @@ class Searcher(Resources):
             for h in lex.hits
         ]
         total = self._count(query_plan, lex.total, filters)
-        if mode == "lexical":
+        if first_stage_only:
             ranked = lexical[:k]
         elif query_plan.is_set:
             t1 = time.perf_counter()
@@ -190,7 +198,7 @@ class Searcher(Resources):
             rerankers = ("delta",)
             timings.append(("delta", time.perf_counter() - t3))
         hits = self._mark_all_words(query_plan, make_hits(ranked[:final_k], records), filters)
-        if self.has_vectors and self.profile_name != "medcpt" and mode != "lexical":
+        if self.has_vectors and self.profile_name != "medcpt" and not first_stage_only:
             offline = "offline " if self.profile_name == "minilm" else ""  # the bundled one
             notes.append(f"{offline}model profile {self.profile_name!r} in use (not MedCPT)")
         return SearchResult(
@@ -369,18 +377,24 @@ class Searcher(Resources):
         *,
         head: int | None = None,
         is_cancelled: Callable[[], bool] | None = None,
+        budget: float | None = None,
     ) -> SearchResult:
         """Cross-encoder scores for the head; the order follows them, the tail keeps its own.
 
         Without a cross-encoder (the offline profile) the fused order stands and the
-        result says so. A cancelled rerank returns the result unchanged.
+        result says so. A cancelled rerank returns the result unchanged. ``budget``:
+        seconds the rerank may take, its model's load included
+        (:meth:`~medsearch.retrieval.resources.Resources.rerank_budget`); what did not
+        fit is said in a note.
         """
-        cross = self.cross_encoder()
-        if cross is None:
-            note = "no cross-encoder in this model profile: first-stage order kept"
-            return replace(result, notes=(*result.notes, note))
         size = min(len(result.hits), head or self.rerank_head())
-        return cross_rerank(cross, self.store, result, size, is_cancelled=is_cancelled)
+        if budget is None:
+            cross = self.cross_encoder()
+            if cross is None:
+                note = "no cross-encoder in this model profile: first-stage order kept"
+                return replace(result, notes=(*result.notes, note))
+            return cross_rerank(cross, self.store, result, size, is_cancelled=is_cancelled)
+        return budgeted_rerank(self, result, size, budget, is_cancelled=is_cancelled)
 
 
 def open_searcher(

@@ -78,10 +78,13 @@ class HomeSources:
         return get_profile(self.profile, self.paths)
 
     def encoder(self) -> Encoder:
-        """The query and article encoders (seconds; a missing model is a ModelError)."""
+        """The query encoder, and the article encoder on first need (a search encodes
+        queries; seconds each; a missing model is a ModelError)."""
         from medsearch.models.encoders import load_encoder
 
-        return load_encoder(self.model_profile(), device=self.device, paths=self.paths)
+        return load_encoder(
+            self.model_profile(), device=self.device, paths=self.paths, article_now=False
+        )
 
     def cross_available(self) -> bool:
         """Whether the profile names a cross-encoder that is on this machine (no load).
