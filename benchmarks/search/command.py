@@ -10,6 +10,11 @@ Why a process per search: the benchmarks of the parts (``benchmarks.search laten
 the model loads and the reranker's foreground work, which issue 42 found to be 16-40 s
 of a search whose parts take milliseconds.
 
+On a shared machine the wall time says more about the neighbours than the command; the
+CPU seconds (user + sys of the command's process) are reported beside it, and
+``--before DIR`` times another checkout's code (main, say) on the same home in the same
+run.
+
 Setup (offline): a MedCPT-shaped profile, ``[profiles.rand]``, with random weights (BERT
 base: 12 layers, 768 hidden; query, article and cross-encoder models, each saved with
 a fast tokenizer over a vocabulary of the corpus's own words padded to bert-base's
@@ -22,9 +27,12 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
+import gzip
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -43,7 +51,14 @@ def corpus_vocabulary(corpus: Path, size: int = VOCAB_SIZE) -> list[str]:
     """Specials, the corpus's words (most frequent first), letters and ``##`` pieces,
     padded with filler tokens to ``size``: real text tokenises into real-length pieces,
     and the embedding table has bert-base's size."""
-    text = " ".join(p.read_text(encoding="utf-8", errors="replace") for p in corpus.glob("*.xml"))
+
+    def read(path: Path) -> str:
+        raw = path.read_bytes()
+        return (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode(
+            "utf-8", errors="replace"
+        )
+
+    text = " ".join(read(p)[:20_000_000] for p in sorted(corpus.rglob("*.xml*")))
     counts = collections.Counter(re.findall(r"[a-z0-9]+", re.sub(r"<[^>]+>", " ", text).lower()))
     chars = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [str(d) for d in range(10)]
     punctuation = list(".,;:()[]-/%+=<>'\"?!*&^$#@~`|{}_\\")
@@ -53,21 +68,29 @@ def corpus_vocabulary(corpus: Path, size: int = VOCAB_SIZE) -> list[str]:
     return vocab
 
 
-def build_models(root: Path, corpus: Path, *, layers: int, hidden: int) -> dict[str, Path]:
-    """Query, article and cross-encoder folders of a random BERT of the given shape."""
+def build_models(
+    root: Path, corpus: Path, *, layers: int, hidden: int, vocab: Path | None = None
+) -> dict[str, Path]:
+    """Query, article and cross-encoder folders of a random BERT of the given shape;
+    ``vocab``: a saved tokenizer folder (bert-base's) instead of the corpus's words."""
     import torch
     import transformers
     from transformers import BertConfig, BertForSequenceClassification, BertModel, BertTokenizer
 
     transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     root.mkdir(parents=True, exist_ok=True)
-    vocab = corpus_vocabulary(corpus)
-    tokenizer = BertTokenizer(vocab={token: i for i, token in enumerate(vocab)})
+    if vocab is not None:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(vocab)
+    else:
+        words = corpus_vocabulary(corpus)
+        tokenizer = BertTokenizer(vocab={token: i for i, token in enumerate(words)})
     dirs = {name: root / name for name in ("query", "article", "cross")}
     for seed, (name, folder) in enumerate(dirs.items()):
         torch.manual_seed(seed)
         config = BertConfig(
-            vocab_size=VOCAB_SIZE,
+            vocab_size=max(VOCAB_SIZE, len(tokenizer)),
             hidden_size=hidden,
             num_hidden_layers=layers,
             num_attention_heads=max(1, hidden // 64),
@@ -99,12 +122,16 @@ def profile_table(name: str, dirs: dict[str, Path]) -> str:
 ENTRY = "import sys; from medsearch.cli import main; sys.exit(main())"
 
 
-def medsearch(home: Path, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    """``medsearch ARGS`` in a fresh process on ``home``, as a user's shell runs it."""
-    env = {**os.environ, "MEDSEARCH_HOME": str(home), "PYTHONPATH": str(REPO)}
+def medsearch(
+    home: Path, args: Sequence[str], repo: Path = REPO, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``medsearch ARGS`` in a fresh process on ``home``, as a user's shell runs it
+    (``repo``: whose code; another checkout measures the code before a change)."""
+    extra = env or {}
+    environ = {**os.environ, "MEDSEARCH_HOME": str(home), "PYTHONPATH": str(repo), **extra}
     return subprocess.run(
         [sys.executable, "-c", ENTRY, *args],
-        env=env,
+        env=environ,
         capture_output=True,
         text=True,
         check=False,
@@ -124,19 +151,27 @@ def build_home(home: Path, corpus: Path, table: str, profile: str) -> float:
     return time.perf_counter() - start
 
 
-def wall(home: Path, args: Sequence[str], repeat: int) -> tuple[float, str]:
-    """Median wall seconds of ``medsearch search ...`` (after one untimed run) and the
-    last run's stderr (its notes)."""
-    medsearch(home, args)  # bytecode and disk cache warm
-    times, err = [], ""
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def wall(
+    home: Path, args: Sequence[str], repeat: int, repo: Path = REPO
+) -> tuple[float, float, str]:
+    """Median wall and CPU seconds of ``medsearch search ...`` (after one untimed run:
+    bytecode compiled, disk cache warm) and the last run's standard output."""
+    medsearch(home, args, repo)
+    walls, cpus, err = [], [], ""
     for _ in range(repeat):
-        start = time.perf_counter()
-        done = medsearch(home, args)
-        times.append(time.perf_counter() - start)
+        cpu0, start = children_cpu(), time.perf_counter()
+        done = medsearch(home, args, repo)
+        walls.append(time.perf_counter() - start)
+        cpus.append(children_cpu() - cpu0)
         if done.returncode != 0:
             raise SystemExit(f"{' '.join(args)} failed:\n{done.stderr}")
-        err = done.stderr
-    return statistics.median(times), err
+        err = done.stdout
+    return statistics.median(walls), statistics.median(cpus), err
 
 
 COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -150,21 +185,29 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 def bench_home(
-    label: str, home: Path, repeat: int, extra: Sequence[str]
+    label: str, home: Path, repeat: int, extra: Sequence[str], repo: Path = REPO
 ) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     lexical = None
-    print(f"\n{label}: median of {repeat} (s)")
+    print(f"\n{label} ({repo}): median of {repeat}, wall s / CPU s (user + sys)")
     for name, flags in COMMANDS:
         args = ["search", QUERY, *flags, *extra]
-        seconds, err = wall(home, args, repeat)
-        lexical = lexical or seconds
-        notes = [line for line in err.splitlines() if line.startswith("note:")]
-        print(f"  {name:<26} {seconds:6.2f}   x{seconds / lexical:4.1f} lexical")
-        for note in notes:
-            if "budget" in note or "rerank" in note:
-                print(f"      {note}")
-        rows.append({"profile": label, "command": name, "seconds": round(seconds, 3)})
+        seconds, cpu, out = wall(home, args, repeat, repo)
+        lexical = lexical or cpu
+        print(f"  {name:<26} {seconds:6.2f} / {cpu:5.2f}   CPU x{cpu / lexical:4.1f} lexical")
+        with contextlib.suppress(ValueError, AttributeError):
+            for note in json.loads(out).get("notes", []):
+                if "cross-encoder" in note:
+                    print(f"      note: {note}")
+        rows.append(
+            {
+                "profile": label,
+                "code": str(repo),
+                "command": name,
+                "seconds": round(seconds, 3),
+                "cpu_seconds": round(cpu, 3),
+            }
+        )
     return rows
 
 
@@ -177,6 +220,9 @@ def main() -> None:
     parser.add_argument("--minilm", action="store_true", help="also the bundled minilm")
     parser.add_argument("--work", type=Path, default=None, help="keep models and homes here")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    parser.add_argument(
+        "--before", type=Path, default=None, help="also time this checkout's code (e.g. main)"
+    )
     args = parser.parse_args()
     load = os.getloadavg()[0]
     print(f"{os.cpu_count()} cores, load average {load:.1f}, corpus {args.corpus}")
@@ -190,7 +236,10 @@ def main() -> None:
         if not (home / "store.sqlite").exists():
             took = build_home(home, args.corpus, profile_table("rand", dirs), "rand")
             print(f"ingest + encode ({args.layers}x{args.hidden}): {took:.1f} s")
-        rows = bench_home(f"rand {args.layers}x{args.hidden}", home, args.repeat, ["--json"])
+        label = f"rand {args.layers}x{args.hidden}"
+        rows = bench_home(label, home, args.repeat, ["--json"])
+        if args.before is not None:
+            rows += bench_home(label, home, args.repeat, ["--json"], args.before.resolve())
         if args.minilm:
             mini = work / "home-minilm"
             if not (mini / "store.sqlite").exists():

@@ -123,14 +123,12 @@ def budgeted_rerank(
         expected = resources.cross_load_estimate()
         if budget <= 0 or expected >= budget:
             why = (
-                f"loading it takes ~{expected:.1f} s here"
+                f"loading it takes ~{expected:.1f} s here, past its {budget:g} s budget"
+                f" ({BUDGET_SETTING})"
                 if budget > 0
                 else f"{BUDGET_SETTING} is 0"
             )
-            note = (
-                f"cross-encoder not run on the CPU: {why}, past its {budget:g} s budget"
-                f" ({BUDGET_SETTING}); --rerank cross runs it"
-            )
+            note = f"cross-encoder not run on the CPU: {why}; --rerank cross runs it"
             return replace(result, notes=(*result.notes, note))
     cross = resources.cross_encoder()
     if cross is None:
