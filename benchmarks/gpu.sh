@@ -32,7 +32,23 @@
 #                         it runs at PubMed size, beside the bare forward of the first 20K
 #                         articles eager and compiled
 #   ingest-real.txt    4. step 2 on REAL_ARTICLES (default 480,000) real records cycled
+#   commands/          5. `commands` below at COMMAND_ARTICLES (default 60,000) when
+#                         time is left
 #   machine.txt, steps.txt
+#
+# commands (`python -m benchmarks.commands`, issue 42: the user's commands, ~7 min):
+#   commands/ingest.json   `medsearch ingest DIR --models rand --device cuda --json` over
+#                          COMMAND_ARTICLES (default 300,000) real records of .gpu/pubmed
+#                          cycled into files of 20,000, with a MedCPT-shaped random profile
+#                          (12 x 768, .gpu/vocab's tokenizer) saved locally: its stages,
+#                          wall, peak RSS and nvidia-smi sampled every 2 s (gpu-samples.csv:
+#                          idle seconds before the first busy sample, share >= 85% after)
+#   commands/harness.txt   `python -m benchmarks.ingest --real .gpu/pubmed` on the same count
+#   commands/search.json   `medsearch search 'statin myopathy risk' --json` in each mode on
+#                          cpu and cuda (median of 3 after a warm-up run)
+#   A trial on any machine: PY=.venv/bin/python OUT=/tmp/out COMMAND_ARTICLES=2000 \
+#     COMMAND_EXTRA="--per-file 500 --layers 2 --hidden 64 --device cpu" \
+#     PUBMED=../shared/data/pubmed bash benchmarks/gpu.sh commands
 #
 # encode (`python -m benchmarks.encode gpu`):
 #   machine.txt        the GPU, its memory and driver, the core count
@@ -135,6 +151,15 @@ encode() {
     | tee "$OUT/oom.txt"
 }
 
+commands() {
+  mkdir -p "$OUT/commands"
+  local vocab=()
+  [ -d .gpu/vocab ] && vocab=(--vocab .gpu/vocab)
+  timeout "${COMMANDTIME:-540}" "$PY" -m benchmarks.commands \
+    --articles "${COMMAND_ARTICLES:-300000}" --pubmed "${PUBMED:-.gpu/pubmed}" \
+    --out "$OUT/commands" "${vocab[@]}" ${COMMAND_EXTRA:-} 2>&1 | tee "$OUT/commands/commands.txt"
+}
+
 check() {
   local deadline=${DEADLINE:-560}
   # at most $1 seconds, and never past the deadline (less 10 s to hand the files back)
@@ -172,14 +197,19 @@ check() {
     rm -rf "$OUT/real"
     tail -12 "$OUT/ingest-real.txt"
   fi
+  step "commands"
+  if (($(budget 200) > 120)); then
+    (COMMAND_ARTICLES=${COMMAND_ARTICLES:-60000} COMMANDTIME="$(budget 200)" commands > /dev/null 2>&1)
+    tail -14 "$OUT/commands/commands.txt"
+  fi
   step "done"
   cat "$OUT/steps.txt" "$OUT/machine.txt"
 }
 
 case "$MODE" in
-  check | encode | cores) "$MODE" ;;
+  check | encode | cores | commands) "$MODE" ;;
   *)
-    echo "usage: bash benchmarks/gpu.sh [check|encode|cores]  (the header says what each runs)" >&2
+    echo "usage: bash benchmarks/gpu.sh [check|encode|cores|commands]  (the header says what each runs)" >&2
     exit 2
     ;;
 esac

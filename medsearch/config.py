@@ -58,6 +58,13 @@ class Settings:
     and 100 on a CPU (re-encoding 400 there takes seconds; recall@10 0.98 on real
     sentences, 0.85 on 1M synthetic ones)."""
 
+    rerank_budget_cpu: float = 1.0
+    """Seconds a command (``search``) may spend on the cross-encoder on a CPU, loading it
+    included: a BERT-base reranker scores a few pairs a second there, and waiting for
+    the whole head made a search take 40 s (issue 42). The head's first pairs that fit
+    are reranked and a note says how many; 0 leaves the cross-encoder to ``--rerank
+    cross`` (never limited), as is the TUI's background rerank."""
+
     rerank: str = "auto"
     """auto (CPU: Delta over the top 500, then the cross-encoder on the head in the
     background; GPU: the cross-encoder over the top 100), delta, cross or none."""

@@ -1,8 +1,9 @@
 """A query on the CPU is encoded without importing transformers, to the same vectors.
 
-``medsearch.models.lean_bert`` runs plain BERT encoders in torch (a CLI search at 10M
-articles: 4.2 s -> 1.9 s, nearly all of it start-up). It must give the vectors the
-transformers path gives, from the same token ids, and step aside for anything else.
+``medsearch.models.lean_bert`` runs plain BERT encoders and BERT cross-encoders in torch
+(a CLI search at 10M articles: 4.2 s -> 1.9 s, nearly all of it start-up). It must give
+the vectors and logits the transformers path gives, from the same token ids, and step
+aside for anything else.
 """
 
 from __future__ import annotations
@@ -102,12 +103,48 @@ def test_the_encoder_a_search_loads_never_imports_transformers(tiny: TinyModels)
     assert vectors.shape == (len(TEXTS), 32)
 
 
+def test_the_lean_cross_encoder_gives_transformers_logits_from_the_same_tokens(
+    tiny: TinyModels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MedCPT's reranker is BERT + pooler + one linear logit: it loads lean too (a CPU
+    search's rerank imported transformers and sympy, issue 42), to the same scores."""
+    folder = tiny.cross_dir
+    assert lean_bert.supported(folder, "cross") is not None
+    assert lean_bert.supported(folder) is None  # not an encoder
+    lean = bb.load_backbone("c", folder, kind="cross", device="cpu", dtype="float32")
+    assert isinstance(lean.model, lean_bert.LeanCrossBert)
+    with monkeypatch.context() as patched:
+        patched.setenv(bb.LEAN_ENV, "0")
+        reference = bb.load_backbone("c", folder, kind="cross", device="cpu", dtype="float32")
+    assert not isinstance(reference.model, lean_bert.LeanCrossBert)
+    pairs = [t[::-1] for t in TEXTS]
+    assert bb.tokenize(lean, TEXTS, pairs, 512) == bb.tokenize(reference, TEXTS, pairs, 512)
+
+    def logits(backbone: bb.Backbone) -> np.ndarray:
+        features = bb.tokenize(backbone, TEXTS, pairs, 512)
+
+        def forward(model: object, inputs: dict[str, object]) -> object:
+            return model(**inputs).logits[:, 0]  # type: ignore[operator]
+
+        return bb.run_batched(backbone, features, forward, batch_size=3, max_length=512)  # type: ignore[arg-type]
+
+    np.testing.assert_allclose(logits(lean), logits(reference), rtol=1e-5, atol=1e-5)
+
+
+def test_a_classifier_with_more_than_one_label_is_no_cross_encoder_for_the_lean_path(
+    tiny: TinyModels, tmp_path: Path
+) -> None:
+    folder = tmp_path / "two-labels"
+    shutil.copytree(tiny.cross_dir, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["id2label"] = {"0": "no", "1": "yes"}
+    (folder / "config.json").write_text(json.dumps(config))
+    assert lean_bert.supported(folder, "cross") is None
+
+
 def test_anything_but_a_plain_bert_encoder_loads_through_transformers(
     tiny: TinyModels, tmp_path: Path
 ) -> None:
-    assert lean_bert.supported(tiny.cross_dir) is None  # a cross-encoder (classification head)
-    cross = bb.load_backbone("c", tiny.cross_dir, kind="cross", device="cpu", dtype="float32")
-    assert not isinstance(cross.model, lean_bert.LeanBert)
     for change in (
         {"hidden_act": "gelu_new"},
         {"position_embedding_type": "relative_key"},

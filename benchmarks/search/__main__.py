@@ -7,6 +7,7 @@ run_mode(
         "scale": "benchmarks.search.scale",
         "sets": "benchmarks.search.sets",
         "strategy": "benchmarks.search.strategy",
+        "command": "benchmarks.search.command",
     },
     default="latency",
 )

@@ -195,6 +195,7 @@ def search(
             snippets=not first_stage_only,
             history=resolver(paths),
             within_count=export_fmt is not None or sort != "relevance",
+            count_only=count_only,  # a count loads no model and no vector
         )
         try:
             record_search(paths, searcher, query, result, filters=filters)
@@ -217,7 +218,7 @@ def search(
                     click.echo(f"note: {note}", err=True)
             return
         if not first_stage_only and searcher.wants_cross(result, choice):
-            result = searcher.rerank(result)
+            result = searcher.rerank(result, budget=searcher.rerank_budget(choice))
         if export_fmt is not None:
             result = sort_result(result, sort, len(result.hits), searcher.store, graph=graph)
         else:
@@ -238,8 +239,7 @@ def search(
         return
     from medsearch.commands.render import print_hits
 
-    shown = len(result.hits)
-    header = f"[dim]{result.total:,} matching · showing {shown} · mode {result.mode}"
+    header = f"[dim]{matching(result)} · mode {result.mode}"
     if result.rerankers:
         header += f" · reranked by {' + '.join(result.rerankers)}"
     if sort != "relevance":
@@ -250,6 +250,27 @@ def search(
         click.echo(f"note: {note}", err=True)
     if suggestion is not None:
         click.echo(f"note: {suggestion.note}", err=True)
+
+
+_NUMBERS = ("", "one", "both", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def matching(result: SearchResult) -> str:
+    """The header's count. Plain words count the articles holding every word, but rank
+    the closest even when none does: "0 matching" over ten hits reads as no results
+    (issue 42), so that case says what the 0 counts."""
+    from medsearch.retrieval.results import ALL_WORDS
+
+    shown = len(result.hits)
+    if result.total or not shown or result.counted != ALL_WORDS:
+        return f"{result.total:,} matching · showing {shown}"
+    typed = len((result.query or "").split())
+    words = (
+        "both words"
+        if typed == 2
+        else f"all {_NUMBERS[typed] if typed < len(_NUMBERS) else typed} words"
+    )
+    return f"no article has {words}; {shown} closest shown"
 
 
 def explain_result(result: SearchResult, searcher: Searcher, filters: Filters) -> dict[str, Any]:

@@ -86,15 +86,16 @@ LEAN_ENV = "MEDSEARCH_LEAN_BERT"
 def load_backbone(ref: str, path: Path, *, kind: Kind, device: str, dtype: str) -> Backbone:
     """Load tokenizer and weights from a local directory (never from the network).
 
-    A plain BERT encoder on the CPU loads without transformers
-    (:mod:`medsearch.models.lean_bert`: ~1.6 s less start-up for every command that
-    encodes a query); ``MEDSEARCH_LEAN_BERT=0`` forces transformers.
+    A plain BERT encoder or one-logit BERT cross-encoder loads without transformers on
+    every device (:mod:`medsearch.models.lean_bert`: seconds less start-up for every
+    command that encodes a query or reranks, issue 42); ``MEDSEARCH_LEAN_BERT=0``
+    forces transformers.
     """
-    if kind == "encoder" and device == "cpu" and os.environ.get(LEAN_ENV, "1") != "0":
+    if os.environ.get(LEAN_ENV, "1") != "0":
         from medsearch.models import lean_bert
 
-        shape = lean_bert.supported(path)
-        lean = _lean_backbone(ref, path, shape, dtype) if shape is not None else None
+        shape = lean_bert.supported(path, kind)
+        lean = _lean_backbone(ref, path, shape, kind, device, dtype) if shape else None
         if lean is not None:
             return lean
     import transformers
@@ -148,19 +149,21 @@ def _assemble(
     )
 
 
-def _lean_backbone(ref: str, path: Path, shape: Any, dtype: str) -> Backbone | None:
+def _lean_backbone(
+    ref: str, path: Path, shape: Any, kind: Kind, device: str, dtype: str
+) -> Backbone | None:
     """The lean backbone, or None when its weights are not laid out as expected (then
     transformers loads the folder, and reports any real damage)."""
     from medsearch.models import lean_bert
 
     try:
         tokenizer = lean_bert.LeanTokenizer(path)
-        model = lean_bert.load_model(path, shape)
+        model = lean_bert.load_model(path, shape, kind)
     except (OSError, RuntimeError, ValueError, ModelError):
         return None
-    model.to(dtype=getattr(torch, dtype))
+    model.to(device=torch.device(device), dtype=getattr(torch, dtype))
     positions, hidden = shape.max_position_embeddings, shape.hidden_size
-    return _assemble(ref, path, tokenizer, model, "cpu", dtype, positions, hidden)
+    return _assemble(ref, path, tokenizer, model, device, dtype, positions, hidden)
 
 
 COMPILE_ENV = "MEDSEARCH_TORCH_COMPILE"

@@ -11,6 +11,8 @@ attention mask and L2-normalises.
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -59,26 +61,59 @@ def _forward_fn(
 
 
 class Encoder:
-    """One loaded profile's bi-encoder(s). Every ``encode_*`` returns float32 ``(n, dim)``."""
+    """One loaded profile's bi-encoder(s). Every ``encode_*`` returns float32 ``(n, dim)``.
+
+    ``article`` may be a function that loads the article encoder: a search reads queries
+    alone (MedCPT's article encoder is a second BERT-base, ~0.5 s and 440 MB more), so
+    it loads on first need, when a long text is read as an article.
+    """
 
     def __init__(
-        self, profile: ModelProfile, query: Backbone, article: Backbone, batch_size: int
+        self,
+        profile: ModelProfile,
+        query: Backbone,
+        article: Backbone | Callable[[], Backbone],
+        batch_size: int,
     ) -> None:
         dim = query.hidden_size
-        article_dim = article.hidden_size
-        if article_dim != dim:
-            raise ModelError(
-                f"profile {profile.name!r}: query model gives {dim}-d vectors but the article"
-                f" model gives {article_dim}-d; they cannot share an index"
-            )
         self.profile = dataclasses.replace(profile, dim=dim)
         self.dim = dim
         self.device = query.device
         self.dtype = query.dtype
         self.batch_size = batch_size
         self._query = query
-        self._article = article
+        self._article_backbone: Backbone | None = None
+        self._load_article: Callable[[], Backbone] | None = None
+        self._article_lock = threading.Lock()
+        if isinstance(article, Backbone):
+            self._article_backbone = self._checked(article)
+        else:
+            self._load_article = article
         self._forward = _forward_fn(profile.pooling, profile.normalize)
+        self.load_seconds = 0.0
+        """How long the query encoder took to load here (a guide to its siblings' loads)."""
+
+    def _checked(self, article: Backbone) -> Backbone:
+        if article.hidden_size != self.dim:
+            raise ModelError(
+                f"profile {self.profile.name!r}: query model gives {self.dim}-d vectors but"
+                f" the article model gives {article.hidden_size}-d; they cannot share an index"
+            )
+        return article
+
+    @property
+    def _article(self) -> Backbone:
+        """The article encoder, loaded now if it was left for first need."""
+        with self._article_lock:
+            if self._article_backbone is None:
+                assert self._load_article is not None
+                self._article_backbone = self._checked(self._load_article())
+            return self._article_backbone
+
+    def _loaded(self) -> tuple[Backbone, ...]:
+        """The backbones loaded so far (the article one may not be)."""
+        article = self._article_backbone
+        return (self._query,) if article is None else (self._query, article)
 
     @property
     def query_max_length(self) -> int:
@@ -107,18 +142,18 @@ class Encoder:
     @property
     def oom_limit(self) -> int | None:
         """The batch (texts) an out-of-memory back-off settled on; None if it never ran."""
-        limits = [b.oom_limit for b in (self._query, self._article) if b.oom_limit]
+        limits = [b.oom_limit for b in self._loaded() if b.oom_limit]
         return min(limits) if limits else None
 
     @property
     def compiled(self) -> bool:
         """Whether ``torch.compile`` wraps the models (see :func:`maybe_compile`)."""
-        return self._query.compiled or self._article.compiled
+        return any(b.compiled for b in self._loaded())
 
     @property
     def shares_model(self) -> bool:
         """True when one loaded model serves queries and articles (symmetric profiles)."""
-        return self._query is self._article
+        return self._load_article is None and self._query is self._article
 
     def _empty(self) -> np.ndarray:
         return np.zeros((0, self.dim), dtype=np.float32)
@@ -256,26 +291,38 @@ def load_encoder(
     paths: Paths | None = None,
     batch_size: int | None = None,
     compile_model: bool | None = None,
+    article_now: bool = True,
 ) -> Encoder:
     """Load the profile's query and article encoders (once each, even if they are one).
 
     ``compile_model``: see :func:`maybe_compile` (None: ``MEDSEARCH_TORCH_COMPILE`` alone).
+    ``article_now=False`` leaves a separate article encoder for its first use (a search;
+    a missing article model is then reported when a long text needs it).
     """
     where = paths if paths is not None else Paths.resolve()
     resolved, dtype = load_runtime(device)
     query_dir = require_model(profile.query_model, where, profile.name)
+    started = time.perf_counter()
     query = maybe_compile(
         load_backbone(profile.query_model, query_dir, kind="encoder", device=resolved, dtype=dtype),
         compile_model,
     )
-    if profile.article_model == profile.query_model:
-        article = query
-    else:
+    load_seconds = time.perf_counter() - started
+
+    def load_article() -> Backbone:
         article_dir = require_model(profile.article_model, where, profile.name)
-        article = maybe_compile(
+        return maybe_compile(
             load_backbone(
                 profile.article_model, article_dir, kind="encoder", device=resolved, dtype=dtype
             ),
             compile_model,
         )
-    return Encoder(profile, query, article, batch_size or default_batch_size(resolved))
+
+    article: Backbone | Callable[[], Backbone]
+    if profile.article_model == profile.query_model:
+        article = query
+    else:
+        article = load_article() if article_now else load_article
+    encoder = Encoder(profile, query, article, batch_size or default_batch_size(resolved))
+    encoder.load_seconds = load_seconds
+    return encoder

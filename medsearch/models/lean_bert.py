@@ -1,85 +1,60 @@
-"""A BERT encoder in plain torch, so that a search does not have to import transformers.
+"""BERT in plain torch, so that a search does not have to import transformers.
 
 Why: a ``medsearch search --json`` command on the 10M-article home took ~4.2 s, of which
 the search was ~0.15 s. The rest was start-up: torch (0.9 s) and transformers' BERT
 modules (1.6 s beyond ``import transformers``: they pull in ``torch.distributed.tensor``,
-dynamo and sympy), then the weights. The query encoders medsearch uses (MedCPT's, and
-minilm offline) are plain BERT: absolute positions, exact GELU, LayerNorm after each
-block. Their forward pass is a few dozen lines of torch, and the tokenizer is the
-``tokenizers`` library's own ``tokenizer.json``, which transformers wraps anyway.
+dynamo, sympy and, through the generation utilities, scikit-learn), then the weights.
+On a GPU workstation the same imports made a hybrid search take 16 s (issue 42). The
+encoders medsearch uses (MedCPT's, and minilm offline) are plain BERT: absolute
+positions, exact GELU, LayerNorm after each block; MedCPT's cross-encoder is the same
+BERT with a pooler and one linear logit (``BertForSequenceClassification``). Their
+forward pass is a few dozen lines of torch, and the tokenizer is the ``tokenizers``
+library's own ``tokenizer.json``, which transformers wraps anyway.
 
-Used only on the CPU (where start-up dominates a command; GPU runs keep the measured
-transformers path), only for a folder that holds exactly that architecture
-(:func:`supported`), a single weights file and ``tokenizer.json``; anything else loads
-through transformers. The module names mirror transformers' so the saved
-weights load as they are; the outputs equal ``BertModel``'s to float rounding, and the
-token ids are the same tokenizer's (tests compare both on the test suite's models and
-on minilm).
+Used on every device, for the encoders and the cross-encoder alike, for a folder that
+holds exactly that architecture (:func:`supported`), a single weights file and
+``tokenizer.json``; anything else loads through transformers. The module names mirror
+transformers' so the saved weights load as they are; the outputs equal ``BertModel``'s
+(and ``BertForSequenceClassification``'s logits) to float rounding, and the token ids
+are the same tokenizer's (tests compare both on the test suite's models and on minilm).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-from dataclasses import dataclass
+import threading
+from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
+from typing import NamedTuple
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from medsearch.errors import ModelError
+from medsearch.models.bert_folder import (
+    ARCHITECTURES,
+    INPUT_NAMES,
+    WEIGHTS,
+    BertShape,
+    Kind,
+    LeanTokenizer,
+    supported,
+)
 
-WEIGHTS = ("model.safetensors", "pytorch_model.bin")
-INPUT_NAMES = ["input_ids", "token_type_ids", "attention_mask"]
-_NO_LIMIT = 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class BertShape:
-    vocab_size: int
-    hidden_size: int
-    num_hidden_layers: int
-    num_attention_heads: int
-    intermediate_size: int
-    max_position_embeddings: int
-    type_vocab_size: int
-    layer_norm_eps: float
-
-
-def supported(folder: Path) -> BertShape | None:
-    """The model's shape when ``folder`` holds a plain BERT encoder this module runs
-    exactly, with one weights file and ``tokenizer.json``; otherwise None."""
-    try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    plain = (
-        config.get("model_type") == "bert"
-        and config.get("hidden_act", "gelu") == "gelu"
-        and config.get("position_embedding_type", "absolute") == "absolute"
-        and config.get("architectures", ["BertModel"]) == ["BertModel"]
-        and not config.get("is_decoder", False)
-        and (folder / "tokenizer.json").is_file()
-        and any((folder / name).is_file() for name in WEIGHTS)
-    )
-    if not plain:
-        return None
-    try:
-        return BertShape(
-            vocab_size=int(config["vocab_size"]),
-            hidden_size=int(config["hidden_size"]),
-            num_hidden_layers=int(config["num_hidden_layers"]),
-            num_attention_heads=int(config["num_attention_heads"]),
-            intermediate_size=int(config["intermediate_size"]),
-            max_position_embeddings=int(config.get("max_position_embeddings", 512)),
-            type_vocab_size=int(config.get("type_vocab_size", 2)),
-            layer_norm_eps=float(config.get("layer_norm_eps", 1e-12)),
-        )
-    except (KeyError, TypeError, ValueError):
-        return None
+__all__ = [
+    "ARCHITECTURES",
+    "INPUT_NAMES",
+    "WEIGHTS",
+    "BertShape",
+    "Kind",
+    "LeanBert",
+    "LeanCrossBert",
+    "LeanTokenizer",
+    "load_model",
+    "load_weights",
+    "supported",
+]
 
 
 class _Embeddings(nn.Module):
@@ -173,6 +148,18 @@ class _Stack(nn.Module):
         self.layer = nn.ModuleList(_Layer(s) for _ in range(s.num_hidden_layers))
 
 
+class Hidden(NamedTuple):
+    """What ``BertModel`` returns that medsearch reads (a tuple: ``torch.compile`` keeps it)."""
+
+    last_hidden_state: torch.Tensor
+
+
+class Logits(NamedTuple):
+    """What ``BertForSequenceClassification`` returns that medsearch reads."""
+
+    logits: torch.Tensor
+
+
 class LeanBert(nn.Module):
     """``BertModel(...).last_hidden_state`` for inference; no pooler (medsearch pools)."""
 
@@ -187,7 +174,7 @@ class LeanBert(nn.Module):
         input_ids: torch.Tensor,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
-    ) -> SimpleNamespace:
+    ) -> Hidden:
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         x = self.embeddings(input_ids, token_type_ids)
@@ -195,10 +182,45 @@ class LeanBert(nn.Module):
         mask = keep[:, None, None, :].to(torch.bool)  # True: attend to this key
         for layer in self.encoder.layer:
             x = layer(x, mask)
-        return SimpleNamespace(last_hidden_state=x)
+        return Hidden(last_hidden_state=x)
 
 
-def load_weights(folder: Path) -> dict[str, torch.Tensor]:
+class _Pooler(nn.Module):
+    def __init__(self, s: BertShape) -> None:
+        super().__init__()
+        self.dense = nn.Linear(s.hidden_size, s.hidden_size)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.dense(hidden[:, 0]))
+
+
+class _PooledBert(LeanBert):
+    def __init__(self, shape: BertShape) -> None:
+        super().__init__(shape)
+        self.pooler = _Pooler(shape)
+
+
+class LeanCrossBert(nn.Module):
+    """``BertForSequenceClassification(...).logits`` with one label, for inference: the
+    pooler (tanh of a dense layer over [CLS]) and the classifier; dropout is off."""
+
+    def __init__(self, shape: BertShape) -> None:
+        super().__init__()
+        self.shape = shape
+        self.bert = _PooledBert(shape)
+        self.classifier = nn.Linear(shape.hidden_size, 1)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+    ) -> Logits:
+        hidden = self.bert(input_ids, token_type_ids, attention_mask).last_hidden_state
+        return Logits(logits=self.classifier(self.bert.pooler(hidden)))
+
+
+def load_weights(folder: Path, kind: Kind = "encoder") -> dict[str, torch.Tensor]:
     path = next(folder / name for name in WEIGHTS if (folder / name).is_file())
     if path.suffix == ".safetensors":
         from safetensors.torch import load_file
@@ -207,35 +229,41 @@ def load_weights(folder: Path) -> dict[str, torch.Tensor]:
     else:
         state = torch.load(path, map_location="cpu", weights_only=True)
     prefix = "bert."  # weights saved from a model that wrapped BertModel
-    if any(k.startswith(prefix) for k in state):
+    if kind == "encoder" and any(k.startswith(prefix) for k in state):
         state = {k.removeprefix(prefix): v for k, v in state.items() if k.startswith(prefix)}
     return state
 
 
-def load_model(folder: Path, shape: BertShape) -> LeanBert:
-    model = LeanBert(shape)
-    missing, _ = model.load_state_dict(load_weights(folder), strict=False)
+_INIT_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _uninitialised() -> Iterator[None]:
+    """Build layers without drawing their random initial weights, which the saved ones
+    replace: for BERT-base that is 110M random numbers, seconds on a busy 2-core CPU
+    (transformers skips it the same way). Not the meta device: its initialisers go
+    through ``torch._refs``, which imports dynamo and sympy (issue 42)."""
+    classes: tuple[type[nn.Module], ...] = (nn.Linear, nn.Embedding, nn.LayerNorm)
+    with _INIT_LOCK:
+        saved = [vars(layer)["reset_parameters"] for layer in classes]
+        try:
+            for layer in classes:
+                setattr(layer, "reset_parameters", _skip)  # noqa: B010 (a method, on purpose)
+            yield
+        finally:
+            for layer, method in zip(classes, saved, strict=True):
+                setattr(layer, "reset_parameters", method)  # noqa: B010
+
+
+def _skip(self: nn.Module) -> None:
+    """A layer's ``reset_parameters`` while :func:`_uninitialised` builds a model."""
+
+
+def load_model(folder: Path, shape: BertShape, kind: Kind = "encoder") -> nn.Module:
+    """The folder's weights in :class:`LeanBert` (or :class:`LeanCrossBert`), in eval mode."""
+    with _uninitialised():
+        model: nn.Module = LeanBert(shape) if kind == "encoder" else LeanCrossBert(shape)
+    missing, _ = model.load_state_dict(load_weights(folder, kind), strict=False, assign=True)
     if missing:  # the pooler and position_ids buffers may be extra; nothing may be missing
         raise ModelError(f"{folder}: weights lack {', '.join(missing[:3])}")
     return model.eval()
-
-
-class LeanTokenizer:
-    """The few attributes of a transformers tokenizer that medsearch reads, over the
-    folder's own ``tokenizer.json`` (which is what transformers' fast tokenizer runs)."""
-
-    is_fast = True
-    model_input_names = INPUT_NAMES
-
-    def __init__(self, folder: Path) -> None:
-        from tokenizers import Tokenizer
-
-        self.backend_tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        settings: dict[str, Any] = {}
-        with contextlib.suppress(OSError, ValueError):
-            settings = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-        limit = settings.get("model_max_length")
-        self.model_max_length = int(limit) if isinstance(limit, int) else _NO_LIMIT
-        pad = settings.get("pad_token", "[PAD]")
-        pad_text = pad.get("content") if isinstance(pad, dict) else pad
-        self.pad_token_id = self.backend_tokenizer.token_to_id(str(pad_text)) or 0

@@ -37,6 +37,12 @@ if TYPE_CHECKING:
     from medsearch.retrieval.sources import HomeSources
 
 
+TORCH_IMPORT_SECONDS = 2.0
+"""What importing torch costs a command, at least: 2.3 s on the GPU workstation of issue
+42, more on a shared 2-core CPU. A CPU search that encoded its query without torch
+leaves a cross-encoder whose load would take this alone to ``--rerank cross``."""
+
+
 @dataclass
 class Resources:
     store: Store
@@ -118,6 +124,25 @@ class Resources:
             self.cross = self.sources.cross()
             self._cross_asked = True
         return self.cross
+
+    def rerank_budget(self, choice: str | None = None) -> float | None:
+        """Seconds a command's cross-encoder may take in the foreground: on a CPU, the
+        ``rerank_budget_cpu`` setting, unless the cross-encoder was asked for by name
+        (``--rerank cross``, or ``rerank = "cross"``); None (no limit) on a GPU."""
+        if (choice or self.settings.rerank) == "cross" or self.device != "cpu":
+            return None
+        return self.settings.rerank_budget_cpu
+
+    def cross_load_estimate(self) -> float:
+        """Seconds loading the cross-encoder is expected to take: what loading the query
+        encoder took in this process (0 when none was loaded here), and importing torch
+        if the query encoder did without it (:mod:`medsearch.models.numpy_bert`)."""
+        import sys
+
+        torch = 0.0 if "torch" in sys.modules else TORCH_IMPORT_SECONDS
+        if self.dense is None or self.device is None:  # no encoder loaded yet
+            return torch
+        return self.dense.encoder.load_seconds + torch
 
     @property
     def can_rerank(self) -> bool:

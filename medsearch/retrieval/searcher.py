@@ -24,7 +24,8 @@ from medsearch.paths import Paths
 from medsearch.query.normalize import repair_undecodable
 from medsearch.query.parser import mesh_note
 from medsearch.records import Article, Filters, Hit
-from medsearch.retrieval.cross_stage import cross_rerank
+from medsearch.rerank.plan import RerankPlan
+from medsearch.retrieval.cross_stage import budgeted_rerank, cross_rerank
 from medsearch.retrieval.query_text import (
     LONG_TEXT,
     dropped_note,
@@ -60,6 +61,7 @@ class Searcher(Resources):
         snippets: bool = True,
         history: Callable[[int], str] | None = None,
         within_count: bool = False,
+        count_only: bool = False,
     ) -> SearchResult:
         """The first stage: lexical and/or dense, fused, joined with their records; then
         the Delta reranker over the top ``delta_depth`` when ``rerank`` (default: the
@@ -73,6 +75,9 @@ class Searcher(Resources):
         the articles holding every word), as an export and every order other than
         relevance need: they cover exactly what the count says, never ranked hits
         beyond it (a dense-only hit without the word).
+        ``count_only``: only ``total`` is wanted (``search --count``): the count is the
+        lexical index's in every mode, so no model and no vector is loaded, and the hits
+        are the lexical side's first ``k``.
         """
         self._records = {}  # records read for snippets are reused for the hits
         try:
@@ -86,6 +91,7 @@ class Searcher(Resources):
                 snippets=snippets,
                 history=history,
                 within_count=within_count,
+                count_only=count_only,
             )
         finally:
             self._records = None
@@ -102,9 +108,10 @@ class Searcher(Resources):
         snippets: bool,
         history: Callable[[int], str] | None = None,
         within_count: bool = False,
+        count_only: bool = False,
     ) -> SearchResult:
         notes: list[str] = []
-        if mode is None and self.default_mode != "lexical":
+        if mode is None and self.default_mode != "lexical" and not count_only:
             try:
                 self.encoder("hybrid search")
             except ModelError as exc:
@@ -128,9 +135,9 @@ class Searcher(Resources):
                 " without every word are left out"
             )
         filters = filters or Filters()
-        if mode != "lexical":
+        if mode != "lexical" and not count_only:
             self.encoder(f"{mode} search")  # the plan depends on its device
-        plan = self.rerank_plan(rerank)
+        plan = RerankPlan() if count_only else self.rerank_plan(rerank)
         notes.extend(plan.notes)
         if plan.news:
             self.delta_news_told()
@@ -139,7 +146,8 @@ class Searcher(Resources):
             k = max(k, self.settings.delta_depth)
         timings: list[tuple[str, float]] = []
         t0 = time.perf_counter()
-        depth = k if mode == "lexical" else max(k, self.settings.lexical_candidates)
+        first_stage_only = mode == "lexical" or count_only  # a count reads no vectors
+        depth = k if first_stage_only else max(k, self.settings.lexical_candidates)
         lex = self.lexical.search(
             query_plan.parsed,
             k=1 if mode == "dense" and not query_plan.is_set else depth,
@@ -161,7 +169,7 @@ class Searcher(Resources):
             for h in lex.hits
         ]
         total = self._count(query_plan, lex.total, filters)
-        if mode == "lexical":
+        if first_stage_only:
             ranked = lexical[:k]
         elif query_plan.is_set:
             t1 = time.perf_counter()
@@ -202,7 +210,7 @@ class Searcher(Resources):
                 " or `update` mends it"
             )
         hits = self._mark_all_words(query_plan, make_hits(ranked[:final_k], records), filters)
-        if self.has_vectors and self.profile_name != "medcpt" and mode != "lexical":
+        if self.has_vectors and self.profile_name != "medcpt" and not first_stage_only:
             offline = "offline " if self.profile_name == "minilm" else ""  # the bundled one
             notes.append(f"{offline}model profile {self.profile_name!r} in use (not MedCPT)")
         return SearchResult(
@@ -404,18 +412,24 @@ class Searcher(Resources):
         *,
         head: int | None = None,
         is_cancelled: Callable[[], bool] | None = None,
+        budget: float | None = None,
     ) -> SearchResult:
         """Cross-encoder scores for the head; the order follows them, the tail keeps its own.
 
         Without a cross-encoder (the offline profile) the fused order stands and the
-        result says so. A cancelled rerank returns the result unchanged.
+        result says so. A cancelled rerank returns the result unchanged. ``budget``:
+        seconds the rerank may take, its model's load included
+        (:meth:`~medsearch.retrieval.resources.Resources.rerank_budget`); what did not
+        fit is said in a note.
         """
-        cross = self.cross_encoder()
-        if cross is None:
-            note = "no cross-encoder in this model profile: first-stage order kept"
-            return replace(result, notes=(*result.notes, note))
         size = min(len(result.hits), head or self.rerank_head())
-        return cross_rerank(cross, self.store, result, size, is_cancelled=is_cancelled)
+        if budget is None:
+            cross = self.cross_encoder()
+            if cross is None:
+                note = "no cross-encoder in this model profile: first-stage order kept"
+                return replace(result, notes=(*result.notes, note))
+            return cross_rerank(cross, self.store, result, size, is_cancelled=is_cancelled)
+        return budgeted_rerank(self, result, size, budget, is_cancelled=is_cancelled)
 
 
 def open_searcher(

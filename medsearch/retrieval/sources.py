@@ -15,7 +15,7 @@ keeps what it opens; nothing here caches or imports torch until a model is asked
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from medsearch.errors import ModelError
 from medsearch.paths import Paths
@@ -78,10 +78,34 @@ class HomeSources:
         return get_profile(self.profile, self.paths)
 
     def encoder(self) -> Encoder:
-        """The query and article encoders (seconds; a missing model is a ModelError)."""
+        """The query encoder, and the article encoder on first need (a search encodes
+        queries; seconds each; a missing model is a ModelError)."""
+        profile = self.model_profile()
+        light = self._numpy_encoder(profile)
+        return light if light is not None else self._torch_encoder(profile)
+
+    def _torch_encoder(self, profile: ModelProfile) -> Encoder:
         from medsearch.models.encoders import load_encoder
 
-        return load_encoder(self.model_profile(), device=self.device, paths=self.paths)
+        return load_encoder(profile, device=self.device, paths=self.paths, article_now=False)
+
+    def _numpy_encoder(self, profile: ModelProfile) -> Encoder | None:
+        """On a machine's CPU, the query side in NumPy: a search that imports no torch
+        (:mod:`medsearch.models.numpy_bert`); None where it cannot stand in."""
+        import time
+
+        from medsearch.models.cache import require_model
+        from medsearch.models.numpy_bert import cpu_only, load_numpy_query_encoder
+
+        if not cpu_only(self.device):
+            return None
+        started = time.perf_counter()
+        folder = require_model(profile.query_model, self.paths, profile.name)
+        light = load_numpy_query_encoder(profile, folder, lambda: self._torch_encoder(profile))
+        if light is None:
+            return None
+        light.load_seconds = time.perf_counter() - started
+        return cast("Encoder", light)  # an Encoder for the search's questions; see its doc
 
     def cross_available(self) -> bool:
         """Whether the profile names a cross-encoder that is on this machine (no load).
