@@ -134,7 +134,7 @@ def test_stats_names_the_lexical_format_and_when_the_next_ingest_rebuilds_it(
     home = tmp_path / "home"
     cli(home, "ingest", str(inputs), "--no-encode")
     stats = json.loads(cli(home, "stats", "--json")[1])
-    assert stats["lexical_format"] == 5 and "lexical_upgrade" not in stats
+    assert stats["lexical_format"] == 6 and "lexical_upgrade" not in stats
     (home / "lexical" / "medsearch-lexical.json").write_text('{"schema": 2}')
     code, out, _ = cli(home, "stats")
     assert code == 0 and "next `medsearch ingest` rebuilds it" in " ".join(out.split())

@@ -181,7 +181,7 @@ def test_an_unknown_hash_n_is_a_syntax_error_naming_it(home: Home) -> None:
     result = CliRunner().invoke(main, ["--home", str(home.paths.home), "search", "#42"])
     assert result.exit_code == 2
     assert result.stderr == (
-        "medsearch: error: no search #42 in the history (see: medsearch history)\n"
+        "medsearch: error: no search #42 in the history (see: medsearch history)\n  #42\n  ^\n"
     )
 
 
