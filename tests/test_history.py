@@ -198,7 +198,8 @@ def test_hash_n_expands_to_the_query_as_run_in_parentheses() -> None:
     assert parsed.text == '(heart failure) AND ("atrial fibrillation"[ti]) NOT 2019[dp]'
     assert format_query(parsed) == 'heart AND failure AND "atrial fibrillation"[ti] NOT 2019[dp]'
     assert parse_query("#1", history=resolve).set_query is False  # plain words stay ranked
-    assert parse_query("#1").node == Term("#1")  # no history: the word as typed
+    with pytest.raises(QuerySyntaxError, match="#1 at 0 refers to search 1 of the history"):
+        parse_query("#1")  # no history to read: never the word "#1" (issue 39)
     with pytest.raises(QuerySyntaxError, match="no search #3 in the history, at 6"):
         parse_query("#1 OR #3", history=resolve)
 
