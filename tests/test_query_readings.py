@@ -206,6 +206,7 @@ def test_pubmeds_quoted_date_range_form_reads_as_the_range() -> None:
         ("1 or 2", "Ovid's line numbers `1 or 2` at 0: in PubMed write #1 OR #2"),
         ("or/1-5", "Ovid's line combination `or/1-5` at 0"),
         ("30 Animals/", "Ovid's heading form `Animals/` at 3"),
+        ("R 121919 [mp=title, abstract]", "Ovid's field list [mp=title, ab...] at 9: not a"),
     ],
 )
 def test_ovid_forms_are_errors_naming_the_pubmed_form(text: str, says: str) -> None:
