@@ -18,6 +18,7 @@ from medsearch.commands.rerank import mark, rerank
 from medsearch.commands.retrieve import cite, sentences, similar
 from medsearch.commands.search import search
 from medsearch.commands.sql import sql
+from medsearch.commands.translate import translate
 from medsearch.commands.update import update
 from medsearch.commands.watch import watch
 
@@ -27,6 +28,7 @@ COMMANDS: list[click.Command] = [
     update,
     watch,
     search,
+    translate,
     history,
     similar,
     sentences,
