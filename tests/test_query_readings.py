@@ -206,6 +206,7 @@ def test_pubmeds_quoted_date_range_form_reads_as_the_range() -> None:
         ("1 or 2", "Ovid's line numbers `1 or 2` at 0: in PubMed write #1 OR #2"),
         ("or/1-5", "Ovid's line combination `or/1-5` at 0"),
         ("30 Animals/", "Ovid's heading form `Animals/` at 3"),
+        ("R 121919 [mp=title, abstract]", "Ovid's field list [mp=title, ab...] at 9: not a"),
     ],
 )
 def test_ovid_forms_are_errors_naming_the_pubmed_form(text: str, says: str) -> None:
@@ -214,6 +215,8 @@ def test_ovid_forms_are_errors_naming_the_pubmed_form(text: str, says: str) -> N
 
 def test_pubmed_forms_that_look_ovid_are_left_alone() -> None:
     assert parse_query("1 OR 2[pmid]").node is not None  # PubMed's own list of PMIDs
+    assert parse_query("type 1 or 2 diabetes").node is not None  # words, not Ovid's lines
+    assert problem("10 not (10 and 11)").problem.startswith("Ovid's line numbers `10 and 11` at 8")
     assert parse_query("and/or[tiab]").node is not None
     assert parse_query("Cataract/surgery[mh]").node is not None
 

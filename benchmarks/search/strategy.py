@@ -20,6 +20,7 @@ from pathlib import Path
 
 from medsearch.errors import QuerySyntaxError
 from medsearch.query.lexer import tokenize
+from medsearch.query.normalize import straighten_quotes
 from medsearch.query.parser import parse_query
 from medsearch.retrieval.sets import plan_query
 
@@ -68,7 +69,8 @@ def main() -> None:
     parsed = parse_query(text)
     clauses = text.count("[")
     whole = best(lambda: plan_query(parse_query(text)), args.repeat)
-    lexer = best(lambda: tokenize(text), args.repeat)
+    straight = straighten_quotes(text)[0]  # the lexer reads the text with quotes made straight
+    lexer = best(lambda: tokenize(straight), args.repeat)
     print(
         f"strategy: {len(text):,} characters, {pieces} real strategies, {clauses} tagged"
         f" terms, {len(parsed.notes)} note(s)"

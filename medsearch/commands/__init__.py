@@ -19,6 +19,7 @@ from medsearch.commands.retrieve import cite, sentences, similar
 from medsearch.commands.search import search
 from medsearch.commands.serve import serve
 from medsearch.commands.sql import sql
+from medsearch.commands.translate import translate
 from medsearch.commands.update import update
 from medsearch.commands.watch import watch
 
@@ -28,6 +29,7 @@ COMMANDS: list[click.Command] = [
     update,
     watch,
     search,
+    translate,
     history,
     similar,
     sentences,

@@ -200,6 +200,12 @@ def _read_tag(text: str, start: int, tokens: list[Token]) -> int:
         raise QuerySyntaxError(f"unclosed field tag at {start}", start)
     raw = text[start + 1 : end]
     tag = canonical_tag(raw)
+    if tag is None and raw.lower().startswith("mp="):  # Ovid's echo of the fields searched
+        raise QuerySyntaxError(
+            f"Ovid's field list [{raw[:12]}...] at {start}: not a PubMed tag; leave it out"
+            " and put [tw] or [tiab] after the words",
+            start,
+        )
     if tag is None:
         shown = raw if len(raw) <= 30 else raw[:27] + "..."
         raise QuerySyntaxError(f"unknown field tag [{shown}] at {start}", start)

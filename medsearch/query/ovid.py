@@ -49,17 +49,25 @@ _LINE_OPS = ("and", "or", "not")
 
 def check_ovid(tokens: list[Token]) -> None:
     """Raise :class:`QuerySyntaxError` at the first Ovid form among ``tokens``."""
+    numbers_only = all(_is_line_part(t) for t in tokens)
     for j, token in enumerate(tokens):
         if token.kind != "word":
             continue
         text = token.text
         if text.isalnum() and not (text.isdigit() or text[:3].lower() in ("exp", "adj")):
             continue  # most words: nothing Ovid about them (a pasted paper has 15,000)
-        if (problem := _ovid_word(tokens, j)) is not None:
+        if (problem := _ovid_word(tokens, j, numbers_only=numbers_only)) is not None:
             raise QuerySyntaxError(f"{problem}", token.pos)
 
 
-def _ovid_word(tokens: list[Token], j: int) -> str | None:
+def _is_line_part(token: Token) -> bool:
+    """Whether ``token`` can be part of an Ovid line combination (``10 not (10 and 11)``)."""
+    if token.kind in ("lparen", "rparen", "and", "or", "not"):
+        return True
+    return token.kind == "word" and (token.text.isdigit() or token.text.lower() in _LINE_OPS)
+
+
+def _ovid_word(tokens: list[Token], j: int, *, numbers_only: bool) -> str | None:
     """What is Ovid about the word ``tokens[j]`` and how PubMed says it, or None."""
     text = tokens[j].text
     at = tokens[j].pos
@@ -108,7 +116,7 @@ def _ovid_word(tokens: list[Token], j: int) -> str | None:
             f"Ovid's line combination `{text}` at {at}: in PubMed combine searches as"
             " #1 OR #2 (history numbers) or paste the lines' own text"
         )
-    if _NUMBER.fullmatch(text) and _is_line_combination(tokens, j):
+    if numbers_only and _NUMBER.fullmatch(text) and _is_line_combination(tokens, j):
         op = tokens[j + 1].text.upper()
         return (
             f"Ovid's line numbers `{text} {tokens[j + 1].text} {tokens[j + 2].text}` at {at}:"
@@ -118,8 +126,8 @@ def _ovid_word(tokens: list[Token], j: int) -> str | None:
 
 
 def _is_line_combination(tokens: list[Token], j: int) -> bool:
-    """``1 or 2``: a bare line number, an operator in any case, a bare line number, with
-    no field tag after it (``1 OR 2[pmid]`` is PubMed's own)."""
+    """``1 or 2``: a bare line number, an operator in any case, a bare line number, in a
+    text of nothing else (``type 1 or 2 diabetes`` is words; ``1 OR 2[pmid]`` PubMed's)."""
     if j + 2 >= len(tokens):
         return False
     op, other = tokens[j + 1], tokens[j + 2]

@@ -1,5 +1,5 @@
-# Over 450 lines: one recursive-descent parser and the field tags it applies; tokens are
-# lexer.py, lifted filters filters.py.
+# Over 500 lines: one recursive-descent parser and the field tags it applies; tokens are
+# lexer.py, lifted filters filters.py, the readings refused or noted readings.py and ovid.py.
 """PubMed-style query text -> :class:`ParsedQuery` (AST + filters lifted out of it).
 
 Grammar, evaluated as PubMed does: explicit operators left to right with no precedence,
