@@ -65,7 +65,9 @@ RICH = pubmed_article(
       <ForeName>Sigmund</ForeName></PersonalNameSubject></PersonalNameSubjectList>
     <OtherAbstract Type="Publisher" Language="spa"><AbstractText>Resumen sobre
       hemolinfa.</AbstractText></OtherAbstract>
-    <KeywordList Owner="NOTNLM"><Keyword>alirocumab</Keyword></KeywordList>""",
+    <KeywordList Owner="NOTNLM"><Keyword>alirocumab</Keyword></KeywordList>
+    <MeshHeadingList><MeshHeading><DescriptorName>Vertigo</DescriptorName>
+      <QualifierName>rehabilitation</QualifierName></MeshHeading></MeshHeadingList>""",
     article="""<Abstract><AbstractText>Melanization in moths.</AbstractText></Abstract>
       <AuthorList><Author><LastName>Gorostiaga</LastName><ForeName>Esteban</ForeName>
         <Initials>E</Initials></Author>
@@ -196,6 +198,7 @@ def test_medline_text_gives_the_same_fields(tmp_path: Path) -> None:
         ("moth consortium[tw]", {1}),  # a corporate author
         ("NCT00585195[tw]", {1}),  # a secondary source ID
         ("quibble[tw]", {1}),  # a comment/correction note
+        ("rehabilitation[tw]", {1}),  # a MeSH subheading
         ("gorostiaga[tw]", set()),  # an author is not a text word
         ("insect biochem[tw]", set()),  # nor a journal
         # [all] and untagged: every field
@@ -210,6 +213,10 @@ def test_medline_text_gives_the_same_fields(tmp_path: Path) -> None:
         ("EC 1.14.18.1[rn]", {1}),
         ("ec 1.14.18.1[EC/RN Number]", {1}),
         ("0[rn]", set()),
+        # heading/subheading, spaced as librarians type it
+        ('"Vertigo /rehabilitation"[mh]', {1}),
+        ("Vertigo / rehabilitation[mh]", {1}),
+        ('"vertigo/ Rehabilitation"[MeSH Terms]', {1}),
     ],
 )
 def test_pubmeds_text_fields(index: LexicalIndex, query: str, expected: set[int]) -> None:
