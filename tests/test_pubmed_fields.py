@@ -287,3 +287,25 @@ def test_what_runs_without_mesh_data_is_said() -> None:
     assert mesh_note(parse_query("therapy[sh:noexp]")) is None
     assert mesh_note(parse_query("anti-bacterial agents[pa]")) == ACTION_NOTE
     assert mesh_note(parse_query("review[tw]")) is None
+
+
+def test_the_search_notes_each_field_that_runs_without_mesh_data(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from medsearch.cli import main
+
+    source = tmp_path / "fields.xml"
+    source.write_text(f"<PubmedArticleSet>{RICH}{PLAIN}</PubmedArticleSet>")
+    home = str(tmp_path / "home")
+    runner = CliRunner()
+    ingested = runner.invoke(main, ["--home", home, "ingest", str(source), "--no-encode"])
+    assert ingested.exit_code == 0, ingested.output
+    found = runner.invoke(
+        main, ["--home", home, "search", "rehabilitation[sh] OR Insect Proteins[pa]", "--json"]
+    )
+    assert found.exit_code == 0, found.output
+    data = json.loads(found.stdout)
+    assert [h["pmid"] for h in data["hits"]] == [1] and data["total"] == 1
+    assert SUBHEADING_NOTE in data["notes"] and ACTION_NOTE in data["notes"]

@@ -21,7 +21,7 @@ import numpy as np
 from medsearch.errors import ModelError, StoreError, UsageError
 from medsearch.paths import Paths
 from medsearch.query.normalize import repair_undecodable
-from medsearch.query.parser import mesh_note, parse_plain
+from medsearch.query.parser import field_notes, parse_plain
 from medsearch.records import Article, Filters, Hit
 from medsearch.retrieval.cross_stage import cross_rerank
 from medsearch.retrieval.query_text import (
@@ -151,8 +151,8 @@ class Searcher(Resources):
             notes.append(long_query)
         if lex.truncated:
             notes.append(truncated_note(lex.truncated))
-        if syntax and translation is None and (note := mesh_note(query_plan.parsed)) is not None:
-            notes.append(note)
+        if syntax and translation is None:  # what runs differently without MeSH's data
+            notes.extend(field_notes(query_plan.parsed, mesh=False))
         lexical = [
             Candidate(pmid=h.pmid, score=h.score, sources=("lexical",), snippet=h.snippet)
             for h in lex.hits
