@@ -147,7 +147,7 @@ def test_a_record_stored_before_these_fields_still_reads(articles: dict[int, Art
     ):
         del stored[key]
     for correction in stored["corrections"]:
-        del correction["note"]
+        del correction["note"]  # written only where a link has one
     old = Article.from_dict(stored)
     assert (old.other_abstracts, old.record_dates, old.corrections[0].note) == ((), (), None)
     assert old.title == articles[1].title
