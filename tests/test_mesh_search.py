@@ -143,6 +143,22 @@ def test_heading_and_subheading_by_name_or_abbreviation(
     assert found(searcher, "esterases/metabolism[mh]") == want
     assert found(searcher, "esterases/me[mh]") == want
     assert found(searcher, "me[sh]") == found(searcher, "metabolism[sh]")
+    # as librarians space it: PubMed reads every one as Esterases/metabolism
+    assert found(searcher, '"Esterases /metabolism"[mh]') == want
+    assert found(searcher, "esterases / me[MeSH Terms]") == want
+
+
+def test_what_mesh_cannot_answer_yet_is_said(searcher: Searcher) -> None:
+    """NLM's subheading tree and MeSH's pharmacological actions are not imported: an
+    exploding [sh] and a [pa] say so with MeSH installed too; [sh:noexp] does not."""
+    from medsearch.query.parser import ACTION_NOTE, SUBHEADING_NOTE
+
+    def notes(query: str) -> tuple[str, ...]:
+        return searcher.search(query, mode="lexical", k=5, rerank="none", snippets=False).notes
+
+    assert SUBHEADING_NOTE in notes("metabolism[sh]")
+    assert SUBHEADING_NOTE not in notes("metabolism[sh:noexp]")
+    assert ACTION_NOTE in notes("esterases[pa]")
 
 
 def test_untagged_words_map_to_headings_and_supplementary_concepts(

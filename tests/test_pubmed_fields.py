@@ -65,7 +65,9 @@ RICH = pubmed_article(
       <ForeName>Sigmund</ForeName></PersonalNameSubject></PersonalNameSubjectList>
     <OtherAbstract Type="Publisher" Language="spa"><AbstractText>Resumen sobre
       hemolinfa.</AbstractText></OtherAbstract>
-    <KeywordList Owner="NOTNLM"><Keyword>alirocumab</Keyword></KeywordList>""",
+    <KeywordList Owner="NOTNLM"><Keyword>alirocumab</Keyword></KeywordList>
+    <MeshHeadingList><MeshHeading><DescriptorName>Vertigo</DescriptorName>
+      <QualifierName>rehabilitation</QualifierName></MeshHeading></MeshHeadingList>""",
     article="""<Abstract><AbstractText>Melanization in moths.</AbstractText></Abstract>
       <AuthorList><Author><LastName>Gorostiaga</LastName><ForeName>Esteban</ForeName>
         <Initials>E</Initials></Author>
@@ -145,7 +147,7 @@ def test_a_record_stored_before_these_fields_still_reads(articles: dict[int, Art
     ):
         del stored[key]
     for correction in stored["corrections"]:
-        del correction["note"]
+        del correction["note"]  # written only where a link has one
     old = Article.from_dict(stored)
     assert (old.other_abstracts, old.record_dates, old.corrections[0].note) == ((), (), None)
     assert old.title == articles[1].title
@@ -196,6 +198,7 @@ def test_medline_text_gives_the_same_fields(tmp_path: Path) -> None:
         ("moth consortium[tw]", {1}),  # a corporate author
         ("NCT00585195[tw]", {1}),  # a secondary source ID
         ("quibble[tw]", {1}),  # a comment/correction note
+        ("rehabilitation[tw]", {1}),  # a MeSH subheading
         ("gorostiaga[tw]", set()),  # an author is not a text word
         ("insect biochem[tw]", set()),  # nor a journal
         # [all] and untagged: every field
@@ -210,6 +213,10 @@ def test_medline_text_gives_the_same_fields(tmp_path: Path) -> None:
         ("EC 1.14.18.1[rn]", {1}),
         ("ec 1.14.18.1[EC/RN Number]", {1}),
         ("0[rn]", set()),
+        # heading/subheading, spaced as librarians type it
+        ('"Vertigo /rehabilitation"[mh]', {1}),
+        ("Vertigo / rehabilitation[mh]", {1}),
+        ('"vertigo/ Rehabilitation"[MeSH Terms]', {1}),
     ],
 )
 def test_pubmeds_text_fields(index: LexicalIndex, query: str, expected: set[int]) -> None:
@@ -280,3 +287,25 @@ def test_what_runs_without_mesh_data_is_said() -> None:
     assert mesh_note(parse_query("therapy[sh:noexp]")) is None
     assert mesh_note(parse_query("anti-bacterial agents[pa]")) == ACTION_NOTE
     assert mesh_note(parse_query("review[tw]")) is None
+
+
+def test_the_search_notes_each_field_that_runs_without_mesh_data(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from medsearch.cli import main
+
+    source = tmp_path / "fields.xml"
+    source.write_text(f"<PubmedArticleSet>{RICH}{PLAIN}</PubmedArticleSet>")
+    home = str(tmp_path / "home")
+    runner = CliRunner()
+    ingested = runner.invoke(main, ["--home", home, "ingest", str(source), "--no-encode"])
+    assert ingested.exit_code == 0, ingested.output
+    found = runner.invoke(
+        main, ["--home", home, "search", "rehabilitation[sh] OR Insect Proteins[pa]", "--json"]
+    )
+    assert found.exit_code == 0, found.output
+    data = json.loads(found.stdout)
+    assert [h["pmid"] for h in data["hits"]] == [1] and data["total"] == 1
+    assert SUBHEADING_NOTE in data["notes"] and ACTION_NOTE in data["notes"]

@@ -573,6 +573,8 @@ QUERIES += [
     ),
     # [ptyp] and [rn]
     ("review[ptyp]", pt("review")),
+    ('"Lung Neoplasms / genetics"[mh:noexp]', mh("Lung Neoplasms/genetics")),
+    ("Signal Transduction /physiology[mesh:no exp]", mh("Signal Transduction/physiology")),
     ("EC 2.7.10.1[rn]", rn("EC 2.7.10.1")),
     ("53-59-8[rn]", rn("53-59-8")),
     ("E1UOL152H7[rn] OR EC 3.6.5.2[rn]", OR(rn("E1UOL152H7"), rn("EC 3.6.5.2"))),

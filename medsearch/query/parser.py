@@ -186,7 +186,7 @@ data, which this index does not hold yet."""
 
 SUBHEADING_NOTE = (
     "[sh] matches the subheading itself: the narrower subheadings PubMed adds"
-    " (therapy: drug therapy, surgery ...) are not included, as NLM's subheading tree is"
+    " (therapy[sh]: drug therapy ...) are not included, as NLM's subheading tree is"
     " not imported; name each one, or write [sh:noexp] to ask for this one alone"
 )
 """PubMed explodes a subheading through NLM's subheading tree (help page, "Subheadings")."""

@@ -307,7 +307,12 @@ class Article:
             ],
             "status": self.status,
             "corrections": [
-                {"ref_type": c.ref_type, "source": c.source, "pmid": c.pmid, "note": c.note}
+                {
+                    "ref_type": c.ref_type,
+                    "source": c.source,
+                    "pmid": c.pmid,
+                    **({"note": c.note} if c.note else {}),  # rare: kept out of the others
+                }
                 for c in self.corrections
             ],
             "supplementary": list(self.supplementary),

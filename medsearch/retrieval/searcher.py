@@ -22,7 +22,7 @@ import numpy as np
 from medsearch.errors import ModelError, StoreError, UsageError
 from medsearch.paths import Paths
 from medsearch.query.normalize import repair_undecodable
-from medsearch.query.parser import mesh_note
+from medsearch.query.parser import field_notes
 from medsearch.records import Article, Filters, Hit
 from medsearch.rerank.plan import RerankPlan
 from medsearch.retrieval.cross_stage import budgeted_rerank, cross_rerank
@@ -162,8 +162,8 @@ class Searcher(Resources):
             notes.append(long_query)
         if lex.truncated:
             notes.append(truncated_note(lex.truncated))
-        if syntax and query_plan.translation is None and (note := mesh_note(query_plan.parsed)):
-            notes.append(note)
+        if syntax and query_plan.translation is None:  # what runs differently without MeSH's data
+            notes.extend(field_notes(query_plan.parsed, mesh=False))
         lexical = [
             Candidate(pmid=h.pmid, score=h.score, sources=("lexical",), snippet=h.snippet)
             for h in lex.hits

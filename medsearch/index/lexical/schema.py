@@ -389,8 +389,9 @@ def pubmed_word_fields(article: Article) -> Fields:
     if article.registry_numbers:
         out[REGISTRY] = sorted({fk.name_key(n) for n in article.registry_numbers})
     if article.record_dates:
+        dates = dict(article.record_dates)
         for tag, name in RECORD_DATE_FIELDS.items():
-            day = fk.record_date(article, tag)
+            day = next((dates[s] for s in fk.RECORD_DATES[tag] if s in dates), 0)
             if day:
                 out[name] = [day]
     return out
