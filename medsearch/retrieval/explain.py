@@ -8,9 +8,10 @@ each carry a count; this tree gives the same for one query: every group of the p
 each term. A ``NOT`` clause counts the articles it excludes. The restrictions (the
 query's own ``[dp]``/``[pt]``/``[ta]``/``[la]`` and the command line's) are one clause.
 
-Each count is one lexical count of that clause over the whole corpus (no ranking
-kept, ``k=1``): the cost grows with the clauses and the postings they read, measured
-in BENCHMARKS.md ("--explain clause counts").
+Each count is one unscored lexical count of that clause over the whole corpus, all of
+them in one call (:meth:`~medsearch.index.lexical.index.LexicalIndex.counts`): the cost
+grows with the clauses and the postings they read, measured in BENCHMARKS.md
+("--explain clause counts").
 """
 
 from __future__ import annotations
@@ -22,9 +23,6 @@ from medsearch.query.nodes import And, Node, Not, Or, ParsedQuery, Tagged
 from medsearch.query.printer import filter_clauses, format_node, format_query
 from medsearch.records import Filters
 from medsearch.retrieval.sets import Plan
-
-NONE = Filters()
-"""No restriction (a clause counted alone)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +70,9 @@ def explain_tree(
     spelt = _spelt(plan)
     probes: list[ParsedQuery] = []
 
-    def probe(node: Node | None, lifted: Filters = NONE) -> int:
-        """Queue a clause to count; its place in the answer."""
-        probes.append(ParsedQuery(text="", node=node, filters=lifted, set_query=True))
+    def probe(node: Node) -> int:
+        """Queue a clause to count alone; its place in the answer."""
+        probes.append(ParsedQuery(text="", node=node, set_query=True))
         return len(probes) - 1
 
     def walk(node: Node) -> _Pending:
