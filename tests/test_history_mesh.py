@@ -172,6 +172,16 @@ def test_a_translation_that_does_not_read_back_is_kept_but_hash_n_runs_the_query
 def test_a_rerun_of_a_translated_line_finds_the_same_set(homes: Homes) -> None:
     cli(homes.mesh, "search", "hydrolases[mh] AND rats", "--count")
     number = last_line(homes.mesh)["number"]
+    history = open_history(homes.mesh, write=False)
+    assert history is not None
+    with history:
+        entry = history.get(number)
+    assert entry is not None and entry.pmids is not None
+    searched = json.loads(
+        cli(homes.mesh, "search", "hydrolases[mh] AND rats", "-k", "1000", "--json")
+    )
+    assert set(entry.pmids.tolist()) == {h["pmid"] for h in searched["hits"]}  # the set counted
+    assert len(entry.pmids) == searched["total"]
     report = json.loads(cli(homes.mesh, "history", "rerun", str(number), "--json"))
     assert report["diff_available"]
     assert report["now"]["count"] == report["then"]["count"] > 0

@@ -255,3 +255,19 @@ def test_a_full_disk_during_the_split_keeps_the_whole_index_and_says_so(
     assert not lsh.staging(paths.lexical_index).exists()
     with Ingestor(paths, jobs=0) as ing:  # the next ingest, with room again, splits first
         assert isinstance(ing.lexical, lsh.ShardedLexicalIndex) and ing.lexical.count() == 20
+
+
+def test_shards_count_clauses_unscored_as_the_whole_index_ranks_them(
+    pair: tuple[LexicalIndex, LexicalIndex],
+) -> None:
+    """``--explain``'s clause counts (``counts``): the totals a ranked search counts."""
+    whole, sharded = pair
+    texts = ("aspirin", "statin[ti] OR sepsis", "aspirin NOT cohort", "2005:2010[dp]", "zzz")
+    queries = [parse_query(text) for text in texts]
+    want = [whole.rank(q, k=1).total for q in queries]
+    assert want[0] > 0 and want[-1] == 0
+    assert whole.counts(queries) == sharded.counts(queries) == want
+    year = Filters(year_from=2005, year_to=2005)
+    assert sharded.counts(queries, year) == [
+        whole.rank(q, k=1, filters=year).total for q in queries
+    ]

@@ -10,9 +10,11 @@ outside that set say so.
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -234,6 +236,29 @@ def test_the_cli_shows_the_count_and_the_marker_in_text_and_json(home: Paths) ->
     )
     dated = json.loads(cli("cataract[ti] AND review[pt]", "--sort", "date", "--json"))
     assert dated["total"] == len(want) and {h["pmid"] for h in dated["hits"]} <= want
+
+
+def test_hybrid_exports_and_sorts_of_plain_words_cover_exactly_the_count(
+    home: Paths, searcher: Searcher, tmp_path: Path
+) -> None:
+    """The dense side ranks in articles without the words; an export and a date sort
+    must not take them (the search counted only the articles holding every word)."""
+    both = expected(lambda r: {"cataract", "surgery"} <= r.words)
+    ranked = searcher.search("cataract surgery", mode="hybrid", k=48)
+    assert {h.pmid for h in ranked.hits} - both  # hits beyond the count exist in hybrid
+    for mode in ("hybrid", "dense"):
+        inside = searcher.search("cataract surgery", mode=mode, k=48, within_count=True)
+        assert {h.pmid for h in inside.hits} == both and inside.total == len(both), mode
+    out = tmp_path / "x.csv"
+    args = ["search", "cataract surgery", "--export", "csv", "-o", str(out), "--device", "cpu"]
+    got = CliRunner().invoke(main, ["--home", str(home.home), *args])
+    assert got.exit_code == 0, got.output
+    assert "articles counted (every word)" in got.stderr
+    with out.open(encoding="utf-8") as handle:
+        assert {int(row["pmid"]) for row in csv.DictReader(handle)} == both
+    args = ["search", "cataract surgery", "--sort", "date", "--json", "--device", "cpu"]
+    dated = json.loads(CliRunner().invoke(main, ["--home", str(home.home), *args]).stdout)
+    assert dated["hits"] and {h["pmid"] for h in dated["hits"]} <= both
 
 
 def test_one_call_searches_and_reranks_by_one_rule(searcher: Searcher) -> None:

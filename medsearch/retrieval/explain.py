@@ -8,9 +8,10 @@ each carry a count; this tree gives the same for one query: every group of the p
 each term. A ``NOT`` clause counts the articles it excludes. The restrictions (the
 query's own ``[dp]``/``[pt]``/``[ta]``/``[la]`` and the command line's) are one clause.
 
-Each count is one lexical count of that clause over the whole corpus (no ranking
-kept, ``k=1``): the cost grows with the clauses and the postings they read, measured
-in BENCHMARKS.md ("--explain clause counts").
+Each count is one unscored lexical count of that clause over the whole corpus, all of
+them in one call (:meth:`~medsearch.index.lexical.index.LexicalIndex.counts`): the cost
+grows with the clauses and the postings they read, measured in BENCHMARKS.md
+("--explain clause counts").
 """
 
 from __future__ import annotations
@@ -22,9 +23,6 @@ from medsearch.query.nodes import And, Node, Not, Or, ParsedQuery, Tagged
 from medsearch.query.printer import filter_clauses, format_node, format_query
 from medsearch.records import Filters
 from medsearch.retrieval.sets import Plan
-
-NONE = Filters()
-"""No restriction (a clause counted alone)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,49 +64,61 @@ def explain_tree(
     """The plan's counted query (the set, or every plain word) as a tree of clauses,
     each with its own count; the root's count is the search's count (``total``, when
     the search has counted it already). ``lexical``: the lexical index (or its shards),
-    whose ``rank`` counts each clause."""
+    whose ``counts`` counts every clause in one call, unscored."""
     counted = plan.counted or plan.parsed
     caller = filters or Filters()
     spelt = _spelt(plan)
-    # one index's statistics for every count: a truncated word's variations are listed
-    # once (~12 ms a stem at 100K articles), not once per clause that holds it
-    shards = getattr(lexical, "shards", None)
-    frequencies = (shards[0] if shards else lexical).frequencies()
+    probes: list[ParsedQuery] = []
 
-    def count(node: Node | None, lifted: Filters = NONE, given: Filters = NONE) -> int:
-        if node is None and lifted.empty and given.empty:
-            return 0
-        probe = ParsedQuery(text="", node=node, filters=lifted, set_query=True)
-        return int(lexical.rank(probe, k=1, filters=given, frequencies=frequencies).total)
+    def probe(node: Node) -> int:
+        """Queue a clause to count alone; its place in the answer."""
+        probes.append(ParsedQuery(text="", node=node, set_query=True))
+        return len(probes) - 1
 
-    def walk(node: Node) -> Clause:
+    def walk(node: Node) -> _Pending:
         if isinstance(node, Not):
             inner = walk(node.child)
-            return Clause(f"NOT {inner.text}", inner.count, inner.children)
+            return _Pending(f"NOT {inner.text}", inner.slot, inner.children)
         text = format_node(node, details=spelt)
         if isinstance(node, And | Or) and len(node.children) > 1:
-            return Clause(text, count(node), tuple(walk(c) for c in node.children))
+            return _Pending(text, probe(node), tuple(walk(c) for c in node.children))
         if isinstance(node, Tagged) and isinstance(node.node, And | Or):
-            return Clause(text, count(node), (walk(node.node),))
-        return Clause(text, count(node))
+            return _Pending(text, probe(node), (walk(node.node),))
+        return _Pending(text, probe(node))
 
     restrictions = filter_clauses(counted.filters, details=spelt)
     restrictions += filter_clauses(caller, details=spelt)
     whole = format_query(counted, caller, details=spelt)
     if total is None:
-        total = count(counted.node, counted.filters, caller)
-    if counted.node is None:  # restrictions alone: one clause
-        return Clause(whole, total)
-    top = walk(counted.node)
-    if not restrictions:
-        return Clause(whole, total, top.children)
-    parts = list(top.children if _is_and(counted.node) else (top,))
-    parts.append(Clause(" AND ".join(restrictions), count(None, counted.filters, caller)))
-    return Clause(whole, total, tuple(parts))
+        total = lexical.counts([counted], caller)[0]
+    node = counted.node
+    if node is None:  # restrictions alone: one clause
+        return Clause(whole, int(total))
+    split = isinstance(node, And) or not restrictions  # an OR beside restrictions stays whole
+    if isinstance(node, And | Or) and len(node.children) > 1 and split:
+        parts = [walk(child) for child in node.children]
+    else:
+        parts = [walk(node)]
+    found = lexical.counts(probes)  # each clause alone, in one call
+    children = [p.done(found) for p in parts]
+    if restrictions:
+        alone = ParsedQuery(text="", node=None, filters=counted.filters)
+        children.append(Clause(" AND ".join(restrictions), lexical.counts([alone], caller)[0]))
+    if len(children) == 1 and children[0].text == whole:
+        return Clause(whole, int(total), children[0].children)
+    return Clause(whole, int(total), tuple(children))
 
 
-def _is_and(node: Node) -> bool:
-    return isinstance(node, And) and len(node.children) > 1
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A clause whose count is still to come: its place among the probes."""
+
+    text: str
+    slot: int
+    children: tuple[_Pending, ...] = ()
+
+    def done(self, found: list[int]) -> Clause:
+        return Clause(self.text, found[self.slot], tuple(c.done(found) for c in self.children))
 
 
 def tree_lines(tree: dict[str, Any], depth: int = 0) -> list[str]:

@@ -419,6 +419,32 @@ class LexicalIndex:
             truncated=truncated,
         )
 
+    def counts(
+        self,
+        queries: Sequence[ParsedQuery],
+        filters: Filters | None = None,
+        frequencies: Frequencies | None = None,
+    ) -> list[int]:
+        """How many articles each of ``queries`` (and ``filters``) matches, unscored:
+        ``--explain``'s count of every clause of a strategy. Each is wrapped in a
+        constant score, so no BM25 is computed for the documents counted (half the
+        time of a ranked count of a 50-term block at 100K articles), with one searcher
+        and one set of statistics for all (a truncated word's variations are listed
+        once)."""
+        caller = filters or Filters()
+        searcher = self._index.searcher()
+        frequencies = frequencies or self.frequencies(searcher)
+        out: list[int] = []
+        for query in queries:
+            builder = QueryBuilder(self._schema, self._analyzers, self.ranking, frequencies)
+            built = builder.build(query.node, caller, query.filters)
+            if built is None:
+                out.append(0)
+                continue
+            plain = tantivy.Query.const_score_query(built, 1.0)
+            out.append(int(searcher.search(plain, 1, count=True).count or 0))
+        return out
+
     def frequencies(self, searcher: Any | None = None) -> Frequencies:
         """This index's document frequencies, for one query's :class:`WordBudget`."""
         searcher = searcher or self._index.searcher()

@@ -157,6 +157,19 @@ class ShardedLexicalIndex(LexicalIndex):
     def count(self) -> int:
         return sum(s.count() for s in self.shards)
 
+    def counts(
+        self,
+        queries: Sequence[ParsedQuery],
+        filters: Filters | None = None,
+        frequencies: Frequencies | None = None,
+    ) -> list[int]:
+        """:meth:`LexicalIndex.counts` summed over the shards, counted at once."""
+        frequencies = frequencies or self.shards[0].frequencies()
+        per_shard = list(
+            self._pool.map(lambda shard: shard.counts(queries, filters, frequencies), self.shards)
+        )
+        return [sum(column) for column in zip(*per_shard, strict=True)]
+
     def matching_pmids(self, filters: Filters, limit: int) -> tuple[np.ndarray | None, int]:
         """:meth:`LexicalIndex.matching_pmids` over every shard: counted first in all of
         them at once, then read from each only when the whole count is within ``limit``."""
