@@ -108,8 +108,7 @@ def test_a_writer_s_commit_is_picked_up_after_it_finishes(
     with write_lock(paths, "ingest"):  # a writer at work: the last state still answers
         warm.check_now()
         during = client.get("/health").json()
-        assert during["reopened"] == before["reopened"]
-        assert client.get("/articles/90000099").status_code in (200, 404)
+        assert during["reopened"] == before["reopened"]  # not while the lock is held
     warm.check_now()
     after = client.get("/health").json()
     assert after["reopened"] == before["reopened"] + 1
