@@ -196,7 +196,11 @@ def test_the_cli_uses_a_running_service_and_says_so(
         assert result.exit_code == 0, result.output
         return result.stdout
 
-    served = json.loads(cli("search", "heart failure", "-k", "3", "--json"))
+    run = CliRunner().invoke(
+        main, ["--home", str(home), "search", "heart failure", "-k", "3", "--json"]
+    )
+    assert "not recorded in the search history" in run.stderr  # never silently
+    served = json.loads(run.stdout)
     assert served.pop("served") is True
     assert served == on_socket[0].get("/search", params={"q": "heart failure", "k": 3}).json()
     counted = json.loads(cli("search", "heart failure", "--count", "--json"))
