@@ -43,10 +43,15 @@ def served(home: Path) -> Iterator[tuple[TestClient, str, Warm]]:
     warm.close()
 
 
-@pytest.fixture(scope="module")
-def spec() -> dict[str, Any]:
+def load_spec() -> dict[str, Any]:
+    """docs/openapi.yaml, parsed."""
     loaded: dict[str, Any] = yaml.safe_load(OPENAPI.read_text(encoding="utf-8"))
     return loaded
+
+
+@pytest.fixture(scope="module")
+def spec() -> dict[str, Any]:
+    return load_spec()
 
 
 def conforms(spec: dict[str, Any], path: str, method: str, status: int, body: Any) -> None:

@@ -243,3 +243,26 @@ def test_espell_and_ecitmatch() -> None:
     with Entrez.ecitmatch(db="pubmed", bdata="\r".join(lines)) as handle:
         answered = handle.read().splitlines()
     assert [line.rsplit("|", 1)[1] for line in answered] == ["90000002", "90000003", "NOT_FOUND"]
+
+
+def test_elink_scores_history_and_json(base: str) -> None:
+    scored = read(
+        Entrez.elink(dbfrom="pubmed", id="90000001", linkname="pubmed_pubmed", cmd="neighbor_score")
+    )
+    links = scored[0]["LinkSetDb"][0]["Link"]
+    assert links and all(int(link["Score"]) >= 0 for link in links)
+    kept = read(
+        Entrez.elink(
+            dbfrom="pubmed", id="90000001", linkname="pubmed_pubmed_citedin", cmd="neighbor_history"
+        )
+    )
+    history = kept[0]["LinkSetDbHistory"][0]
+    docs = read(
+        Entrez.esummary(db="pubmed", webenv=kept[0]["WebEnv"], query_key=history["QueryKey"])
+    )
+    assert sorted(d["Id"] for d in docs) == ["90000002", "90000003"]
+    url = f"{base}/entrez/eutils/elink.fcgi?dbfrom=pubmed&id=90000003&retmode=json"
+    url += "&linkname=pubmed_pubmed_refs&api_key=" + str(Entrez.api_key)
+    with urllib.request.urlopen(url) as answer:
+        body = json.load(answer)
+    assert body["linksets"][0]["linksetdbs"][0]["links"] == ["90000010", "90000001", "90000002"]

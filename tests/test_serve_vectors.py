@@ -88,3 +88,24 @@ def test_a_reopened_state_keeps_the_loaded_encoder(served: tuple[TestClient, War
     assert isinstance(state.searcher.sources, WarmSources)
     assert state.searcher.encoder("hybrid search") is encoder  # not loaded again
     assert client.get("/search", params={"q": "cardiac", "mode": "hybrid"}).status_code == 200
+
+
+@pytest.mark.thorough
+def test_cite_takes_the_paragraph_as_its_body_and_answers_as_cite_json(
+    served: tuple[TestClient, Warm, Path],
+) -> None:
+    from tests.test_serve import conforms, load_spec
+
+    client, _, home = served
+    paragraph = "Cardiac remodelling drives heart failure [1]. It was studied in a cohort [2]."
+    answer = client.post("/cite", params={"k": 3}, content=paragraph.encode())
+    assert answer.status_code == 200
+    conforms(load_spec(), "/cite", "post", 200, answer.json())
+    result = CliRunner().invoke(
+        main, ["--home", str(home), "cite", "-k", "3", "--json", "--device", "cpu"], input=paragraph
+    )
+    assert result.exit_code == 0, result.output
+    assert answer.json() == json.loads(result.stdout)
+    assert [c["has_citation"] for c in answer.json()["citances"]] == [True, True]
+    empty = client.post("/cite", content=b"  ")
+    assert empty.status_code == 400

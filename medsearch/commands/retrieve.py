@@ -65,7 +65,7 @@ def similar(
 
     if (pmid is None) == (text is None):
         raise UsageError("give either a PMID or --text 'title and abstract'")
-    from medsearch.serve.client import Param, ask, filter_params, pmid_path, usable
+    from medsearch.serve.client import NOT_RECORDED, Param, ask, filter_params, pmid_path, usable
 
     if as_json and pmid is not None and by != "text+citations" and usable(profile, device):
         params: list[Param] = [
@@ -77,6 +77,8 @@ def similar(
         answer = ask(paths_of(ctx), pmid_path("/similar", parse_pmid(pmid)), params)
         if answer is not None:  # a running service answered
             emit_json(answer)
+            if by == "text":  # what similar records in the history
+                click.echo(NOT_RECORDED, err=True)
             return
     if by == "citations":
         from medsearch.commands.citations import opened
@@ -217,13 +219,14 @@ def cite(
     else:
         paragraph = sys.stdin.read()
     paths = paths_of(ctx)
-    from medsearch.serve.client import ask, usable
+    from medsearch.serve.client import NOT_RECORDED, ask, usable
 
     if as_json and cited is None and usable(profile, device):
         params = [("k", k), ("before", before), ("rerank", rerank_choice(rerank, no_rerank))]
         answer = ask(paths, "/cite", params, body=paragraph)
         if answer is not None:  # a running service answered
             emit_json(answer)
+            click.echo(NOT_RECORDED, err=True)
             return
     with open_searcher(paths, profile=profile, device=device) as searcher:
         depth = k if cited is None else max(k, 50)  # the graph reorders a deeper pool

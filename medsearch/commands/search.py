@@ -158,7 +158,7 @@ def search(
     if date is not None:
         filters = filters.merge(date_filter(date))
     choice = rerank_choice(rerank, no_rerank)
-    from medsearch.serve.client import Param, ask, filter_params, usable
+    from medsearch.serve.client import NOT_RECORDED, Param, ask, filter_params, usable
 
     if as_json and export_fmt is None and not explain and usable(profile, device):
         params: list[Param] = [
@@ -173,6 +173,7 @@ def search(
         answer = ask(paths_of(ctx), "/search", params)
         if answer is not None:  # a running service answered: no start-up paid here
             emit_json(answer)
+            click.echo(NOT_RECORDED, err=True)
             return
     first_stage_only = count_only or export_fmt is not None or sort != "relevance"
     if count_only:

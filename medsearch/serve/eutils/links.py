@@ -14,7 +14,8 @@ from typing import Any
 
 from medsearch.errors import MedsearchError, UsageError
 from medsearch.records import pmid_from
-from medsearch.serve.eutils.search import FIELD_NAMES, History
+from medsearch.serve.eutils.history import History
+from medsearch.serve.eutils.search import FIELD_NAMES
 from medsearch.serve.eutils.xmldoc import Element, add, build, json_bytes, json_header
 from medsearch.serve.params import Params, pmids_of
 from medsearch.serve.state import Opened

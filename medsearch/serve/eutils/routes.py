@@ -16,6 +16,7 @@ from starlette.routing import Route
 from medsearch.errors import MedsearchError, UsageError
 from medsearch.records import Article
 from medsearch.serve.eutils import links, records, search
+from medsearch.serve.eutils.history import History, history_ids
 from medsearch.serve.eutils.xmldoc import error_xml, json_bytes, json_header
 from medsearch.serve.params import Params
 from medsearch.serve.state import Opened, Warm
@@ -62,7 +63,7 @@ def _escape(text: str) -> str:
 
 
 def eutils_routes(warm: Warm, guarded: Guard) -> list[Route]:
-    history = search.History()
+    history = History()
 
     def route(name: str, work: Work, root: str, json_key: str) -> Route:
         on_error = _error_for(root, json_key)
@@ -85,7 +86,7 @@ def eutils_routes(warm: Warm, guarded: Guard) -> list[Route]:
 
     def fetched(state: Opened, params: Params) -> list[Article]:
         _pubmed_only(params)
-        ids = records.requested_ids(params, search.history_ids(history, params))
+        ids = records.requested_ids(params, history_ids(history, params))
         found = state.searcher.store.get_many(ids)
         articles = records.ordered(found, ids)
         if not articles:
