@@ -113,15 +113,22 @@ def _listed(e: Entry) -> tuple[str, str, str]:
     count = "" if e.total is None else f"{e.total:,}"
     when = e.at.replace("T", " ").removesuffix("+00:00")
     typed = e.typed if len(e.typed) <= TYPED_SHOWN else e.typed[: TYPED_SHOWN - 1] + "…"
-    shown = typed if e.shown is None or e.shown == e.typed else f"{typed}  →  {e.shown}"
+    run = e.shown  # a property that prints the query: once
+    shown = typed if run is None or run == e.typed else f"{typed}  →  {run}"
     return when, terminal_text(shown), count
 
 
 def _stream(entries: Iterator[Entry]) -> None:
     """A line per search as it is read: ``#N  time  query  count``."""
+    lines: list[str] = []
     for e in entries:
         when, shown, count = _listed(e)
-        click.echo(f"#{e.number}  {when}  {shown}" + (f"  {count}" if count else ""))
+        lines.append(f"#{e.number}  {when}  {shown}" + (f"  {count}" if count else ""))
+        if len(lines) == 1000:  # a write per thousand lines, not per line
+            click.echo("\n".join(lines))
+            lines = []
+    if lines:
+        click.echo("\n".join(lines))
 
 
 """The most characters of the text typed that the list shows (a paragraph given to
