@@ -265,13 +265,13 @@ def _repair(paths: Paths, *, quiet: bool) -> None:
     """Mend the lexical index when a stopped ingest or update left it behind the store,
     as the writers do; when another writer is running, the watches wait for it (their
     note says so)."""
-    from ingest.lexical_sync import repair
     from medsearch.commands.progress import cli_progress
+    from medsearch.index.lexical.catch_up import catch_up
     from medsearch.lock import write_lock
 
     try:
         with write_lock(paths, "watch run"), cli_progress(enabled=not quiet) as progress:
-            repair(paths, progress)
+            catch_up(paths, progress)
     except BusyError:
         pass
 
