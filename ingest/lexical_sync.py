@@ -27,6 +27,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 from medsearch.errors import DiskFullError, StoreError
+from medsearch.index.lexical.catch_up import replay_unindexed
 from medsearch.paths import Paths
 from medsearch.progress import Progress
 from medsearch.store import Store
@@ -168,37 +169,3 @@ def ahead_of_store(store: Store, index: LexicalIndex) -> str | None:
     if not ledger and store.count() > 0:
         return None
     return payload
-
-
-def replay_unindexed(
-    store: Store, index: LexicalIndex, progress: Progress, payload: str | None
-) -> int:
-    """Re-index the PMIDs the store lists as not yet indexed, from the store; returns how
-    many. Costs nothing when none are listed (every run that finished its commits)."""
-    total = store.unindexed.count()
-    if not total:
-        return 0
-    progress.message(
-        f"re-indexing {total:,} PMIDs that the store holds and the lexical index may not"
-        " (the last ingest stopped between their two commits)"
-    )
-    progress.start("reindex", "Re-indexing the last unit", total=total)
-    try:
-        for pmids in store.unindexed.batches():
-            found = store.get_many(pmids)
-            index.upsert([found[p] for p in pmids if p in found])
-            index.delete([p for p in pmids if p not in found])  # deleted by the unit
-            progress.advance("reindex", len(pmids))
-        index.commit(payload=payload)
-        store.unindexed.clear()
-    except BaseException as exc:
-        index.rollback()
-        if is_disk_full(exc):
-            raise DiskFullError(
-                f"disk full while re-indexing {total:,} stored PMIDs; free some space and run"
-                " `medsearch ingest` again"
-            ) from exc
-        raise
-    finally:
-        progress.finish("reindex")
-    return total

@@ -278,7 +278,7 @@ class Ingestor:
         fail to parse, so a parse failure is always the unit's only file; a full disk,
         Ctrl-C or a crash before the store's commit loses the whole unit, which the next
         run applies again, and one after it is mended by the next run's
-        :func:`~ingest.lexical_sync.replay_unindexed`.
+        :func:`~medsearch.index.lexical.catch_up.replay_unindexed`.
         Returns the unit's files, each with whether the store now has it."""
         applied: list[_Applied] = []
         source: Source | None = first

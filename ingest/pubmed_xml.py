@@ -581,7 +581,10 @@ def _references(parent: Element | None) -> tuple[Reference, ...]:
         if elem.get("IdType") == "pubmed":
             if not pmid:
                 text = elem.text
-                value = int(text) if text and text.isascii() and text.isdigit() else _int(text)
+                if text and len(text) < 17 and text.isascii() and text.isdigit():
+                    value: int | None = int(text)
+                else:
+                    value = _int(text)  # int() of 5,000 digits raises; this does not
                 pmid = value if value and value < 2**32 else 0
         elif doi is None:
             doi = _clean(elem.text)

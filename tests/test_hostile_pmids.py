@@ -198,7 +198,15 @@ def test_a_pmid_past_the_citation_graphs_range_keeps_its_record_and_breaks_nothi
     second ingest all work (it once broke the whole data home with an OverflowError)."""
     big = 5_000_000_000
     source = pubmed_file(
-        tmp_path / "big.xml", [cites_xml(1, [10]), cites_xml(big, [1, 10]), cites_xml(10, [])]
+        tmp_path / "big.xml",
+        [cites_xml(1, [10, big]), cites_xml(big, [1, 10]), cites_xml(10, [])],
+    )
+    text = source.read_text()  # and a reference "PMID" of 5,000 digits: int() raised on it
+    huge = '<Reference><ArticleIdList><ArticleId IdType="pubmed">' + "9" * 5000
+    source.write_text(
+        text.replace(
+            "<ReferenceList>", f"<ReferenceList>{huge}</ArticleId></ArticleIdList></Reference>", 1
+        )
     )
     home = tmp_path / "home"
     code, out, err = cli(home, "ingest", str(source), "--no-encode", "--jobs", "0")

@@ -285,3 +285,32 @@ def test_ctrl_c_stops_a_query_that_has_not_produced_a_row(
         done.stderr
         == "medsearch: error: the query was interrupted (Ctrl-C); the store is unchanged\n"
     )
+
+
+def test_a_sort_that_spills_past_the_cap_is_stopped_in_one_line(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite caps no temporary file: an endless ORDER BY random() filled the folder.
+    The cap is lowered here to 1 MiB; a sort of 3M rows spills tens of MB."""
+    from medsearch.store import sql_bounds
+
+    monkeypatch.setattr(sql_bounds, "SPILL", MIB)
+    monkeypatch.setattr(sql_bounds, "SPILL_EVERY", 16)
+    query = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 3000000)"
+        " SELECT x, hex(randomblob(16)) FROM c ORDER BY random() LIMIT 1"
+    )
+    code, _, err = sql(store, query)
+    assert code == 2
+    [line] = err.strip().splitlines()
+    assert line.startswith("medsearch: error: SQL: the query's temporary files took more than 0")
+    assert line.endswith("and it was stopped (a sort or grouping too large to spill)")
+
+
+def test_cited_pmids_refuses_a_blob_past_its_bound(store: Store) -> None:
+    """A 100 MB zeroblob() through cited_pmids() once took 2.4 GB of Python memory."""
+    code, _, err = sql(store, "SELECT length(cited_pmids(zeroblob(100000000)))")
+    assert code == 2
+    assert err.strip() == "medsearch: error: SQL: user-defined function raised exception"
+    code, out, _ = sql(store, "SELECT cited_pmids(x'0a00000014000000') AS c", "--json")
+    assert code == 0 and '{"c":"[10, 20]"}' in out

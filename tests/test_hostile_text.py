@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+import medsearch.commands.history  # noqa: F401  (the module, for TABLE_LINES)
 from benchmarks.synth import article_xml, pubmed_file
 from medsearch.cli import main
 from medsearch.export import to_csv
@@ -99,3 +102,22 @@ def test_export_to_an_existing_file_says_it_replaced_it(tmp_path: Path) -> None:
     assert result.stderr.strip() == (
         f"wrote 1 record(s) to {target} (it replaced the file that was there)"
     )
+
+
+def test_a_long_history_streams_a_line_per_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past TABLE_LINES (lowered here) the listing is printed as it is read: a table
+    must hold every row to size its columns (200K lines took 69 s and 763 MB)."""
+    monkeypatch.setattr(sys.modules["medsearch.commands.history"], "TABLE_LINES", 2)
+    home = tmp_path / "home"
+    source = pubmed_file(tmp_path / "a.xml", [article_xml(1, "Gout flares", "Gout.")])
+    assert cli(home, "ingest", str(source), "--no-encode", "--jobs", "0")[0] == 0
+    for query in ("gout", "flares\x07", "nothing"):
+        assert cli(home, "search", query, "--count")[0] == 0
+    code, out, _ = cli(home, "history")
+    assert code == 0
+    lines = out.splitlines()
+    assert [line.split("  ")[0] for line in lines] == ["#1", "#2", "#3"]
+    assert lines[0].endswith("  gout  1") and lines[1].endswith("  flares^G  1")
+    assert lines[2].endswith("  nothing  0")

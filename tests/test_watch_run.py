@@ -9,6 +9,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from benchmarks.synth import article_xml, pubmed_file
@@ -56,3 +57,26 @@ def test_watch_run_waits_for_the_index_survives_a_broken_watch_and_rm_removes_al
     assert not paths.feeds.joinpath("gout.atom").exists()
     code, _, err = cli(paths.home, "watch", "show", "gout")
     assert code == 1 and "no watch called 'gout'" in err
+
+
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes to read-only folders"
+)
+def test_watch_list_works_in_a_read_only_home(tmp_path: Path) -> None:
+    """It opened the book to write (and probed the home), so a read-only home refused."""
+    home = tmp_path / "home"
+    with Ingestor(Paths(home), jobs=0) as ingestor:
+        ingestor.run([pubmed_file(tmp_path / "a.xml", [article_xml(1, "Gout flares", "")])])
+    assert cli(home, "watch", "add", "gout", "gout[ti]")[0] == 0
+    for leftover in home.glob("watches.sqlite-*"):
+        leftover.unlink()
+    modes = {p: p.stat().st_mode for p in [home, *home.rglob("*")]}
+    try:
+        for path in modes:
+            path.chmod(path.stat().st_mode & ~0o222)
+        code, out, err = cli(home, "watch", "list")
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
+    assert code == 0, err
+    assert out.startswith("gout\t0 unread / 0\t")

@@ -11,6 +11,8 @@ from medsearch.commands.common import emit_json, paths_of
 from medsearch.errors import NotFoundError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from medsearch.history.entries import Entry
 
 
@@ -51,6 +53,9 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
     entries = []
     if store is not None:
         with store:
+            if export_fmt is None and not as_json and store.count() > TABLE_LINES:
+                _stream(store.iter_entries())
+                return
             entries = store.entries()
     if export_fmt is not None:
         from medsearch import __version__
@@ -85,21 +90,47 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
     from rich.table import Table
 
     from medsearch.commands.render import console
-    from medsearch.safe_text import terminal_text
 
     listing = Table(box=None, padding=(0, 1))
     for column in ("#", "time (UTC)", "query", "count"):
         listing.add_column(column, justify="right" if column in ("#", "count") else "left")
     for e in entries:
-        count = "" if e.total is None else f"{e.total:,}"
-        when = e.at.replace("T", " ").removesuffix("+00:00")
-        typed = e.typed if len(e.typed) <= TYPED_SHOWN else e.typed[: TYPED_SHOWN - 1] + "…"
-        shown = typed if e.shown is None or e.shown == e.typed else f"{typed}  →  {e.shown}"
-        listing.add_row(f"#{e.number}", when, escape(terminal_text(shown)), count)
+        when, shown, count = _listed(e)
+        listing.add_row(f"#{e.number}", when, escape(shown), count)
     console.print(listing)
 
 
 TYPED_SHOWN = 120
+TABLE_LINES = 2_000
+"""Past this many searches the listing streams a plain line per search (no table, which
+must hold every row to size its columns): 200K lines once took 69 s and 763 MB."""
+
+
+def _listed(e: Entry) -> tuple[str, str, str]:
+    """(when, what was typed and run, count) of one line of the listing."""
+    from medsearch.safe_text import terminal_text
+
+    count = "" if e.total is None else f"{e.total:,}"
+    when = e.at.replace("T", " ").removesuffix("+00:00")
+    typed = e.typed if len(e.typed) <= TYPED_SHOWN else e.typed[: TYPED_SHOWN - 1] + "…"
+    run = e.shown  # a property that prints the query: once
+    shown = typed if run is None or run == e.typed else f"{typed}  →  {run}"
+    return when, terminal_text(shown), count
+
+
+def _stream(entries: Iterator[Entry]) -> None:
+    """A line per search as it is read: ``#N  time  query  count``."""
+    lines: list[str] = []
+    for e in entries:
+        when, shown, count = _listed(e)
+        lines.append(f"#{e.number}  {when}  {shown}" + (f"  {count}" if count else ""))
+        if len(lines) == 1000:  # a write per thousand lines, not per line
+            click.echo("\n".join(lines))
+            lines = []
+    if lines:
+        click.echo("\n".join(lines))
+
+
 """The most characters of the text typed that the list shows (a paragraph given to
 ``cite`` is kept whole: ``--json`` and the PRISMA CSV print it)."""
 

@@ -55,11 +55,11 @@ def train(
 
     paths = paths_of(ctx).ensure()
     chosen = tuple(s.strip() for s in signals.split(",") if s.strip()) if signals else None
-    from ingest.lexical_sync import repair
+    from medsearch.index.lexical.catch_up import catch_up
     from medsearch.lock import write_lock
 
     with cli_progress(enabled=not as_json) as progress, write_lock(paths, "rerank train"):
-        repair(paths, progress)  # train searches: first mend what a stopped run left
+        catch_up(paths, progress)  # train searches: first mend what a stopped run left
         report = train_corpus(
             paths, queries=queries, epochs=epochs, signals=chosen, device=device, progress=progress
         )

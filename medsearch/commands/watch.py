@@ -9,6 +9,7 @@ import click
 from medsearch.commands.common import emit_json, filter_options, make_filters, paths_of
 from medsearch.errors import BusyError, UsageError
 from medsearch.paths import Paths
+from medsearch.safe_text import terminal_text
 from medsearch.watches.model import REFERENCES
 
 
@@ -108,8 +109,11 @@ def list_(ctx: click.Context, as_json: bool) -> None:
     """The watches, with unread and total hits."""
     from medsearch.watches.book import WatchBook
 
-    with WatchBook(paths_of(ctx).ensure().watches_file) as book:
-        watches = book.all()
+    book = WatchBook.reading(paths_of(ctx).watches_file)  # writes nothing: a read-only home lists
+    watches = []
+    if book is not None:
+        with book:
+            watches = book.all()
     if as_json:
         emit_json({"watches": [w.to_dict() for w in watches]})
         return
@@ -120,7 +124,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
         ran = w.last_run or "never run"
         click.echo(
             f"{w.name}\t{w.unread} unread / {w.total}\t{_describe(w.kind, w.threshold)}"
-            f"\tlast run {ran}\t{w.query}"
+            f"\tlast run {ran}\t{terminal_text(w.query)}"
         )
 
 
@@ -261,13 +265,13 @@ def _repair(paths: Paths, *, quiet: bool) -> None:
     """Mend the lexical index when a stopped ingest or update left it behind the store,
     as the writers do; when another writer is running, the watches wait for it (their
     note says so)."""
-    from ingest.lexical_sync import repair
     from medsearch.commands.progress import cli_progress
+    from medsearch.index.lexical.catch_up import catch_up
     from medsearch.lock import write_lock
 
     try:
         with write_lock(paths, "watch run"), cli_progress(enabled=not quiet) as progress:
-            repair(paths, progress)
+            catch_up(paths, progress)
     except BusyError:
         pass
 

@@ -122,7 +122,13 @@ class HistoryStore:
 
     def entries(self, *, sets: bool = False) -> list[Entry]:
         """Every line, oldest first; the PMID sets only when asked (``sets``)."""
-        return [self._entry(row, sets) for row in self.conn.execute(self._select())]
+        return list(self.iter_entries(sets=sets))
+
+    def iter_entries(self, *, sets: bool = False) -> Iterator[Entry]:
+        """:meth:`entries` one at a time, for a listing that streams (a history of 200K
+        lines held as a list, then as a table, took 763 MB and 69 s)."""
+        for row in self.conn.execute(self._select()):
+            yield self._entry(row, sets)
 
     def get(self, number: int) -> Entry | None:
         row = self.conn.execute(f"{self._select()} WHERE number = ?", (number,)).fetchone()

@@ -44,6 +44,9 @@ REBUILD_SHARE = 0.05
 """Rebuild the arrays when the changed citing PMIDs' edges pass this share of all edges
 (a build at 1B edges is minutes; an overlay of 5% is ~50M edges, read by memory map)."""
 I64 = npt.NDArray[np.int64]
+MAX_EDGES_BLOB = 4 * 2**20
+"""The largest blob ``cited_pmids()`` reads: 1M references (a real list holds at most
+thousands). Its Python work is outside SQLite's heap limit, so it needs its own."""
 
 if TYPE_CHECKING:
     from medsearch.index.lexical.index import LexicalIndex
@@ -302,7 +305,14 @@ def sql_functions(conn: sqlite3.Connection, folder: Path) -> None:
     graph: list[CitationGraph] = []
 
     def cited_pmids(blob: bytes | None) -> str:
-        return json.dumps(unpack(blob).tolist()) if isinstance(blob, bytes) else "[]"
+        if not isinstance(blob, bytes):
+            return "[]"
+        if len(blob) > MAX_EDGES_BLOB:  # a zeroblob() of 100 MB once took 2.4 GB here
+            raise ValueError(
+                f"cited_pmids() takes an article_refs.edges blob (at most"
+                f" {MAX_EDGES_BLOB // 2**20} MiB), not one of {len(blob):,} bytes"
+            )
+        return json.dumps(unpack(blob).tolist())
 
     def cited_by(pmid: object) -> int | None:
         if not isinstance(pmid, int):

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -42,6 +43,11 @@ from medsearch.store import Store
 
 MODES = ("lexical", "dense", "hybrid")
 MAX_K = 10_000
+
+
+RECOUNT_LIMIT = 100_000
+"""The largest set read whole to take out of its count what a stopped writer left in the
+index only (:meth:`Searcher._gone_among`)."""
 
 
 class Searcher(Resources):
@@ -202,7 +208,8 @@ class Searcher(Resources):
             timings.append(("delta", time.perf_counter() - t3))
         if pending := self._pending():
             # hits the index holds and the store does not: out of the count too
-            total = max(0, total - sum(1 for c in ranked if c.pmid not in records))
+            gone = self._gone_among(query_plan, lex, ranked, records, filters, syntax)
+            total = max(0, total - gone)
             notes.append(
                 f"the lexical index is out of step with the store for {pending:,} PMIDs (an"
                 " ingest or update was stopped between its two commits, or is running):"
@@ -242,6 +249,31 @@ class Searcher(Resources):
             lexical=self.lexical,
             mesh_ranking=self.settings.mesh_ranking,
         )
+
+    def _gone_among(
+        self,
+        query_plan: Plan,
+        lex: Any,
+        ranked: Sequence[Candidate],
+        records: Mapping[int, Article],
+        filters: Filters,
+        syntax: bool,
+    ) -> int:
+        """How many of the counted matches the index holds and the store does not (a
+        unit a stopped writer deleted or replaced). A set's count is the lexical total:
+        with such PMIDs pending and a set of at most :data:`RECOUNT_LIMIT`, the whole set
+        is read to count them; otherwise those among the hits fetched are counted."""
+        gone: set[int] = set()
+        for batch in self.store.unindexed.batches():
+            gone.update(set(batch) - self.store.existing(batch))
+        if not gone:
+            return 0
+        if query_plan.is_set and len(lex.hits) < lex.total <= RECOUNT_LIMIT:
+            every = self.lexical.search(
+                query_plan.parsed, k=lex.total, filters=filters, syntax=syntax, snippets=0
+            )
+            return sum(1 for h in every.hits if h.pmid in gone)
+        return sum(1 for c in ranked if c.pmid in gone and c.pmid not in records)
 
     def _pending(self) -> int:
         """PMIDs a stopped (or running) writer left for the lexical index to catch up on."""

@@ -25,8 +25,10 @@ only reads can still take the machine down, so this module bounds what it may *t
 
 from __future__ import annotations
 
+import shutil
 import signal
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -68,19 +70,42 @@ def bound(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA hard_heap_limit = {HEAP}")
 
 
-class Watch:
-    """The progress handler of one query: True (stop) after Ctrl-C or past the deadline."""
+SPILL = 4 * 2**30
+"""Bytes a query's temporary files (a large sort, a GROUP BY, a materialised CTE) may
+take from the temporary folder's disk. SQLite has no cap of its own: an endless ``ORDER
+BY random()`` filled the folder. Sorting every PMID of PubMed spills ~1 GB."""
+SPILL_EVERY = 256
+"""Progress calls between two looks at the temporary folder's free space (~2.5M steps)."""
 
-    def __init__(self, timeout: float | None = None) -> None:
+
+def _free_bytes(folder: str) -> int:
+    return shutil.disk_usage(folder).free
+
+
+class Watch:
+    """The progress handler of one query: True (stop) after Ctrl-C, past the deadline,
+    or once the query's temporary files have taken :data:`SPILL` of the disk."""
+
+    def __init__(self, timeout: float | None = None, *, spill: int | None = None) -> None:
         self.timeout = timeout
         self.deadline = None if timeout is None else time.monotonic() + timeout
         self.interrupted = False
         self.expired = False
+        self.spilled = False
+        self.spill = SPILL if spill is None else spill
+        self._temp = tempfile.gettempdir()  # where SQLite spills (SQLITE_TMPDIR, TMPDIR, /tmp)
+        self._free_at_start = _free_bytes(self._temp)
+        self._calls = 0
 
     def __call__(self) -> bool:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             self.expired = True
-        return self.interrupted or self.expired
+        self._calls += 1
+        spilled = self._calls % SPILL_EVERY == 0 and (
+            self._free_at_start - _free_bytes(self._temp) > self.spill
+        )
+        self.spilled = self.spilled or spilled
+        return self.interrupted or self.expired or self.spilled
 
     def check(self) -> None:
         """Between pages of rows: stop here too (SQLite may not take another step)."""
@@ -88,6 +113,11 @@ class Watch:
             raise self.stopped()
 
     def stopped(self) -> MedsearchError:
+        if self.spilled:
+            return SqlError(
+                f"SQL: the query's temporary files took more than {self.spill // 2**30} GiB of"
+                f" {self._temp} and it was stopped (a sort or grouping too large to spill)"
+            )
         if self.interrupted:
             return QueryInterruptedError(
                 "the query was interrupted (Ctrl-C); the store is unchanged"
@@ -123,7 +153,7 @@ def query_error(
 ) -> MedsearchError:
     """The one line for an error SQLite (or Python's sqlite3) met running a query on
     ``store``: stopped by ``watch``, past a limit, damage, or the SQL itself."""
-    if watch is not None and (watch.interrupted or watch.expired):
+    if watch is not None and (watch.interrupted or watch.expired or watch.spilled):
         return watch.stopped()
     if store is not None and is_damage(exc):
         return damaged(store, exc)

@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from medsearch.errors import NotFoundError, StoreError, UsageError
+from medsearch.errors import MedsearchError, NotFoundError, StoreError, UsageError
 from medsearch.store.transactions import transaction
 from medsearch.watches.model import (
     REFERENCES,
@@ -90,6 +90,30 @@ class WatchBook:
             _upgrade(self.conn)
         except (OSError, sqlite3.DatabaseError) as exc:
             raise StoreError(f"cannot open the saved searches {path}: {exc}") from exc
+
+    @classmethod
+    def reading(cls, path: Path) -> WatchBook | None:
+        """The book opened read-only, for listing (a read-only data home lists its
+        watches; opening it to write created the WAL files there, and refused); None
+        when there is none yet. A book that needs an upgrade is opened to write it."""
+        from medsearch.store.readonly import open_readonly
+
+        if not path.exists():
+            return None
+        try:
+            conn = open_readonly(path)
+            (sql,) = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE name = 'watches'"
+            ).fetchone() or ("",)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(hits)")}
+        except (OSError, sqlite3.DatabaseError, MedsearchError) as exc:
+            raise StoreError(f"cannot read the saved searches {path}: {exc}") from exc
+        if "'references'" not in sql or "notice" not in columns:
+            conn.close()
+            return cls(path)
+        book = cls.__new__(cls)
+        book.path, book.conn = path, conn
+        return book
 
     def close(self) -> None:
         self.conn.close()
