@@ -201,9 +201,9 @@ async def test_tui_sort_key_reorders_the_search_and_says_so(home: Path, tmp_path
         await settle()
         assert "did you mean: cataract surgery" in app.screen.query_one(ModeBar).summary
         bar.focus()
-        # a set the first page holds whole: "cataract" counts 54 here, 22 by its text
-        # words, as an untagged word searches All Fields (journal names too)
-        bar.value = "intraocular lens"
+        # a set the first page holds whole (22 articles): untagged, "cataract" counts 54
+        # here, as an untagged word searches All Fields (journal names too)
+        bar.value = "cataract[tiab]"
         await pilot.press("enter")
         await settle()
         results = app.screen.query_one(ResultsList)

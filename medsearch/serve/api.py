@@ -66,9 +66,14 @@ def search(state: Opened, params: Params) -> dict[str, Any]:
         filters=filters,
         rerank="none" if first_stage_only else rerank,
         snippets=not first_stage_only,
+        within_count=sort != "relevance",  # as the command: a sort covers the counted set
+        count_only=count_only,
     )
     if count_only:
-        return {"count": result.total}
+        counted: dict[str, Any] = {"count": result.total}
+        if result.notes:  # as `search --count --json`
+            counted["notes"] = list(result.notes)
+        return counted
     if not first_stage_only and searcher.wants_cross(result, rerank):
         result = searcher.rerank(result)
     result = sort_result(result, sort, k, searcher.store, searcher.lexical, graph)

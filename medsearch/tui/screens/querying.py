@@ -25,7 +25,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, OptionList, Static, TextArea
 from textual.worker import get_current_worker
 
-from medsearch.errors import MedsearchError
+from medsearch.errors import MedsearchError, QuerySyntaxError
 from medsearch.records import Article, Filters
 from medsearch.tui import jobs
 from medsearch.tui.highlight import snippet_terms
@@ -141,7 +141,10 @@ class QueryScreen(Screen[None]):
         try:
             answer = self.session.backend.run(lambda s: jobs.answer(s, request, self.session.paths))
         except MedsearchError as exc:
-            self.post_message(WorkFailed(ticket, str(exc), "search"))
+            # a syntax error's caret window is for a terminal: the toast names the
+            # problem and its position on one line
+            line = exc.problem if isinstance(exc, QuerySyntaxError) else str(exc)
+            self.post_message(WorkFailed(ticket, line, "search"))
             return
         self.post_message(ResultsReady(ticket, answer))
         if request.mode not in ("search", "similar"):
