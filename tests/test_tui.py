@@ -634,9 +634,12 @@ async def test_keys_typed_before_the_screen_takes_them_are_kept_and_run_in_order
         await settle(app, pilot)
         bar = app.screen.query_one(SearchBar)
         assert app.early_keys is None  # released once the bar had focus
-        app.early_keys = []  # as while the app starts
+        app.early_keys = []  # as while the app starts: nothing has focus yet
+        app.screen.set_focus(None)
         await pilot.press(*"gout", "ctrl+j")
         assert bar.value == "" and [k.key for k in app.early_keys] == [*"gout", "ctrl+j"]
+        bar.focus()  # as the main screen does once mounted, then hands the keys on
+        await pilot.pause()
         await app.keys_ready()
         await settle(app, pilot)
         assert bar.value == "gout"

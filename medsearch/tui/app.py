@@ -82,8 +82,10 @@ class MedsearchApp(App[None]):
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and self.early_keys is not None:
-            self.early_keys.append(event)  # nothing has focus yet: it would be lost
-            return
+            if self.focused is None:  # nothing could take it yet: it would be lost
+                self.early_keys.append(event)
+                return
+            await self.keys_ready()  # what was held goes first
         await super().on_event(event)
 
     async def keys_ready(self) -> None:
@@ -93,18 +95,14 @@ class MedsearchApp(App[None]):
         before it reached the bar (a message each). Enter typed before the app took the
         terminal over comes as a line feed (ctrl+j)."""
         early, self.early_keys = self.early_keys or [], None
-        bar = self.focused
-        for index, key in enumerate(early):
-            if not isinstance(bar, Input):
-                for rest in early[index:]:
-                    self.post_message(events.Key(rest.key, rest.character))
-                return
-            if key.is_printable and key.character is not None:
+        for key in early:
+            bar = self.focused
+            if isinstance(bar, Input) and key.is_printable and key.character is not None:
                 bar.insert_text_at_cursor(key.character)
-            elif key.key in ("enter", "ctrl+j", "ctrl+m"):
+            elif isinstance(bar, Input) and key.key in ("enter", "ctrl+j", "ctrl+m"):
                 await bar.action_submit()
             else:
-                self.post_message(events.Key(key.key, key.character))
+                await super().on_event(events.Key(key.key, key.character))
 
     def notify(
         self,
