@@ -621,3 +621,26 @@ async def test_up_and_down_while_reading_step_through_the_results_and_space_mark
         await pilot.press("up")
         await pilot.pause()
         assert detail.article.pmid == first and list(app.session.basket) == [second]
+
+
+async def test_keys_typed_before_the_screen_takes_them_are_kept_and_run_in_order(
+    paths: Paths,
+) -> None:
+    """A query typed while the app starts (before the search bar has focus) is held,
+    then typed into the bar in order; its Enter, which the terminal turned into a line
+    feed before the app took it over, runs it."""
+    app = MedsearchApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        bar = app.screen.query_one(SearchBar)
+        assert app.early_keys is None  # released once the bar had focus
+        app.early_keys = []  # as while the app starts: nothing has focus yet
+        app.screen.set_focus(None)
+        await pilot.press(*"gout", "ctrl+j")
+        assert bar.value == "" and [k.key for k in app.early_keys] == [*"gout", "ctrl+j"]
+        bar.focus()  # as the main screen does once mounted, then hands the keys on
+        await pilot.pause()
+        await app.keys_ready()
+        await settle(app, pilot)
+        assert bar.value == "gout"
+        assert app.main.last is not None and app.main.last.text == "gout"

@@ -93,3 +93,20 @@ async def test_references_and_cited_by_are_walked_and_back_returns(paths: Paths)
         await pilot.press("backspace")
         await settle(app, pilot)
         assert listed(app) == searched
+
+
+async def test_a_reference_outside_the_corpus_shows_what_is_known_not_empty_fields() -> None:
+    """Its row says it is not stored here, with its PMID and DOI, never
+    "(no authors) · · n.d.": there is no record to take those from."""
+    from rich.console import Console
+
+    from medsearch.records import Hit
+    from medsearch.tui.render import hit_prompt
+
+    outside = Hit(rank=3, pmid=999, score=3.0, in_corpus=False, doi="10.9/ref.999")
+    console = Console(width=100, record=True)
+    console.print(hit_prompt(outside, marked=False, terms=frozenset()))
+    text = console.export_text()
+    assert "(not in this corpus)" in text
+    assert "not stored here · PMID 999" in text and "doi:10.9/ref.999" in text
+    assert "(no authors)" not in text and "n.d." not in text

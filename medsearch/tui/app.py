@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from medsearch.errors import MedsearchError
@@ -72,9 +73,36 @@ class MedsearchApp(App[None]):
         )
         self.main = MainScreen(self.session)
         self.info: CorpusInfo | None = None
+        self.early_keys: list[events.Key] | None = []
+        """Keys that came before the main screen could take them (None after): a query
+        typed while the app starts. They are handed on once the search bar has focus."""
 
     def get_default_screen(self) -> Screen[None]:
         return self.main
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and self.early_keys is not None:
+            if self.focused is None:  # nothing could take it yet: it would be lost
+                self.early_keys.append(event)
+                return
+            await self.keys_ready()  # what was held goes first
+        await super().on_event(event)
+
+    async def keys_ready(self) -> None:
+        """The main screen has focused its search bar: the keys typed so far go to it,
+        in order. Characters and Enter are applied here, one after the other: posted
+        again as keys, an Enter would be acted on (a binding) before the characters
+        before it reached the bar (a message each). Enter typed before the app took the
+        terminal over comes as a line feed (ctrl+j)."""
+        early, self.early_keys = self.early_keys or [], None
+        for key in early:
+            bar = self.focused
+            if isinstance(bar, Input) and key.is_printable and key.character is not None:
+                bar.insert_text_at_cursor(key.character)
+            elif isinstance(bar, Input) and key.key in ("enter", "ctrl+j", "ctrl+m"):
+                await bar.action_submit()
+            else:
+                await super().on_event(events.Key(key.key, key.character))
 
     def notify(
         self,

@@ -58,10 +58,14 @@ def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
     gutter = Text(MARK if marked else " ", style="bold #87d787")
     gutter.append(f"{hit.rank:>3}.", style="bold")
     meta = Text(style="dim", no_wrap=True, overflow="ellipsis")
-    meta.append(authors_short(hit.authors))
-    meta.append(" · ")
-    meta.append(hit.journal or "", style="italic")
-    meta.append(f" · {hit.year or 'n.d.'} · PMID {hit.pmid}")
+    outside = hit.in_corpus is False
+    if outside:  # no record here: no authors, journal or year to show empty
+        meta.append("not stored here" + (f" · PMID {hit.pmid}" if hit.pmid else ""))
+    else:
+        meta.append(authors_short(hit.authors))
+        meta.append(" · ")
+        meta.append(hit.journal or "", style="italic")
+        meta.append(f" · {hit.year or 'n.d.'} · PMID {hit.pmid}")
     label = sources_label(hit.sources)
     if label:
         meta.append(f" · {label}", style="cyan")
@@ -69,7 +73,6 @@ def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
         meta.append(f" · {BEYOND}", style="yellow")
     if hit.cited_by is not None:
         meta.append(f" · cited by {hit.cited_by} here", style="magenta")
-    outside = hit.in_corpus is False
     if outside and hit.doi:
         meta.append(f" · doi:{hit.doi}")
     title = hit.title or ("(not in this corpus)" if outside else "(no title)")

@@ -94,6 +94,9 @@ class QueryScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one(SearchBar).focus()
         self.query_one(DetailPane).clear("Type a query and press Enter.")
+        keys_ready = getattr(self.app, "keys_ready", None)
+        if keys_ready is not None:  # keys typed while the app started
+            self.call_after_refresh(keys_ready)
 
     @property
     def results(self) -> ResultsList:

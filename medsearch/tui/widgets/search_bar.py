@@ -7,7 +7,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.suggester import Suggester
 from textual.widget import Widget
@@ -86,7 +86,13 @@ class MeshSuggester(Suggester):
 
 
 class SearchBar(Input):
-    BINDINGS: ClassVar[list[BindingType]] = keys.bindings("search.")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *keys.bindings("search."),
+        # Enter typed before the app took the terminal over was read by the terminal's
+        # line discipline, which turns it into a line feed: ctrl+j. It submits too, so a
+        # query typed (and entered) while the app starts runs.
+        Binding("ctrl+j", "submit", "Run the query", show=False),
+    ]
 
     def __init__(self, history: History, **kwargs: Any) -> None:
         super().__init__(**kwargs)
