@@ -81,9 +81,7 @@ INGEST_CALLERS = {
     "commands/mesh.py",
     "commands/quickstart.py",
     "commands/render.py",
-    "commands/rerank.py",  # `rerank train` writes: it mends a stopped writer's index first
     "commands/update.py",
-    "commands/watch.py",  # `watch run` writes: the same repair on open (issue 40)
     "evaluate.py",
 }
 
