@@ -45,6 +45,7 @@ REPO = Path(__file__).resolve().parents[2]
 VOCAB_SIZE = 30_522  # bert-base-uncased, MedCPT's vocabulary size
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 QUERY = "statin myopathy risk"
+TEXT_CHARS = 4_000_000
 
 
 def corpus_vocabulary(corpus: Path, size: int = VOCAB_SIZE) -> list[str]:
@@ -58,11 +59,11 @@ def corpus_vocabulary(corpus: Path, size: int = VOCAB_SIZE) -> list[str]:
             "utf-8", errors="replace"
         )
 
-    parts, size = [], 0
+    parts, read_chars = [], 0
     for path in sorted(corpus.rglob("*.xml*")):
-        parts.append(read(path)[: 4_000_000 - size])  # enough for the common words
-        size += len(parts[-1])
-        if size >= 4_000_000:
+        parts.append(read(path)[: TEXT_CHARS - read_chars])  # enough for the common words
+        read_chars += len(parts[-1])
+        if read_chars >= TEXT_CHARS:
             break
     text = " ".join(parts)
     counts = collections.Counter(re.findall(r"[a-z0-9]+", re.sub(r"<[^>]+>", " ", text).lower()))
