@@ -45,6 +45,7 @@ REPO = Path(__file__).resolve().parents[2]
 VOCAB_SIZE = 30_522  # bert-base-uncased, MedCPT's vocabulary size
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 QUERY = "statin myopathy risk"
+TEXT_CHARS = 4_000_000
 
 
 def corpus_vocabulary(corpus: Path, size: int = VOCAB_SIZE) -> list[str]:
@@ -58,7 +59,13 @@ def corpus_vocabulary(corpus: Path, size: int = VOCAB_SIZE) -> list[str]:
             "utf-8", errors="replace"
         )
 
-    text = " ".join(read(p)[:20_000_000] for p in sorted(corpus.rglob("*.xml*")))
+    parts, read_chars = [], 0
+    for path in sorted(corpus.rglob("*.xml*")):
+        parts.append(read(path)[: TEXT_CHARS - read_chars])  # enough for the common words
+        read_chars += len(parts[-1])
+        if read_chars >= TEXT_CHARS:
+            break
+    text = " ".join(parts)
     counts = collections.Counter(re.findall(r"[a-z0-9]+", re.sub(r"<[^>]+>", " ", text).lower()))
     chars = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [str(d) for d in range(10)]
     punctuation = list(".,;:()[]-/%+=<>'\"?!*&^$#@~`|{}_\\")
@@ -135,6 +142,7 @@ def medsearch(
         capture_output=True,
         text=True,
         check=False,
+        cwd=repo,  # `python -c` puts the working directory first on sys.path
     )
 
 
@@ -220,6 +228,8 @@ def main() -> None:
     parser.add_argument("--minilm", action="store_true", help="also the bundled minilm")
     parser.add_argument("--work", type=Path, default=None, help="keep models and homes here")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    parser.add_argument("--no-cross", action="store_true", help="skip --rerank cross (slow)")
+    parser.add_argument("--before-only", action="store_true", help="time --before's code alone")
     parser.add_argument(
         "--before", type=Path, default=None, help="also time this checkout's code (e.g. main)"
     )
@@ -237,7 +247,10 @@ def main() -> None:
             took = build_home(home, args.corpus, profile_table("rand", dirs), "rand")
             print(f"ingest + encode ({args.layers}x{args.hidden}): {took:.1f} s")
         label = f"rand {args.layers}x{args.hidden}"
-        rows = bench_home(label, home, args.repeat, ["--json"])
+        if args.no_cross:
+            global COMMANDS
+            COMMANDS = tuple(c for c in COMMANDS if "cross" not in c[0])
+        rows = [] if args.before_only else bench_home(label, home, args.repeat, ["--json"])
         if args.before is not None:
             rows += bench_home(label, home, args.repeat, ["--json"], args.before.resolve())
         if args.minilm:
