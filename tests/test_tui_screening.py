@@ -52,6 +52,7 @@ def _decisions(paths: Paths) -> dict[int, tuple[str, str | None]]:
         return {r: (d.decision, d.reason) for r, d in project.decisions().items()}
 
 
+@pytest.mark.thorough
 async def test_the_record_shows_its_fields_and_markup_as_typed(paths: Paths) -> None:
     app = ScreeningApp(paths, "rev", "reviewer1")
     async with app.run_test(size=SIZE) as pilot:
@@ -86,6 +87,7 @@ async def test_include_maybe_exclude_and_undo_keys(paths: Paths) -> None:
         assert "2/10 screened" in str(screen.query_one("#status", Static).render())
 
 
+@pytest.mark.thorough
 async def test_e_asks_for_a_reason_and_escape_cancels(paths: Paths) -> None:
     app = ScreeningApp(paths, "rev", "reviewer1")
     async with app.run_test(size=SIZE) as pilot:
@@ -102,6 +104,7 @@ async def test_e_asks_for_a_reason_and_escape_cancels(paths: Paths) -> None:
         assert _decisions(paths) == {1: ("exclude", "wrong intervention")}
 
 
+@pytest.mark.thorough
 async def test_search_within_the_project_and_next_match(paths: Paths) -> None:
     app = ScreeningApp(paths, "rev", "reviewer1")
     async with app.run_test(size=SIZE) as pilot:
@@ -120,6 +123,7 @@ async def test_search_within_the_project_and_next_match(paths: Paths) -> None:
         assert "match 2 of 4" in screen.notice
 
 
+@pytest.mark.thorough
 async def test_q_quits(paths: Paths) -> None:
     app = ScreeningApp(paths, "rev", "reviewer1")
     async with app.run_test(size=SIZE) as pilot:
