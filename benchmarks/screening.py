@@ -104,13 +104,20 @@ def _asreview_order(project: Path, tmp: Path) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("datasets", nargs="+", type=Path)
+    parser.add_argument("datasets", nargs="*", type=Path)
+    parser.add_argument(
+        "--table", nargs="+", type=Path, default=None, help="Print reports as Markdown."
+    )
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--asreview-seeds", type=int, default=None)
     parser.add_argument("--model", default="logistic")
     parser.add_argument("--asreview", default=None, help="ASReview's executable.")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.table:
+        rows = [r for path in args.table for r in json.loads(path.read_text(encoding="utf-8"))]
+        print(table(rows))
+        return 0
     report: list[dict[str, Any]] = []
     for path in args.datasets:
         items = read_file(path)
@@ -152,6 +159,39 @@ def _line(row: dict[str, Any]) -> str:
         f" asreview {fmt(row['asreview'])}; stopping: {len(stops)}/{len(row['ours'])} stopped,"
         f" {reached} at >=95% recall"
     )
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """Every data set: means over the seeds of each tool, and the stopping rule's record."""
+    lines = [
+        "| data set | records | relevant | loss ours | loss ASReview | WSS@95 ours"
+        " | WSS@95 ASReview | recall@10% ours | recall@10% ASReview | stopped at >=95%"
+        " recall | saved by the rule | saved by the knee |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def num(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    for row in rows:
+        ours_runs, theirs = row["ours"], row["asreview"]
+        same = ours_runs[: len(theirs)] if theirs else ours_runs  # compared on the same seeds
+        stopped = [r for r in ours_runs if r["stop_at"] is not None]
+        good = sum(1 for r in stopped if r["stop_recall"] >= 0.95)
+        saved = statistics.fmean(
+            row["records"] - (r["stop_at"] or row["records"]) for r in ours_runs
+        )
+        knee = statistics.fmean(
+            row["records"] - (r["knee_at"] or row["records"]) for r in ours_runs
+        )
+        lines.append(
+            f"| {row['dataset']} | {row['records']} | {row['relevant']}"
+            f" | {num(_mean(same, 'loss'))} | {num(_mean(theirs, 'loss'))}"
+            f" | {num(_mean(same, 'wss95'))} | {num(_mean(theirs, 'wss95'))}"
+            f" | {num(_mean(same, 'recall10'))} | {num(_mean(theirs, 'recall10'))}"
+            f" | {good}/{len(ours_runs)} | {saved:.0f} | {knee:.0f} |"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
