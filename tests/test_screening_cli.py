@@ -105,3 +105,18 @@ def test_a_missing_project_is_one_line(home: Path) -> None:
     assert result.output.strip().startswith("error: no screening project 'nope'") or (
         "no screening project 'nope'" in result.output
     )
+
+
+def test_start_from_a_history_line(home: Path) -> None:
+    searched = CliRunner().invoke(
+        main, ["--home", str(home), "search", "statin[ti]", "--json"], catch_exceptions=False
+    )
+    assert searched.exit_code == 0, searched.output
+    listed = CliRunner().invoke(main, ["--home", str(home), "history", "--json"])
+    number = json.loads(listed.output)["lines"][-1]["number"]
+    started = run(home, "start", "fromhist", "--from", f"#{number}", "--json")
+    assert started.exit_code == 0, started.output
+    data = json.loads(started.output)
+    assert data["records"] == 2 and data["strategies"][0]["strategy"] == f"history #{number}"
+    missing = run(home, "start", "nohist", "--from", "#999")
+    assert missing.exit_code == 2 and "no search #999" in missing.output
