@@ -166,8 +166,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| data set | records | relevant | loss ours | loss ASReview | WSS@95 ours"
         " | WSS@95 ASReview | recall@10% ours | recall@10% ASReview | stopped at >=95%"
-        " recall | saved by the rule | saved by the knee |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        " recall | saved by the rule | knee at >=95% recall | saved by the knee |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def num(value: float | None) -> str:
@@ -181,6 +181,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         saved = statistics.fmean(
             row["records"] - (r["stop_at"] or row["records"]) for r in ours_runs
         )
+        knee_good = sum(1 for r in ours_runs if (r["knee_recall"] or 1.0) >= 0.95)
         knee = statistics.fmean(
             row["records"] - (r["knee_at"] or row["records"]) for r in ours_runs
         )
@@ -189,7 +190,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             f" | {num(_mean(same, 'loss'))} | {num(_mean(theirs, 'loss'))}"
             f" | {num(_mean(same, 'wss95'))} | {num(_mean(theirs, 'wss95'))}"
             f" | {num(_mean(same, 'recall10'))} | {num(_mean(theirs, 'recall10'))}"
-            f" | {good}/{len(ours_runs)} | {saved:.0f} | {knee:.0f} |"
+            f" | {good}/{len(ours_runs)} | {saved:.0f} | {knee_good}/{len(ours_runs)}"
+            f" | {knee:.0f} |"
         )
     return "\n".join(lines)
 
