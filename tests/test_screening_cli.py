@@ -120,3 +120,16 @@ def test_start_from_a_history_line(home: Path) -> None:
     assert data["records"] == 2 and data["strategies"][0]["strategy"] == f"history #{number}"
     missing = run(home, "start", "nohist", "--from", "#999")
     assert missing.exit_code == 2 and "no search #999" in missing.output
+
+
+def test_records_without_text_are_noted_never_silently(home: Path, tmp_path: Path) -> None:
+    data = tmp_path / "thin.csv"
+    data.write_text("title,abstract\nA real title,Its abstract\n,\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        main, ["--home", str(home), "screen", "start", "thin", "--import", str(data), "--json"]
+    )
+    assert result.exit_code == 0
+    assert "thin.csv: 1 records have neither title nor abstract" in result.stderr
+    assert json.loads(result.stdout)["notes"] == [
+        "thin.csv: 1 records have neither title nor abstract"
+    ]

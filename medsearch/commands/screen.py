@@ -51,12 +51,6 @@ def _open(paths: Paths, name: str) -> Project:
     return Project.open(paths.screening, name)
 
 
-def _note(message: str, notes: list[str], as_json: bool) -> None:
-    notes.append(message)
-    if not as_json:
-        click.echo(message, err=True)
-
-
 @screen.command()
 @click.argument("name")
 @click.option("--from", "from_line", metavar="#N", help="A history line's search.")
@@ -87,10 +81,11 @@ def start(
     if not (from_line or query or imports):
         raise UsageError("give --from '#N', --query QUERY or --import FILE")
     paths.ensure()
-    batches = _gather(paths, from_line, query, imports)
+    notes: list[str] = []
+    batches = _gather(paths, from_line, query, imports, notes)
     project = Project.create(paths.screening, name, question=question or (query or ""))
     with project:
-        _report(project, batches, as_json)
+        _report(project, batches, as_json, notes)
 
 
 @screen.command()
@@ -117,12 +112,20 @@ def add(
     paths = paths_of(ctx)
     if not (from_line or query or imports):
         raise UsageError("give --from '#N', --query QUERY or --import FILE")
-    batches = _gather(paths, from_line, query, imports)
+    notes: list[str] = []
+    batches = _gather(paths, from_line, query, imports, notes)
     with _open(paths, name) as project:
-        _report(project, batches, as_json)
+        _report(project, batches, as_json, notes)
 
 
-def _report(project: Project, batches: list[tuple[Strategy, list[Item]]], as_json: bool) -> None:
+def _report(
+    project: Project,
+    batches: list[tuple[Strategy, list[Item]]],
+    as_json: bool,
+    notes: list[str],
+) -> None:
+    """Print what was added; ``notes`` (what was read differently or left out) go to
+    standard error and, under ``--json``, into the object too."""
     from medsearch.screening.dedup import counts
 
     out: list[dict[str, Any]] = []
@@ -141,7 +144,14 @@ def _report(project: Project, batches: list[tuple[Strategy, list[Item]]], as_jso
                 "matched_by": matched,
             }
         )
-    result = {"project": project.name, "records": project.count(), "strategies": out}
+    result = {
+        "project": project.name,
+        "records": project.count(),
+        "strategies": out,
+        "notes": notes,
+    }
+    for note in notes:
+        click.echo(note, err=True)
     if as_json:
         emit_json(result)
         return
@@ -159,24 +169,31 @@ def _report(project: Project, batches: list[tuple[Strategy, list[Item]]], as_jso
 
 
 def _gather(
-    paths: Paths, from_line: str | None, query: str | None, imports: tuple[Path, ...]
+    paths: Paths,
+    from_line: str | None,
+    query: str | None,
+    imports: tuple[Path, ...],
+    notes: list[str],
 ) -> list[tuple[Strategy, list[Item]]]:
     from medsearch.screening.project import Strategy
     from medsearch.screening.readers import read_file
 
     out: list[tuple[Strategy, list[Item]]] = []
     if from_line or query:
-        out.append(_from_search(paths, from_line, query))
+        out.append(_from_search(paths, from_line, query, notes))
     for path in imports:
         items = read_file(path)
         if not items:
             raise UsageError(f"{path}: no records in it")
+        empty = sum(1 for i in items if not i.title and not i.abstract)
+        if empty:
+            notes.append(f"{path.name}: {empty:,} records have neither title nor abstract")
         out.append((Strategy(f"file {path.name}"), _matched(paths, items)))
     return out
 
 
 def _from_search(
-    paths: Paths, from_line: str | None, query: str | None
+    paths: Paths, from_line: str | None, query: str | None, notes: list[str]
 ) -> tuple[Strategy, list[Item]]:
     """A strategy's records in its BM25 order (the ranking before the first include)."""
     from medsearch.history.recording import parsed_as_run
@@ -205,9 +222,8 @@ def _from_search(
         ranked = searcher.lexical.rank(parsed, k=LIMIT, count=True)
         pmids = list(ranked.pmids)
         if ranked.total > LIMIT:
-            click.echo(
-                f"the strategy finds {ranked.total:,} records; the {LIMIT:,} best are screened",
-                err=True,
+            notes.append(
+                f"the strategy finds {ranked.total:,} records; the {LIMIT:,} best are screened"
             )
         articles: dict[int, Any] = {}
         for start in range(0, len(pmids), 2000):
