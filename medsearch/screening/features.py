@@ -4,7 +4,8 @@ The shape of ASReview's default feature extractor (scikit-learn's ``TfidfVectori
 written here on NumPy and SciPy so that screening needs no scikit-learn: words of two or
 more letters or digits, lower-cased, English stop words out, unigrams and bigrams, kept
 when they occur in at least ``min_df`` records, sublinear term frequency, smooth IDF,
-rows scaled to unit length. Bigrams were chosen by measurement (docs/screening.md).
+rows scaled to unit length. docs/screening.md has what was measured: unigrams alone
+and ``min_df=1`` were within noise of this default (3 seeds, 3 data sets).
 """
 
 from __future__ import annotations
