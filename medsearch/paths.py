@@ -123,6 +123,12 @@ class Paths:
         return self.home / "watches.sqlite"
 
     @property
+    def screening(self) -> Path:
+        """Screening projects: one SQLite file each (``NAME.sqlite``), the reviewers' own
+        decisions, apart from the corpus store."""
+        return self.home / "screening"
+
+    @property
     def feeds(self) -> Path:
         """One Atom feed per saved search, for a feed reader to subscribe to locally."""
         return self.home / "feeds"

@@ -59,7 +59,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "index, models, config",
         ("medsearch.index", "medsearch.models", "medsearch.config", "medsearch.status"),
     ),
-    ("retrieval", ("medsearch.retrieval", "medsearch.rerank")),
+    ("retrieval", ("medsearch.retrieval", "medsearch.rerank", "medsearch.screening")),
     ("training", ("medsearch.training",)),
     ("ingest", ("ingest",)),
     (

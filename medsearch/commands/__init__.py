@@ -16,6 +16,7 @@ from medsearch.commands.models import models
 from medsearch.commands.quickstart import quickstart
 from medsearch.commands.rerank import mark, rerank
 from medsearch.commands.retrieve import cite, sentences, similar
+from medsearch.commands.screen import screen
 from medsearch.commands.search import search
 from medsearch.commands.serve import serve
 from medsearch.commands.sql import sql
@@ -41,6 +42,7 @@ COMMANDS: list[click.Command] = [
     stats,
     export,
     check,
+    screen,
     sql,
     serve,
     mesh,
