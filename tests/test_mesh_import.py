@@ -70,9 +70,9 @@ def test_the_year_comes_from_the_dtd_and_gzip_reads_the_same(tmp_path: Path) -> 
 
 
 def test_a_file_that_is_not_mesh_is_refused_by_name(tmp_path: Path) -> None:
-    other = tmp_path / "qual2025.xml"
-    other.write_text("<QualifierRecordSet><QualifierRecord/></QualifierRecordSet>")
-    with pytest.raises(ParseError, match="not a MeSH descriptor or supplementary file"):
+    other = tmp_path / "desc2025.xml"
+    other.write_text("<PubmedArticleSet><PubmedArticle/></PubmedArticleSet>")
+    with pytest.raises(ParseError, match="not a MeSH descriptor, supplementary or qualifier"):
         list(parse_mesh(other))
 
 
