@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 from httpserver import LocalServer, serve
 
-from ingest.mesh_xml import mesh_year, parse_mesh
+from ingest.mesh_xml import MAX_RECORD_ROWS, mesh_year, parse_mesh
 from medsearch.cli import main
 from medsearch.errors import ParseError
 from medsearch.mesh.records import (
@@ -86,6 +86,34 @@ def test_the_qualifier_file_gives_each_subheading_its_tree_numbers() -> None:
     assert records["pharmacokinetics"].tree_numbers == ("Y10.300", "Y08.600")
     assert records["drug therapy"] == Subheading("Q000188", "drug therapy", "DT", ("Y04.010",))
     assert mesh_year(QUAL) == 2025
+
+
+def test_a_qualifier_or_action_list_past_the_caps_fails_the_file(tmp_path: Path) -> None:
+    """The record caps hold for the new lists too: a hostile file fails, it never fills
+    the memory."""
+    trees = "".join(f"<TreeNumber>Y{i}</TreeNumber>" for i in range(MAX_RECORD_ROWS + 1))
+    many = tmp_path / "qual2025.xml"
+    many.write_text(
+        "<QualifierRecordSet><QualifierRecord><QualifierUI>Q1</QualifierUI><QualifierName>"
+        f"<String>x</String></QualifierName><TreeNumberList>{trees}</TreeNumberList>"
+        "</QualifierRecord></QualifierRecordSet>"
+    )
+    with pytest.raises(ParseError, match="MeSH record Q1 has 10,001"):
+        list(parse_mesh(many))
+    action = (
+        "<PharmacologicalAction><DescriptorReferredTo><DescriptorUI>D{}</DescriptorUI>"
+        "</DescriptorReferredTo></PharmacologicalAction>"
+    )
+    listed = "".join(action.format(i) for i in range(MAX_RECORD_ROWS + 1))
+    drugs = tmp_path / "supp2025.xml"
+    drugs.write_text(
+        "<SupplementalRecordSet><SupplementalRecord><SupplementalRecordUI>C1"
+        "</SupplementalRecordUI><SupplementalRecordName><String>x</String>"
+        f"</SupplementalRecordName><PharmacologicalActionList>{listed}"
+        "</PharmacologicalActionList></SupplementalRecord></SupplementalRecordSet>"
+    )
+    with pytest.raises(ParseError, match="MeSH record C1 has 10,001"):
+        list(parse_mesh(drugs))
 
 
 def test_the_year_comes_from_the_dtd_and_gzip_reads_the_same(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from medsearch.query.parser import (
 from medsearch.records import Article
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from tests.conftest import FIXTURES, SHARED_DATA
+from tests.pubmed_reference import Ref, read_corpus
 
 MESH = FIXTURES / "mesh"
 BASELINE = SHARED_DATA / "pubmed" / "net-synergy-pubmedparser"
@@ -331,3 +333,72 @@ def test_the_heading_ranks_plain_words_only_when_asked(
         searcher.settings = saved
     assert {h.pmid for h in ranked.hits} == words | muramidase
     assert ranked.total == plain.total  # the count is the translation's either way
+
+
+# -- parity: the ElementTree reading of the records and of NLM's files ---------------------
+
+
+def reference_mesh() -> tuple[dict[str, tuple[str, ...]], dict[str, set[str]]]:
+    """Read straight from the fixture XML with ElementTree (nothing from medsearch): each
+    subheading's tree numbers, and each action's substances by name."""
+    qual = ET.parse(MESH / "qual2025.xml").getroot()
+    trees = {
+        r.findtext("QualifierName/String", ""): tuple(
+            t.text or "" for t in r.iterfind("TreeNumberList/TreeNumber")
+        )
+        for r in qual.iter("QualifierRecord")
+    }
+    actions: dict[str, set[str]] = {}
+    for file, record, name in (
+        ("desc2025.xml", "DescriptorRecord", "DescriptorName/String"),
+        ("supp2025.xml", "SupplementalRecord", "SupplementalRecordName/String"),
+    ):
+        for r in ET.parse(MESH / file).getroot().iter(record):
+            for action in r.iterfind("PharmacologicalActionList/PharmacologicalAction"):
+                named = action.findtext("DescriptorReferredTo/DescriptorName/String", "")
+                actions.setdefault(named, {named}).add(r.findtext(name, ""))
+    return trees, actions
+
+
+def test_sh_and_pa_find_the_sets_the_reference_reading_gives(searcher: Searcher) -> None:
+    refs, _ = read_corpus(REAL)
+    trees, actions = reference_mesh()
+
+    def sh(name: str, *, noexp: bool = False) -> Callable[[Ref], bool]:
+        roots = trees[name]
+        names = (
+            {name}
+            if noexp
+            else {
+                other
+                for other, numbers in trees.items()
+                if any(n == r or n.startswith(r + ".") for n in numbers for r in roots)
+            }
+        )
+        return lambda ref: any(q in names for h in ref.headings for q, _ in h.qualifiers)
+
+    def pa(action: str) -> Callable[[Ref], bool]:
+        names = actions[action]
+        return lambda ref: bool(
+            names & {h.name for h in ref.headings} | names & set(ref.substances)
+        )
+
+    def want(test: Callable[[Ref], bool]) -> set[int]:
+        return {pmid for pmid, ref in refs.items() if test(ref)}
+
+    metabolism, therapy, enzymes = sh("metabolism"), sh("therapy"), pa("Enzymes")
+    drug_therapy = sh("drug therapy", noexp=True)
+    cases: list[tuple[str, Callable[[Ref], bool]]] = [
+        ("metabolism[sh]", metabolism),
+        ("metabolism[sh:noexp]", sh("metabolism", noexp=True)),
+        ("therapy[sh]", therapy),
+        ("pharmacology[sh]", sh("pharmacology")),
+        ("enzymes[pa]", enzymes),
+        ("metabolism[sh] AND enzymes[pa]", lambda r: metabolism(r) and enzymes(r)),
+        ("therapy[sh] NOT drug therapy[sh:noexp]", lambda r: therapy(r) and not drug_therapy(r)),
+    ]
+    sizes = []
+    for query, test in cases:
+        assert found(searcher, query) == want(test), query
+        sizes.append(len(want(test)))
+    assert all(sizes[:3]) and sizes[4]  # the sets are not empty
