@@ -112,7 +112,7 @@ def test_a_qualifier_or_action_list_past_the_caps_fails_the_file(tmp_path: Path)
         f"</SupplementalRecordName><PharmacologicalActionList>{listed}"
         "</PharmacologicalActionList></SupplementalRecord></SupplementalRecordSet>"
     )
-    with pytest.raises(ParseError, match="MeSH record C1 has 10,001"):
+    with pytest.raises(ParseError, match="MeSH record C1 has 10,002"):
         list(parse_mesh(drugs))
 
 
