@@ -1,8 +1,10 @@
-"""Fetch the newest MeSH descriptor and supplementary files from NLM.
+"""Fetch the newest MeSH descriptor, supplementary and qualifier files from NLM.
 
 NLM publishes MeSH as XML at ``nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/``
 (https://www.nlm.nih.gov/databases/download/mesh.html): ``descYYYY.xml`` (~300 MB) and
-``suppYYYY.xml`` (~700 MB), with gzipped copies (``descYYYY.gz``, ``suppYYYY.gz``). The
+``suppYYYY.xml`` (~700 MB) and ``qualYYYY.xml`` (the subheadings and their tree, ~300
+KB), with gzipped copies (``descYYYY.gz``, ``suppYYYY.gz``; the qualifier file may have
+none, and is then fetched as XML). The
 next year's files appear each November, so "the current year" is the newest year the
 folder lists. The gzipped copies are fetched (a fifth of the bytes; the import reads
 gzip by its magic bytes). The rules are those of the PubMed download
@@ -39,7 +41,7 @@ MESH_MIRROR = "https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/"
 MAX_MESH_BYTES = 2 << 30
 """The most bytes a MeSH file may have when the listing gives no size (the uncompressed
 supplementary file is ~700 MB)."""
-_NAME = re.compile(r"(desc|supp)(\d{4})\.(gz|xml)")
+_NAME = re.compile(r"(desc|supp|qual)(\d{4})\.(gz|xml)")
 _HREF = re.compile(r"""href\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
 
 
@@ -52,8 +54,8 @@ class MeshFiles:
 def list_mesh(
     mirror: str = MESH_MIRROR, *, timeout: float = 30, retries: int = 3, backoff: float = 1.0
 ) -> MeshFiles:
-    """The newest year's descriptor and supplementary files the folder lists (gzipped
-    where both forms are)."""
+    """The newest year's descriptor, supplementary and qualifier files the folder lists
+    (gzipped where both forms are)."""
     folder = mirror if mirror.endswith("/") else mirror + "/"
     page = _retrying(folder, lambda: fetch_text(folder, timeout), retries, backoff, time.sleep)
     found: dict[tuple[str, int], RemoteFile] = {}
@@ -77,7 +79,7 @@ def list_mesh(
     if not years:
         raise DownloadError(f"{folder}: no MeSH descriptor file (descYYYY) is listed")
     year = years[-1]
-    files = [found[k] for k in (("desc", year), ("supp", year)) if k in found]
+    files = [found[k] for k in (("desc", year), ("supp", year), ("qual", year)) if k in found]
     return MeshFiles(
         year,
         tuple(f if f.name in md5s else RemoteFile(f.name, f.url, "", f.size) for f in files),

@@ -1,4 +1,5 @@
-"""NLM's MeSH XML (``desc20XX.xml``, ``supp20XX.xml``, gzipped or not) record by record.
+"""NLM's MeSH XML (``desc20XX.xml``, ``supp20XX.xml``, ``qual20XX.xml``, gzipped or not)
+record by record.
 
 The files are described by NLM's DTDs (``nlmdescriptorrecordset_20XX0101.dtd``,
 ``nlmsupplementalrecordset_20XX0101.dtd``; https://www.nlm.nih.gov/mesh/xmlmesh.html).
@@ -6,13 +7,17 @@ A ``DescriptorRecord`` holds its UI and name, dates, ``AllowableQualifiersList``
 notes, ``TreeNumberList`` and a ``ConceptList`` whose concepts carry the scope note (the
 preferred concept's) and a ``TermList`` of entry terms. A ``SupplementalRecord`` holds
 its UI and name, a ``HeadingMappedToList`` (the descriptors, a ``*`` before the UI
-marking a major one, optionally with a qualifier) and its own ``ConceptList``.
+marking a major one, optionally with a qualifier) and its own ``ConceptList``. Both
+carry a ``PharmacologicalActionList``: the action descriptors MeSH gives a substance
+(what ``[pa]`` searches). A ``QualifierRecord`` (``nlmqualifierrecordset_20XX0101.dtd``)
+holds a subheading's UI, name and ``TreeNumberList`` (its place in the subheading tree,
+which ``[sh]`` explodes through), and its abbreviation on its terms.
 
-Only what search needs is kept; every other element (``PharmacologicalActionList``,
-``EntryCombinationList``, ``SeeRelatedList``, ``PreviousIndexingList``, thesaurus ids,
-dates...) is skipped, so next year's additions cost nothing. Files are streamed with
-the same limits as PubMed's (:mod:`ingest.xml_stream`): a 300 MB descriptor file never
-sits in memory, and a hostile one fails with a line number.
+Only what search needs is kept; every other element (``EntryCombinationList``,
+``SeeRelatedList``, ``PreviousIndexingList``, thesaurus ids, dates...) is skipped, so
+next year's additions cost nothing. Files are streamed with the same limits as
+PubMed's (:mod:`ingest.xml_stream`): a 300 MB descriptor file never sits in memory, and
+a hostile one fails with a line number.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from medsearch.mesh.records import (
     Descriptor,
     MappedHeading,
     MeshRecord,
+    Subheading,
     Supplemental,
 )
 
@@ -39,19 +45,26 @@ Element = etree._Element
 
 DESCRIPTOR_ROOT = "DescriptorRecordSet"
 SUPPLEMENTAL_ROOT = "SupplementalRecordSet"
-_RECORD = {DESCRIPTOR_ROOT: "DescriptorRecord", SUPPLEMENTAL_ROOT: "SupplementalRecord"}
-_DTD_YEAR = re.compile(rb"nlm(?:descriptor|supplemental)recordset_(\d{4})\d{4}\.dtd")
-_NAME_YEAR = re.compile(r"(?:desc|supp)(\d{4})")
+QUALIFIER_ROOT = "QualifierRecordSet"
+_RECORD = {
+    DESCRIPTOR_ROOT: "DescriptorRecord",
+    SUPPLEMENTAL_ROOT: "SupplementalRecord",
+    QUALIFIER_ROOT: "QualifierRecord",
+}
+_DTD_YEAR = re.compile(rb"nlm(?:descriptor|supplemental|qualifier)recordset_(\d{4})\d{4}\.dtd")
+_NAME_YEAR = re.compile(r"(?:desc|supp|qual)(\d{4})")
 
 
 def mesh_kind(path: Path) -> str:
-    """The file's root element, :data:`DESCRIPTOR_ROOT` or :data:`SUPPLEMENTAL_ROOT`;
-    anything else (a qualifier file, PubMed XML) is refused by name."""
+    """The file's root element, :data:`DESCRIPTOR_ROOT`, :data:`SUPPLEMENTAL_ROOT` or
+    :data:`QUALIFIER_ROOT`; anything else (PubMed XML) is refused by name."""
     head = read_head(path)
     root = xml_root(head) if head.strip() else None
     if root not in _RECORD:
         found = f"root element <{root}>" if root else "no XML root element"
-        raise ParseError(str(path), f"not a MeSH descriptor or supplementary file ({found})")
+        raise ParseError(
+            str(path), f"not a MeSH descriptor, supplementary or qualifier file ({found})"
+        )
     return root
 
 
@@ -70,16 +83,20 @@ MAX_RECORD_CHARS = 1_000_000
 ones keep ~20,000. Within PubMed's XML limits a record could keep 32 MB: 60 of them
 once took 3.47 GB of memory and left a 4.6 GB store."""
 MAX_RECORD_ROWS = 10_000
-"""Terms, tree numbers, qualifiers and mapped headings of one record (real: a few hundred)."""
+"""Terms, tree numbers, qualifiers, mapped headings and pharmacological actions of one
+record (real: a few hundred)."""
 
 
 def parse_mesh(path: Path) -> Iterator[MeshRecord]:
-    """Every descriptor or supplementary record of ``path``, in file order; one past
-    :data:`MAX_RECORD_CHARS` or :data:`MAX_RECORD_ROWS` fails the file."""
+    """Every descriptor, supplementary or qualifier record of ``path``, in file order;
+    one past :data:`MAX_RECORD_CHARS` or :data:`MAX_RECORD_ROWS` fails the file."""
     root = mesh_kind(path)
-    build: Callable[[Element], MeshRecord | None] = (
-        _descriptor if root == DESCRIPTOR_ROOT else _supplemental
-    )
+    builders: dict[str, Callable[[Element], MeshRecord | None]] = {
+        DESCRIPTOR_ROOT: _descriptor,
+        SUPPLEMENTAL_ROOT: _supplemental,
+        QUALIFIER_ROOT: _subheading,
+    }
+    build = builders[root]
 
     def checked(elem: Element) -> MeshRecord | None:
         record = build(elem)
@@ -101,10 +118,16 @@ def _check_size(record: MeshRecord, path: Path, line: int | None) -> None:
     if isinstance(record, Descriptor):
         texts = [record.name, record.scope_note, *record.terms, *record.tree_numbers]
         texts += [q.name for q in record.qualifiers]
+        texts += record.actions
         rows = len(record.terms) + len(record.tree_numbers) + len(record.qualifiers)
-    else:
+        rows += len(record.actions)
+    elif isinstance(record, Supplemental):
         texts = [record.name, record.note, *record.synonyms, *(h.name for h in record.headings)]
-        rows = len(record.synonyms) + len(record.headings)
+        texts += record.actions
+        rows = len(record.synonyms) + len(record.headings) + len(record.actions)
+    else:
+        texts = [record.name, record.abbreviation, *record.tree_numbers]
+        rows = len(record.tree_numbers)
     where = f"line {line}" if line else None
     if rows > MAX_RECORD_ROWS:
         problem = (
@@ -147,6 +170,17 @@ _QUALIFIER_UIS = _xpath(_ALLOWED + "QualifierReferredTo/QualifierUI/text()")
 _QUALIFIER_NAMES = _xpath(_ALLOWED + "QualifierReferredTo/QualifierName/String/text()")
 _ABBREVIATIONS = _xpath(_ALLOWED + "Abbreviation/text()")
 _TREES = _xpath("TreeNumberList/TreeNumber/text()")
+_ACTIONS = _xpath(
+    "PharmacologicalActionList/PharmacologicalAction/DescriptorReferredTo/DescriptorUI/text()"
+)
+_ABBREVIATION = _xpath(
+    "ConceptList/Concept[@PreferredConceptYN='Y']/TermList/Term/Abbreviation/text()"
+)
+
+
+def _actions(record: Element) -> tuple[str, ...]:
+    """The UIs of the record's pharmacological actions, each once, in file order."""
+    return tuple(dict.fromkeys(u.strip() for u in _ACTIONS(record) if u.strip()))
 
 
 def _concepts(record: Element) -> tuple[list[str], str]:
@@ -181,6 +215,7 @@ def _descriptor(record: Element) -> Descriptor | None:
             for u, n, a in zip(uis, names, abbreviations, strict=True)
         ),
         descriptor_class=record.get("DescriptorClass", "1"),
+        actions=_actions(record),
     )
 
 
@@ -221,4 +256,20 @@ def _supplemental(record: Element) -> Supplemental | None:
         note=_note(record, "Note"),
         synonyms=tuple(dict.fromkeys([name, *terms])),
         headings=tuple(h for h in headings if h.descriptor_ui),
+        actions=_actions(record),
+    )
+
+
+def _subheading(record: Element) -> Subheading | None:
+    ui = _text(record, "QualifierUI")
+    name = _text(record, "QualifierName/String")
+    if not ui or not name:
+        return None
+    abbreviations = [a.strip() for a in _ABBREVIATION(record) if a.strip()]
+    trees = (t.strip() for t in _TREES(record))
+    return Subheading(
+        ui=ui,
+        name=name,
+        abbreviation=abbreviations[0] if abbreviations else "",
+        tree_numbers=tuple(t for t in trees if t),
     )

@@ -3,14 +3,18 @@
 automatic term mapping, each checked against the records' own headings.
 
 The fixture MeSH (tests/fixtures/mesh) holds the records' organisms (B01) and enzymes
-(D08) with the descriptor UIs the records carry.
+(D08) with the descriptor UIs the records carry, a qualifier file with part of NLM's
+subheading tree (/metabolism over /enzymology, /blood ..., /therapy over /drug therapy
+...), and pharmacological actions: Hydrolases (a heading) and alkylsulfatase (a
+supplementary concept) have the action Enzymes.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,12 +25,19 @@ from click.testing import CliRunner
 from ingest.mesh_xml import parse_mesh
 from ingest.pubmed_xml import parse_file
 from medsearch.cli import main
-from medsearch.mesh.records import Descriptor
+from medsearch.mesh.records import Descriptor, Subheading
 from medsearch.paths import Paths
-from medsearch.query.parser import MESH_NOTE
+from medsearch.query.parser import (
+    ACTION_NOTE,
+    MESH_NOTE,
+    SUBHEADING_NOTE,
+    field_notes,
+    parse_query,
+)
 from medsearch.records import Article
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from tests.conftest import FIXTURES, SHARED_DATA
+from tests.pubmed_reference import Ref, read_corpus
 
 MESH = FIXTURES / "mesh"
 BASELINE = SHARED_DATA / "pubmed" / "net-synergy-pubmedparser"
@@ -47,7 +58,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[A
     articles = [a for path in REAL for a in parse_file(path) if isinstance(a, Article)]
     with_mesh = tmp_path_factory.mktemp("mesh") / "home"
     shutil.copytree(plain, with_mesh)
-    files = [str(MESH / "desc2025.xml"), str(MESH / "supp2025.xml")]
+    files = [str(MESH / name) for name in ("desc2025.xml", "supp2025.xml", "qual2025.xml")]
     result = CliRunner().invoke(main, ["--home", str(with_mesh), "mesh", "import", *files])
     assert result.exit_code == 0, result.output
     return plain, with_mesh, articles
@@ -148,17 +159,86 @@ def test_heading_and_subheading_by_name_or_abbreviation(
     assert found(searcher, "esterases / me[MeSH Terms]") == want
 
 
-def test_what_mesh_cannot_answer_yet_is_said(searcher: Searcher) -> None:
-    """NLM's subheading tree and MeSH's pharmacological actions are not imported: an
-    exploding [sh] and a [pa] say so with MeSH installed too; [sh:noexp] does not."""
-    from medsearch.query.parser import ACTION_NOTE, SUBHEADING_NOTE
+def subheadings_under(name: str) -> set[str]:
+    """The subheading and every one under any of its tree numbers, from the qualifier
+    fixture by tree-number prefix (the oracle)."""
+    trees = {r.name: r.tree_numbers for r in parse_mesh(MESH / "qual2025.xml")}
+    assert all(isinstance(r, Subheading) for r in parse_mesh(MESH / "qual2025.xml"))
+    return {
+        other
+        for other, numbers in trees.items()
+        if any(n == r or n.startswith(r + ".") for n in numbers for r in trees[name])
+    }
 
-    def notes(query: str) -> tuple[str, ...]:
-        return searcher.search(query, mode="lexical", k=5, rerank="none", snippets=False).notes
 
-    assert SUBHEADING_NOTE in notes("metabolism[sh]")
-    assert SUBHEADING_NOTE not in notes("metabolism[sh:noexp]")
-    assert ACTION_NOTE in notes("esterases[pa]")
+def with_subheading(articles: list[Article], names: set[str]) -> set[int]:
+    return {a.pmid for a in articles if any(q.name in names for m in a.mesh for q in m.qualifiers)}
+
+
+def notes(searcher: Searcher, query: str) -> tuple[str, ...]:
+    return searcher.search(query, mode="lexical", k=5, rerank="none", snippets=False).notes
+
+
+def test_sh_explodes_through_the_subheading_tree(
+    searcher: Searcher, articles: list[Article]
+) -> None:
+    """PubMed's [sh] includes the narrower subheadings (/metabolism finds /enzymology,
+    /blood ...); [sh:noexp] the subheading alone; a subheading under two branches
+    (/pharmacokinetics) is found from either."""
+    metabolism = subheadings_under("metabolism")
+    assert {"enzymology", "blood", "urine", "pharmacokinetics"} <= metabolism
+    assert "pharmacokinetics" in subheadings_under("pharmacology")
+    exploded = with_subheading(articles, metabolism)
+    alone = with_subheading(articles, {"metabolism"})
+    assert alone < exploded  # the records carry narrower ones on their own
+    assert found(searcher, "metabolism[sh]") == exploded
+    assert found(searcher, "me[sh]") == exploded
+    assert found(searcher, "metabolism[sh:noexp]") == alone
+    assert found(searcher, "enzymology[sh]") == with_subheading(articles, {"enzymology"})
+    therapy = with_subheading(articles, subheadings_under("therapy"))
+    assert therapy > with_subheading(articles, {"therapy"})
+    assert found(searcher, "therapy[sh]") == therapy
+    assert found(searcher, "therapy[Subheading]") == therapy
+
+
+def test_pa_finds_every_substance_with_the_action(
+    searcher: Searcher, articles: list[Article]
+) -> None:
+    """X[pa]: the articles indexed with X itself or with a substance MeSH gives the
+    action X, a heading (Hydrolases, not exploded) or a supplementary concept
+    (alkylsulfatase, in SupplMeshList or ChemicalList)."""
+    names = {"Enzymes", "Hydrolases", "alkylsulfatase"}
+    want = {
+        a.pmid
+        for a in articles
+        if names & {m.descriptor for m in a.mesh} or names & {*a.supplementary, *a.chemicals}
+    }
+    assert with_heading(articles, {"Hydrolases"}) <= want
+    assert {a.pmid for a in articles if "alkylsulfatase" in a.supplementary} <= want
+    assert found(searcher, "enzymes[pa]") == want != set()
+    assert found(searcher, '"Enzymes"[Pharmacological Action]') == want
+    assert with_heading(articles, under("Esterases")) - want  # substances are not exploded
+    result = searcher.search("enzymes[pa]", mode="lexical", k=5, rerank="none")
+    assert result.translation == '"Enzymes"[Pharmacological Action]'
+    assert ACTION_NOTE not in result.notes
+    assert found(searcher, "foo[pa]") == set()
+    assert "'foo' is not a MeSH heading: matched as typed" in notes(searcher, "foo[pa]")
+
+
+def test_sh_and_pa_say_so_only_while_the_tree_or_the_actions_are_missing(
+    searcher: Searcher,
+) -> None:
+    """Installed, [sh] and [pa] run as PubMed's and carry no note; MeSH imported without
+    the qualifier file or the actions keeps each note, as MeSH not installed does."""
+    assert notes(searcher, "metabolism[sh] OR enzymes[pa]") == ()
+    parsed = parse_query("metabolism[sh] AND enzymes[pa]")
+    assert field_notes(parsed, mesh=True) == [SUBHEADING_NOTE, ACTION_NOTE]
+    assert field_notes(parsed, mesh=True, subheading_tree=True, actions=True) == []
+    assert field_notes(parsed, mesh=False, subheading_tree=True, actions=True) == [
+        SUBHEADING_NOTE,
+        ACTION_NOTE,
+    ]
+    assert field_notes(parse_query("metabolism[sh:noexp]"), mesh=True) == []
 
 
 def test_untagged_words_map_to_headings_and_supplementary_concepts(
@@ -233,6 +313,8 @@ def test_without_mesh_searches_are_unchanged_and_say_how_to_install_it(
         result = searcher.search("hydrolases[mh]", mode="lexical", k=100, rerank="none")
         assert {h.pmid for h in result.hits} == with_heading(articles, {"Hydrolases"})
         assert MESH_NOTE in result.notes and result.translation is None
+        assert SUBHEADING_NOTE in notes(searcher, "metabolism[sh]")
+        assert ACTION_NOTE in notes(searcher, "enzymes[pa]")
     code, _, err = run(plain, "search", "lysozyme", "--explain", "--mode", "lexical")
     assert code == 0 and "medsearch ingest --download mesh" in err
 
@@ -251,3 +333,72 @@ def test_the_heading_ranks_plain_words_only_when_asked(
         searcher.settings = saved
     assert {h.pmid for h in ranked.hits} == words | muramidase
     assert ranked.total == plain.total  # the count is the translation's either way
+
+
+# -- parity: the ElementTree reading of the records and of NLM's files ---------------------
+
+
+def reference_mesh() -> tuple[dict[str, tuple[str, ...]], dict[str, set[str]]]:
+    """Read straight from the fixture XML with ElementTree (nothing from medsearch): each
+    subheading's tree numbers, and each action's substances by name."""
+    qual = ET.parse(MESH / "qual2025.xml").getroot()
+    trees = {
+        r.findtext("QualifierName/String", ""): tuple(
+            t.text or "" for t in r.iterfind("TreeNumberList/TreeNumber")
+        )
+        for r in qual.iter("QualifierRecord")
+    }
+    actions: dict[str, set[str]] = {}
+    for file, record, name in (
+        ("desc2025.xml", "DescriptorRecord", "DescriptorName/String"),
+        ("supp2025.xml", "SupplementalRecord", "SupplementalRecordName/String"),
+    ):
+        for r in ET.parse(MESH / file).getroot().iter(record):
+            for action in r.iterfind("PharmacologicalActionList/PharmacologicalAction"):
+                named = action.findtext("DescriptorReferredTo/DescriptorName/String", "")
+                actions.setdefault(named, {named}).add(r.findtext(name, ""))
+    return trees, actions
+
+
+def test_sh_and_pa_find_the_sets_the_reference_reading_gives(searcher: Searcher) -> None:
+    refs, _ = read_corpus(REAL)
+    trees, actions = reference_mesh()
+
+    def sh(name: str, *, noexp: bool = False) -> Callable[[Ref], bool]:
+        roots = trees[name]
+        names = (
+            {name}
+            if noexp
+            else {
+                other
+                for other, numbers in trees.items()
+                if any(n == r or n.startswith(r + ".") for n in numbers for r in roots)
+            }
+        )
+        return lambda ref: any(q in names for h in ref.headings for q, _ in h.qualifiers)
+
+    def pa(action: str) -> Callable[[Ref], bool]:
+        names = actions[action]
+        return lambda ref: bool(
+            names & {h.name for h in ref.headings} | names & set(ref.substances)
+        )
+
+    def want(test: Callable[[Ref], bool]) -> set[int]:
+        return {pmid for pmid, ref in refs.items() if test(ref)}
+
+    metabolism, therapy, enzymes = sh("metabolism"), sh("therapy"), pa("Enzymes")
+    drug_therapy = sh("drug therapy", noexp=True)
+    cases: list[tuple[str, Callable[[Ref], bool]]] = [
+        ("metabolism[sh]", metabolism),
+        ("metabolism[sh:noexp]", sh("metabolism", noexp=True)),
+        ("therapy[sh]", therapy),
+        ("pharmacology[sh]", sh("pharmacology")),
+        ("enzymes[pa]", enzymes),
+        ("metabolism[sh] AND enzymes[pa]", lambda r: metabolism(r) and enzymes(r)),
+        ("therapy[sh] NOT drug therapy[sh:noexp]", lambda r: therapy(r) and not drug_therapy(r)),
+    ]
+    sizes = []
+    for query, test in cases:
+        assert found(searcher, query) == want(test), query
+        sizes.append(len(want(test)))
+    assert all(sizes[:3]) and sizes[4]  # the sets are not empty

@@ -186,8 +186,9 @@ def _download_mesh(
         emit_json(result)
         return
     click.echo(
-        f"MeSH {year}: {result['descriptors']:,} descriptors and"
-        f" {result['supplementals']:,} supplementary concepts installed from"
+        f"MeSH {year}: {result['descriptors']:,} descriptors,"
+        f" {result['supplementals']:,} supplementary concepts and"
+        f" {result['subheadings']:,} subheadings installed from"
         f" {', '.join(p.name for p in files)}"
     )
 

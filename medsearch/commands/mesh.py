@@ -19,7 +19,8 @@ def mesh() -> None:
     """NLM's Medical Subject Headings: heading explosion and automatic term mapping.
 
     Install them with `medsearch ingest --download mesh`, or import copies of
-    desc20XX.xml and supp20XX.xml (gzipped or not) with `medsearch mesh import`.
+    desc20XX.xml, supp20XX.xml and qual20XX.xml (gzipped or not) with
+    `medsearch mesh import`.
     """
 
 
@@ -30,7 +31,8 @@ def mesh() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @click.pass_context
 def import_(ctx: click.Context, files: tuple[Path, ...], as_json: bool) -> None:
-    """Import a descriptor file (desc20XX.xml) and/or a supplementary file (supp20XX.xml).
+    """Import a descriptor file (desc20XX.xml), a supplementary file (supp20XX.xml)
+    and/or a qualifier file (qual20XX.xml: the subheading tree [sh] explodes through).
 
     Each replaces the MeSH of its kind already installed, in one transaction: a file
     that fails leaves the installed MeSH as it was.
@@ -43,14 +45,22 @@ def import_(ctx: click.Context, files: tuple[Path, ...], as_json: bool) -> None:
     click.echo(
         f"{year}: {result['descriptors']:,} descriptors, {result['tree_numbers']:,} tree"
         f" numbers, {result['terms']:,} entry terms, {result['qualifiers']:,} allowed"
-        f" qualifiers, {result['supplementals']:,} supplementary concepts"
-        f" ({result['seconds']:.1f} s)"
+        f" qualifiers, {result['supplementals']:,} supplementary concepts,"
+        f" {result['actions']:,} pharmacological actions, {result['subheadings']:,}"
+        f" subheadings ({result['seconds']:.1f} s)"
     )
 
 
 def import_files(paths: Paths, files: tuple[Path, ...] | list[Path]) -> dict[str, Any]:
     """Import ``files`` into the home's store (under the writer lock); the counts."""
-    from ingest.mesh_xml import DESCRIPTOR_ROOT, mesh_kind, mesh_year, parse_mesh
+    from ingest.mesh_xml import (
+        DESCRIPTOR_ROOT,
+        QUALIFIER_ROOT,
+        SUPPLEMENTAL_ROOT,
+        mesh_kind,
+        mesh_year,
+        parse_mesh,
+    )
     from medsearch.lock import write_lock
     from medsearch.mesh import tables
     from medsearch.store import Store
@@ -62,7 +72,8 @@ def import_files(paths: Paths, files: tuple[Path, ...] | list[Path]) -> dict[str
             raise UsageError(f"two files of one kind ({by_kind[kind].name}, {path.name}); give one")
         by_kind[kind] = path
     desc = by_kind.get(DESCRIPTOR_ROOT)
-    supp = next((p for k, p in by_kind.items() if k != DESCRIPTOR_ROOT), None)
+    supp = by_kind.get(SUPPLEMENTAL_ROOT)
+    qual = by_kind.get(QUALIFIER_ROOT)
     year = mesh_year(desc) if desc is not None else None
     started = time.perf_counter()
     with write_lock(paths, "mesh import"), Store(paths.store) as store, store.transaction():
@@ -71,10 +82,12 @@ def import_files(paths: Paths, files: tuple[Path, ...] | list[Path]) -> dict[str
             parse_mesh(desc) if desc is not None else None,
             parse_mesh(supp) if supp is not None else None,
             year,
+            parse_mesh(qual) if qual is not None else None,
         )
         for given, kind, count in (
             (desc, "descriptor", counts.descriptors),
             (supp, "supplementary", counts.supplementals),
+            (qual, "qualifier", counts.subheadings),
         ):
             if given is not None and not count:  # rolls back: the installed MeSH stays
                 raise UsageError(

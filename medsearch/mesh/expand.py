@@ -8,7 +8,14 @@ https://pubmed.ncbi.nlm.nih.gov/help/) is the specification:
   ``[mh:noexp]`` the heading alone; ``[majr]`` and ``[majr:noexp]`` the same among
   major topics. An entry term names its heading (``mouse[mh]`` is Mice).
   ``heading/subheading[mh]`` takes the subheading's name or its two-letter abbreviation,
-  and explodes the heading with the subheading kept. ``[sh]`` takes either too.
+  and explodes the heading with the subheading kept. ``[sh]`` takes either too, and
+  explodes through NLM's subheading tree where the qualifier file is installed
+  (``therapy[sh]`` also finds ``/drug therapy``); ``[sh:noexp]`` the subheading alone.
+- ``[pa]`` (Pharmacological Action) finds the articles indexed with any substance MeSH
+  lists under the action, as a heading or as a supplementary concept, and with the
+  action's own heading ("Pharmacological Action [PA]: substances known to have a
+  particular pharmacological action ... both MeSH terms and Supplementary Concept
+  Records", PubMed help, "Search Field Descriptions and Tags").
 - ``[nm]`` matches the records' supplementary concepts and chemicals; a concept's
   synonym names the concept.
 - An untagged run of words is looked up, longest stretch first, in the MeSH
@@ -59,6 +66,32 @@ class MeshLookup:
     year: int
     _explosions: dict[tuple[str, bool], tuple[str, ...]] = field(default_factory=dict)
     _abbreviations: dict[str, str] | None = None
+    _installed: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def subheading_tree(self) -> bool:
+        """Whether NLM's subheading tree is installed (``[sh]`` explodes)."""
+        if "tree" not in self._installed:
+            self._installed["tree"] = tables.has_subheading_tree(self.conn)
+        return self._installed["tree"]
+
+    @property
+    def actions(self) -> bool:
+        """Whether MeSH's pharmacological actions are installed (``[pa]`` finds them)."""
+        if "actions" not in self._installed:
+            self._installed["actions"] = tables.has_actions(self.conn)
+        return self._installed["actions"]
+
+    def subheading_keys(self, name: str, noexp: bool) -> tuple[str, ...]:
+        """The subheading keys ``name`` searches: itself, and where the subheading tree
+        is installed and not ``noexp`` every subheading under it."""
+        if noexp or not self.subheading_tree:
+            return (fk.name_key(name),)
+        cache = ("/" + name, noexp)
+        if cache not in self._explosions:
+            keys = tables.subheading_keys(self.conn, name)
+            self._explosions[cache] = (keys[0], *sorted(set(keys[1:]) - {keys[0]}))
+        return self._explosions[cache]
 
     @classmethod
     def open(cls, conn: sqlite3.Connection) -> MeshLookup | None:
@@ -85,8 +118,13 @@ class MeshLookup:
             return None
         if self._abbreviations is None:
             rows = self.conn.execute("SELECT DISTINCT name, abbreviation FROM mesh_qualifiers")
+            found = rows.fetchall()
+            if self.subheading_tree:  # the qualifier file names every subheading
+                found += self.conn.execute(
+                    "SELECT name, abbreviation FROM mesh_subheadings ORDER BY ui"
+                ).fetchall()
             self._abbreviations = {}
-            for name, abbreviation in rows:
+            for name, abbreviation in found:
                 self._abbreviations[fk.name_key(name)] = name
                 self._abbreviations.setdefault(abbreviation.casefold(), name)
         return self._abbreviations.get(key)
@@ -119,7 +157,10 @@ def translate(
     walk = _Walk(parsed.text, mesh, is_journal, is_author)
     node = walk.node(parsed.node) if parsed.node is not None else None
     out = replace(parsed, node=node)
-    notes = (*walk.notes, *field_notes(parsed, mesh=True))
+    notes = (
+        *walk.notes,
+        *field_notes(parsed, mesh=True, subheading_tree=mesh.subheading_tree, actions=mesh.actions),
+    )
     return Translation(out, translation_text(out), tuple(dict.fromkeys(notes)), walk.mapped)
 
 
@@ -185,7 +226,10 @@ class _Walk:
             if name is None:
                 self.notes.append(f"{node.node.text!r} is not a MeSH subheading")
                 return node
-            return replace(node, node=_as_typed(node.node, name), keys=(fk.name_key(name),))
+            keys = self.mesh.subheading_keys(name, node.noexp)
+            return replace(node, node=_as_typed(node.node, name), keys=keys)
+        if node.tag == "pa" and isinstance(node.node, Term | Phrase):
+            return self.action(node, node.node)
         if node.tag == "nm" and isinstance(node.node, Term | Phrase):
             concepts = tables.translate(self.mesh.conn, node.node.text)
             names = concepts.supplementals if concepts is not None else ()
@@ -209,6 +253,21 @@ class _Walk:
             keys = tuple(f"{k}/{fk.name_key(name)}" for k in keys)
             shown = f"{shown}/{name}"
         return replace(node, node=_as_typed(node.node, shown), keys=keys)
+
+    def action(self, node: Tagged, typed: Term | Phrase) -> Node:
+        """``X[pa]``: the action's own heading and every substance MeSH gives it (their
+        heading and concept names, looked up in the heading and substance fields)."""
+        if not self.mesh.actions:
+            return node  # field_notes says the actions are not installed
+        ui = tables.descriptor_ui(self.mesh.conn, typed.text)
+        if ui is None:
+            self.notes.append(f"{typed.text.strip()!r} is not a MeSH heading: matched as typed")
+            return node
+        found = tables.action_substances(self.mesh.conn, ui)
+        own = fk.name_key(tables.names(self.mesh.conn, [ui])[ui])
+        keys = (own, *sorted({*found.headings, *found.concepts} - {own}))
+        shown = tables.names(self.mesh.conn, [ui])[ui]
+        return replace(node, node=_as_typed(typed, shown), keys=keys)
 
     # -- automatic term mapping ------------------------------------------------------------
 

@@ -25,6 +25,8 @@ class Descriptor:
     terms: tuple[str, ...] = ()
     qualifiers: tuple[AllowedQualifier, ...] = ()
     descriptor_class: str = "1"
+    actions: tuple[str, ...] = ()
+    """UIs of the pharmacological actions (descriptors) MeSH gives this substance."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,19 @@ class Supplemental:
     note: str = ""
     synonyms: tuple[str, ...] = ()
     headings: tuple[MappedHeading, ...] = ()
+    actions: tuple[str, ...] = ()
+    """UIs of the pharmacological actions (descriptors) MeSH gives this concept."""
 
 
-MeshRecord = Descriptor | Supplemental
+@dataclass(frozen=True, slots=True)
+class Subheading:
+    """A qualifier of NLM's qualifier file (``qualYYYY.xml``): its place in the
+    subheading tree (``therapy`` Y04.010 holds ``drug therapy`` Y04.010.???)."""
+
+    ui: str
+    name: str
+    abbreviation: str = ""
+    tree_numbers: tuple[str, ...] = ()
+
+
+MeshRecord = Descriptor | Supplemental | Subheading

@@ -16,16 +16,24 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from dataclasses import replace as replace_counts
 from itertools import islice
 
 from medsearch.field_keys import name_key
-from medsearch.mesh.records import AllowedQualifier, Descriptor, MeshRecord, Supplemental
+from medsearch.mesh.records import (
+    AllowedQualifier,
+    Descriptor,
+    MeshRecord,
+    Subheading,
+    Supplemental,
+)
 
 YEAR_KEY = "mesh_year"
 """``meta`` key: the MeSH year of the installed descriptors."""
 BATCH = 5_000
 DESCRIPTOR_TABLES = ("mesh_descriptors", "mesh_tree_numbers", "mesh_qualifiers")
 SUPPLEMENTAL_TABLES = ("mesh_supplementals", "mesh_supplemental_headings")
+SUBHEADING_TABLES = ("mesh_subheadings", "mesh_subheading_trees")
 INSTALL_HINT = (
     "MeSH is not installed: `medsearch ingest --download mesh` (or `medsearch mesh import"
     " desc20XX.xml supp20XX.xml`) adds heading explosion and automatic term mapping"
@@ -39,6 +47,10 @@ class ImportCounts:
     terms: int = 0
     qualifiers: int = 0
     supplementals: int = 0
+    actions: int = 0
+    """Substance -> pharmacological action pairs (descriptors' and concepts')."""
+    subheadings: int = 0
+    """Subheadings of the qualifier file (the subheading tree)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,14 +86,18 @@ def replace(
     descriptors: Iterable[MeshRecord] | None,
     supplementals: Iterable[MeshRecord] | None,
     year: int | None,
+    subheadings: Iterable[MeshRecord] | None = None,
 ) -> ImportCounts:
-    """Replace the descriptors (when given) and the supplementary concepts (when given),
-    inside the caller's transaction."""
+    """Replace the descriptors (when given), the supplementary concepts (when given) and
+    the subheading tree (when given), inside the caller's transaction. A substance's
+    pharmacological actions go with its file: a descriptor file replaces those of
+    descriptors, a supplementary file those of concepts."""
     counts = ImportCounts()
     if descriptors is not None:
         for table in DESCRIPTOR_TABLES:
             conn.execute(f"DELETE FROM {table}")
         conn.execute("DELETE FROM mesh_terms WHERE ui NOT LIKE 'C%'")
+        conn.execute("DELETE FROM mesh_actions WHERE ui NOT LIKE 'C%'")
         counts = _write_descriptors(conn, descriptors)
         conn.execute(
             "INSERT INTO meta(key, value) VALUES (?, ?) "
@@ -92,14 +108,18 @@ def replace(
         for table in SUPPLEMENTAL_TABLES:
             conn.execute(f"DELETE FROM {table}")
         conn.execute("DELETE FROM mesh_terms WHERE ui LIKE 'C%'")
-        supplemental, terms = _write_supplementals(conn, supplementals)
-        counts = ImportCounts(
-            counts.descriptors,
-            counts.tree_numbers,
-            counts.terms + terms,
-            counts.qualifiers,
-            supplemental,
+        conn.execute("DELETE FROM mesh_actions WHERE ui LIKE 'C%'")
+        supplemental, terms, actions = _write_supplementals(conn, supplementals)
+        counts = replace_counts(
+            counts,
+            terms=counts.terms + terms,
+            supplementals=supplemental,
+            actions=counts.actions + actions,
         )
+    if subheadings is not None:
+        for table in SUBHEADING_TABLES:
+            conn.execute(f"DELETE FROM {table}")
+        counts = replace_counts(counts, subheadings=_write_subheadings(conn, subheadings))
     return counts
 
 
@@ -113,7 +133,7 @@ def _batches(items: Iterable[MeshRecord], kind: type) -> Iterator[list[MeshRecor
 
 
 def _write_descriptors(conn: sqlite3.Connection, records: Iterable[MeshRecord]) -> ImportCounts:
-    n = trees = terms = qualifiers = 0
+    n = trees = terms = qualifiers = actions = 0
     for batch in _batches(records, Descriptor):
         found = [r for r in batch if isinstance(r, Descriptor)]
         conn.executemany(
@@ -123,6 +143,9 @@ def _write_descriptors(conn: sqlite3.Connection, records: Iterable[MeshRecord]) 
         tree_rows = [(t, d.ui) for d in found for t in d.tree_numbers]
         term_rows = [(name_key(t), d.ui, t) for d in found for t in d.terms]
         qualifier_rows = [(d.ui, q.ui, q.name, q.abbreviation) for d in found for q in d.qualifiers]
+        action_rows = [(a, d.ui) for d in found for a in d.actions]
+        conn.executemany("INSERT OR IGNORE INTO mesh_actions VALUES (?, ?)", action_rows)
+        actions += len(action_rows)
         conn.executemany("INSERT OR REPLACE INTO mesh_tree_numbers VALUES (?, ?)", tree_rows)
         conn.executemany("INSERT OR IGNORE INTO mesh_terms VALUES (?, ?, ?)", term_rows)
         conn.executemany(
@@ -132,13 +155,13 @@ def _write_descriptors(conn: sqlite3.Connection, records: Iterable[MeshRecord]) 
         trees += len(tree_rows)
         terms += len(term_rows)
         qualifiers += len(qualifier_rows)
-    return ImportCounts(n, trees, terms, qualifiers)
+    return ImportCounts(n, trees, terms, qualifiers, actions=actions)
 
 
 def _write_supplementals(
     conn: sqlite3.Connection, records: Iterable[MeshRecord]
-) -> tuple[int, int]:
-    n = terms = 0
+) -> tuple[int, int, int]:
+    n = terms = actions = 0
     for batch in _batches(records, Supplemental):
         found = [r for r in batch if isinstance(r, Supplemental)]
         conn.executemany(
@@ -155,9 +178,28 @@ def _write_supplementals(
         )
         term_rows = [(name_key(t), s.ui, t) for s in found for t in s.synonyms]
         conn.executemany("INSERT OR IGNORE INTO mesh_terms VALUES (?, ?, ?)", term_rows)
+        action_rows = [(a, s.ui) for s in found for a in s.actions]
+        conn.executemany("INSERT OR IGNORE INTO mesh_actions VALUES (?, ?)", action_rows)
         n += len(found)
         terms += len(term_rows)
-    return n, terms
+        actions += len(action_rows)
+    return n, terms, actions
+
+
+def _write_subheadings(conn: sqlite3.Connection, records: Iterable[MeshRecord]) -> int:
+    n = 0
+    for batch in _batches(records, Subheading):
+        found = [r for r in batch if isinstance(r, Subheading)]
+        conn.executemany(
+            "INSERT OR REPLACE INTO mesh_subheadings VALUES (?, ?, ?, ?)",
+            [(q.ui, q.name, name_key(q.name), q.abbreviation) for q in found],
+        )
+        conn.executemany(
+            "INSERT OR REPLACE INTO mesh_subheading_trees VALUES (?, ?)",
+            [(t, q.ui) for q in found for t in q.tree_numbers],
+        )
+        n += len(found)
+    return n
 
 
 # -- reading -----------------------------------------------------------------------------
@@ -198,6 +240,77 @@ def exploded_keys(conn: sqlite3.Connection, ui: str, *, noexp: bool = False) -> 
         )
         found.extend(r[0] for r in rows)
     return found
+
+
+def has_subheading_tree(conn: sqlite3.Connection) -> bool:
+    """Whether NLM's subheading tree (the qualifier file) is installed."""
+    if not _table(conn, "mesh_subheading_trees"):
+        return False
+    found = conn.execute("SELECT 1 FROM mesh_subheading_trees LIMIT 1").fetchone()
+    return found is not None
+
+
+def has_actions(conn: sqlite3.Connection) -> bool:
+    """Whether MeSH's pharmacological actions are installed (a MeSH imported before
+    they were read has none until it is imported again)."""
+    if not _table(conn, "mesh_actions"):
+        return False
+    return conn.execute("SELECT 1 FROM mesh_actions LIMIT 1").fetchone() is not None
+
+
+def _table(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether the store has table ``name`` (an older one opened read-only has not)."""
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)
+    ).fetchone()
+    return found is not None
+
+
+def subheading_keys(conn: sqlite3.Connection, name: str, *, noexp: bool = False) -> list[str]:
+    """The name keys of the subheading ``name`` and, unless ``noexp``, of every one under
+    any of its tree numbers (``therapy`` Y04.010 -> ``drug therapy`` Y04.010.xxx ...):
+    the subheading tree's key ranges, as :func:`exploded_keys` walks the headings'."""
+    key = name_key(name)
+    found = [key]
+    row = conn.execute("SELECT ui FROM mesh_subheadings WHERE name_key = ?", (key,)).fetchone()
+    if row is None or noexp:
+        return found
+    trees = conn.execute("SELECT tree_number FROM mesh_subheading_trees WHERE ui = ?", (row[0],))
+    for (tree,) in trees.fetchall():
+        rows = conn.execute(
+            "SELECT s.name_key FROM mesh_subheading_trees t"
+            " JOIN mesh_subheadings s ON s.ui = t.ui"
+            " WHERE t.tree_number > ? AND t.tree_number < ?",
+            (tree + ".", tree + "/"),
+        )
+        found.extend(r[0] for r in rows)
+    return list(dict.fromkeys(found))
+
+
+@dataclass(frozen=True, slots=True)
+class Substances:
+    """What a pharmacological action's ``[pa]`` searches: the name keys of the
+    descriptors (``headings``) and of the supplementary concepts (``concepts``) MeSH
+    gives that action."""
+
+    headings: tuple[str, ...] = ()
+    concepts: tuple[str, ...] = ()
+
+
+def action_substances(conn: sqlite3.Connection, action_ui: str) -> Substances:
+    """The substances MeSH lists under the pharmacological action ``action_ui``."""
+    heading_rows = conn.execute(
+        "SELECT d.name_key FROM mesh_actions a JOIN mesh_descriptors d ON d.ui = a.ui"
+        " WHERE a.action_ui = ?",
+        (action_ui,),
+    )
+    headings = sorted({r[0] for r in heading_rows})
+    concept_rows = conn.execute(
+        "SELECT s.name_key FROM mesh_actions a JOIN mesh_supplementals s ON s.ui = a.ui"
+        " WHERE a.action_ui = ?",
+        (action_ui,),
+    )
+    return Substances(tuple(headings), tuple(sorted({r[0] for r in concept_rows})))
 
 
 def names(conn: sqlite3.Connection, uis: Iterable[str]) -> dict[str, str]:

@@ -186,17 +186,20 @@ data, which this index does not hold yet."""
 
 SUBHEADING_NOTE = (
     "[sh] matches the subheading itself: the narrower subheadings PubMed adds"
-    " (therapy[sh]: drug therapy ...) are not included, as NLM's subheading tree is"
-    " not imported; name each one, or write [sh:noexp] to ask for this one alone"
+    " (therapy[sh]: drug therapy ...) are not included until NLM's subheading tree is"
+    " installed (`medsearch ingest --download mesh`, or `medsearch mesh import"
+    " qual20XX.xml`); name each one, or write [sh:noexp] to ask for this one alone"
 )
-"""PubMed explodes a subheading through NLM's subheading tree (help page, "Subheadings")."""
+"""PubMed explodes a subheading through NLM's subheading tree (help page, "Subheadings");
+the tree is NLM's qualifier file, which ``medsearch mesh import`` reads."""
 ACTION_NOTE = (
     "[pa] matches the action's own MeSH heading: the substances MeSH lists under a"
-    " pharmacological action are not imported, so records indexed only with a substance"
-    " that has the action are missed"
+    " pharmacological action are not installed, so records indexed only with a substance"
+    " that has the action are missed (`medsearch ingest --download mesh` installs them)"
 )
 """PubMed's [pa] finds the records indexed with any substance MeSH gives the action (help
-page, "Pharmacological Action"); MeSH's PharmacologicalActionList is not imported here."""
+page, "Pharmacological Action"); MeSH's PharmacologicalActionList, read by ``medsearch
+mesh import``, lists them."""
 
 
 def mesh_note(parsed: ParsedQuery) -> str | None:
@@ -208,14 +211,18 @@ def mesh_note(parsed: ParsedQuery) -> str | None:
     return "; ".join(field_notes(parsed, mesh=False)) or None
 
 
-def field_notes(parsed: ParsedQuery, *, mesh: bool) -> list[str]:
+def field_notes(
+    parsed: ParsedQuery, *, mesh: bool, subheading_tree: bool = False, actions: bool = False
+) -> list[str]:
     """The notes of :func:`mesh_note`; with ``mesh`` (MeSH installed, so headings
-    explode) only those for ``[sh]`` and ``[pa]``."""
+    explode) only those for ``[sh]`` and ``[pa]``, and none for them either where the
+    subheading tree (``subheading_tree``) or the pharmacological actions (``actions``)
+    are installed with it."""
     tags = _exploding_tags(parsed.node)
     notes = [] if mesh or not tags & {"mh", "majr"} else [MESH_NOTE]
-    if "sh" in tags:
+    if "sh" in tags and not (mesh and subheading_tree):
         notes.append(SUBHEADING_NOTE)
-    if "pa" in tags:
+    if "pa" in tags and not (mesh and actions):
         notes.append(ACTION_NOTE)
     return notes
 

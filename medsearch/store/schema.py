@@ -292,6 +292,29 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (citing, key)) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS ref_dois_key ON ref_dois(key);
     """,
+    # MeSH's pharmacological actions (medsearch.mesh.tables): substance (descriptor D... or
+    # supplementary concept C...) -> action descriptor, keyed by action for [pa]; and
+    # NLM's subheading tree from the qualifier file, a subheading's narrower ones the key
+    # range of its tree number, for [sh]. Filled by the next `medsearch mesh import`.
+    """
+    CREATE TABLE IF NOT EXISTS mesh_actions (
+        action_ui TEXT NOT NULL,
+        ui TEXT NOT NULL,
+        PRIMARY KEY (action_ui, ui)
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS mesh_subheadings (
+        ui TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL,
+        abbreviation TEXT NOT NULL DEFAULT ''
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS mesh_subheadings_name ON mesh_subheadings(name_key);
+    CREATE TABLE IF NOT EXISTS mesh_subheading_trees (
+        tree_number TEXT PRIMARY KEY,
+        ui TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS mesh_subheading_trees_ui ON mesh_subheading_trees(ui);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -161,7 +161,7 @@ _EXACT_FIELDS = {
     "nm": ls.SUPPLEMENTARY,
     "rn": ls.REGISTRY,
     # Without MeSH's pharmacological actions, [pa] searches the action's own heading
-    # (parser.mesh_note says so)
+    # (parser.mesh_note says so); with them, its keys (action_keys)
     "pa": ls.MESH_HEADING,
 }
 _ROLES = {"au": "", "1au": ls.FIRST_ROLE, "lastau": ls.LAST_ROLE}
@@ -310,6 +310,8 @@ class QueryBuilder:
 
     def node(self, node: Node, tag: str | None, *, negated: bool) -> Any | None:
         if isinstance(node, Tagged):
+            if node.keys and node.tag == "pa":
+                return action_keys(self.schema, node.keys)
             if node.keys and node.tag in _EXACT_FIELDS:
                 return heading_keys(self.schema, _EXACT_FIELDS[node.tag], node.keys)
             return self.node(node.node, tag or node.tag, negated=negated)
@@ -492,6 +494,19 @@ class QueryBuilder:
         if len(tokens) == 1:
             return tantivy.Query.term_query(self.schema, name, tokens[0][1])
         return tantivy.Query.phrase_query(self.schema, name, words)
+
+
+def action_keys(schema: Any, keys: tuple[str, ...]) -> Any:
+    """``X[pa]`` with MeSH's pharmacological actions: the action and its substances'
+    names (:mod:`medsearch.mesh.expand`) as headings or as substances (the records'
+    supplementary concepts and chemicals: a concept's name is a substance name, and
+    ChemicalList names descriptor substances too)."""
+    return tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Should, heading_keys(schema, ls.MESH_HEADING, keys)),
+            (tantivy.Occur.Should, heading_keys(schema, ls.SUPPLEMENTARY, keys)),
+        ]
+    )
 
 
 def heading_keys(schema: Any, field_name: str, keys: tuple[str, ...]) -> Any:
