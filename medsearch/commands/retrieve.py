@@ -148,6 +148,31 @@ def _record_served(
         click.echo(f"note: not recorded in the history: {exc}", err=True)
 
 
+def _record_served_cite(
+    paths: Paths, paragraph: str, answer: dict[str, Any], kept: dict[str, Any], k: int
+) -> None:
+    """Keep a served cite in this home's history, as a cite run here is kept (the
+    service sends the corpus snapshot; the rest is its answer)."""
+    import numpy as np
+
+    from medsearch.history.recording import CiteKept, record_cite_kept
+    from medsearch.store.snapshot import Snapshot
+
+    citances = answer.get("citances", [])
+    pmids = [int(h["pmid"]) for c in citances for h in c.get("hits", ())]
+    cite_kept = CiteKept(
+        pmids=np.array(pmids, dtype=np.int64),
+        sentences=len(citances),
+        before=answer.get("before"),
+        modes=tuple(str(c["mode"]) for c in citances),
+        snapshot=Snapshot(**kept["snapshot"]),
+    )
+    try:
+        record_cite_kept(paths, paragraph, cite_kept, k=k)
+    except HomeError as exc:  # the answer stands; the note says what was not kept
+        click.echo(f"note: not recorded in the history: {exc}", err=True)
+
+
 def _record_similar(paths: Paths, searcher: Searcher, pmid: int, result: SearchResult) -> None:
     """Keep the list in the search history (nothing in a read-only home)."""
     from medsearch.history.recording import record_similar
@@ -252,14 +277,22 @@ def cite(
     else:
         paragraph = sys.stdin.read()
     paths = paths_of(ctx)
-    from medsearch.serve.client import NOT_RECORDED, ask, usable
+    from medsearch.serve.client import Param, ask, usable
 
     if as_json and cited is None and usable(profile, device):
-        params = [("k", k), ("before", before), ("rerank", rerank_choice(rerank, no_rerank))]
+        params: list[Param] = [
+            ("k", k),
+            ("before", before),
+            ("rerank", rerank_choice(rerank, no_rerank)),
+            ("all_sentences", "true" if all_sentences else None),
+            ("record", "true"),
+        ]
         answer = ask(paths, "/cite", params, body=paragraph)
         if answer is not None:  # a running service answered
+            kept = answer.pop("record", None)
+            if isinstance(kept, dict):
+                _record_served_cite(paths, paragraph, answer, kept, k)
             emit_json(answer)
-            click.echo(NOT_RECORDED, err=True)
             return
     with open_searcher(paths, profile=profile, device=device) as searcher:
         depth = k if cited is None else max(k, 50)  # the graph reorders a deeper pool

@@ -282,21 +282,59 @@ def record_cite(
     ranked per sentence by the dense side, not a query: ``#N`` cannot combine it and it
     does not re-run, as for similar articles; the set is what the log keeps of it.
     Its ``#N``, or None in a read-only home."""
+    pmids = np.array([h.pmid for c in result.citances for h in c.result.hits], dtype=np.int64)
+    return record_cite_kept(
+        paths,
+        paragraph,
+        CiteKept(
+            pmids=pmids,
+            sentences=len(result.citances),
+            before=result.before,
+            modes=tuple(c.result.mode for c in result.citances),
+            snapshot=corpus_snapshot(searcher.store),
+        ),
+        k=k,
+        source=source,
+        history=history,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CiteKept:
+    """What the history keeps of a cite run: every suggested PMID, how many citing
+    sentences, the ``--before`` year, each sentence's mode and the corpus snapshot (a
+    running service's answer gives them all, so the CLI records a served cite too)."""
+
+    pmids: np.ndarray
+    sentences: int
+    before: int | None
+    modes: tuple[str, ...]
+    snapshot: Snapshot
+
+
+def record_cite_kept(
+    paths: Paths,
+    paragraph: str,
+    kept: CiteKept,
+    *,
+    k: int,
+    source: str = "cli",
+    history: HistoryStore | None = None,
+) -> int | None:
+    """:func:`record_cite` from what it keeps; its ``#N``, or None in a read-only home."""
     if history is None:
         own = open_history(paths)
         if own is None:
             return None
         with own:
-            return record_cite(paths, searcher, paragraph, result, k=k, source=source, history=own)
-    pmids = np.unique(
-        np.array([h.pmid for c in result.citances for h in c.result.hits], dtype=np.int64)
-    )
-    sentences = len(result.citances)
+            return record_cite_kept(paths, paragraph, kept, k=k, source=source, history=own)
+    pmids = np.unique(kept.pmids.astype(np.int64))
+    sentences = kept.sentences
     asked = f"references suggested for {sentences} citing sentence{'s' * (sentences != 1)}"
     asked += f", top {k} each"
-    if result.before is not None:
-        asked += f", published before {result.before}"
-    modes = {c.result.mode for c in result.citances}
+    if kept.before is not None:
+        asked += f", published before {kept.before}"
+    modes = set(kept.modes)
     entry = Entry(
         number=0,
         at=now(),
@@ -305,7 +343,7 @@ def record_cite(
         query=asked,
         mode=modes.pop() if len(modes) == 1 else None,
         total=len(pmids),
-        snapshot=corpus_snapshot(searcher.store),
+        snapshot=kept.snapshot,
         pmids=pmids,
         source=source,
     )

@@ -120,7 +120,9 @@ def sentences(state: Opened, params: Params) -> dict[str, Any]:
 
 
 def cite(state: Opened, paragraph: str, params: Params) -> dict[str, Any]:
-    """``POST /cite`` (the paragraph as the body): ``cite --json``."""
+    """``POST /cite`` (the paragraph as the body): ``cite --json`` (``all_sentences``:
+    ``--all-sentences``; ``record=1``, the CLI asks it: the corpus snapshot its history
+    keeps)."""
     from medsearch.retrieval.cite import suggest
 
     if not paragraph.strip():
@@ -128,8 +130,22 @@ def cite(state: Opened, paragraph: str, params: Params) -> dict[str, Any]:
     k = params.integer("k", 5, 1, 100)
     before = params.integer("before", 0, 0, 9999) or None
     rerank = params.choice("rerank", RERANKS, None)
-    result = suggest(state.searcher, paragraph, k=k, before=before, rerank=rerank or True)
-    return result.to_dict()
+    result = suggest(
+        state.searcher,
+        paragraph,
+        k=k,
+        before=before,
+        rerank=rerank or True,
+        all_sentences=params.flag("all_sentences"),
+    )
+    out = result.to_dict()
+    if params.flag("record"):  # what the CLI's history keeps beside the answer: the corpus
+        from dataclasses import asdict
+
+        from medsearch.store.snapshot import corpus_snapshot
+
+        out["record"] = {"snapshot": asdict(corpus_snapshot(state.searcher.store))}
+    return out
 
 
 def article(state: Opened, pmid_text: str) -> dict[str, Any]:
