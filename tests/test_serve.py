@@ -130,6 +130,10 @@ def test_search_answers_what_search_json_prints(
     counted = get(served, "/search", q="heart failure", count="true").json()
     conforms(spec, "/search", "get", 200, counted)
     assert counted == cli_json(home, "search", "heart failure", "--count")
+    kept = get(served, "/search", q="cardiac[ti]", count="true", record="true").json()
+    conforms(spec, "/search", "get", 200, kept)  # what the CLI's history keeps, for it
+    assert kept["record"]["total"] == kept["count"] == len(kept["record"]["pmids"])
+    assert kept["record"]["query"] == "cardiac[ti]" and kept["record"]["counted"] == "set"
 
 
 def test_articles_and_export_answer_what_show_and_export_print(

@@ -266,3 +266,14 @@ def test_elink_scores_history_and_json(base: str) -> None:
     with urllib.request.urlopen(url) as answer:
         body = json.load(answer)
     assert body["linksets"][0]["linksetdbs"][0]["links"] == ["90000010", "90000001", "90000002"]
+
+
+def test_esearch_count_translation_and_notes_are_search_count_s(home: Path) -> None:
+    """esearch runs the one plan of ``search --count``: the same count and the same notes
+    (here: a MeSH tag searched as words without MeSH installed)."""
+    term = "heart failure[mh] AND cardiac[ti]"
+    counted = cli_json(home, "search", term, "--count")
+    found = read(Entrez.esearch(db="pubmed", term=term, sort="relevance"))
+    assert int(found["Count"]) == counted["count"]
+    assert counted["notes"]  # the test needs a note to compare
+    assert list(found.get("WarningList", {}).get("OutputMessage", [])) == counted["notes"]

@@ -5,6 +5,7 @@ the command itself started and stopped as a process."""
 from __future__ import annotations
 
 import json
+import logging
 import stat
 import threading
 from collections.abc import Iterator
@@ -199,7 +200,7 @@ def test_the_cli_uses_a_running_service_and_says_so(
     run = CliRunner().invoke(
         main, ["--home", str(home), "search", "heart failure", "-k", "3", "--json"]
     )
-    assert "not recorded in the search history" in run.stderr  # never silently
+    assert "not recorded" not in run.stderr  # the CLI records what the service sent
     served = json.loads(run.stdout)
     assert served.pop("served") is True
     assert served == on_socket[0].get("/search", params={"q": "heart failure", "k": 3}).json()
@@ -216,3 +217,59 @@ def test_the_cli_uses_a_running_service_and_says_so(
     assert bad.exit_code == 1 and "not in the store" in bad.output  # the service's own error
     alone = json.loads(cli("search", "heart failure", "-k", "3", "--json", "--models", "x"))
     assert "served" not in alone  # another profile than the service's: worked alone
+
+
+def _history_lines(home: Path) -> list[tuple[dict[str, object], list[int] | None]]:
+    """Each history line as ``history --json`` prints it (less its number and time), with
+    the set it keeps."""
+    from medsearch.history.store import open_history
+
+    history = open_history(Paths(home), write=False)
+    if history is None:  # nothing recorded yet
+        return []
+    with history:
+        entries = history.entries(sets=True)
+    out = []
+    for entry in entries:
+        shown = entry.to_dict()
+        del shown["number"], shown["time"]
+        out.append((shown, None if entry.pmids is None else entry.pmids.tolist()))
+    return out
+
+
+@pytest.mark.thorough  # the module's home and real uvicorn
+def test_a_served_search_is_kept_in_the_history_as_one_run_alone(
+    home: Path, on_socket: tuple[httpx.Client, Warm], caplog: pytest.LogCaptureFixture
+) -> None:
+    def cli(*args: str) -> str:
+        result = CliRunner().invoke(main, ["--home", str(home), *args])
+        assert result.exit_code == 0, result.output
+        assert "not recorded" not in result.stderr
+        return result.stdout
+
+    searches = [
+        ("cardiac[ti] NOT 2018[dp]", "-k", "2", "--year", "2015:2025"),
+        ("heart failure", "--count"),
+        ("heart failure", "--sort", "date", "--json"),
+    ]
+    for args in searches:
+        before = len(_history_lines(home))
+        served = cli("search", *args)
+        alone = cli("search", *args, "--device", "cpu")  # another device: worked alone
+        if "--json" in args:
+            answer = json.loads(served)
+            assert answer.pop("served") is True
+            assert answer == json.loads(alone)
+        else:
+            assert served == alone
+        lines = _history_lines(home)
+        assert len(lines) == before + 2  # the served search was recorded too
+        assert lines[-2] == lines[-1]  # and recorded as the same search run alone
+    assert _history_lines(home)[-6][1]  # a set query's set is kept, served or not
+    with caplog.at_level(logging.INFO, logger="medsearch.serve"):
+        text = cli("search", "cardiac[ti] NOT 2018[dp]", "-k", "2")  # plain text, served
+        similar = cli("similar", "90000001", "--by", "citations")
+    assert "GET /search 200" in caplog.text and "GET /similar/90000001 200" in caplog.text
+    assert text == cli("search", "cardiac[ti] NOT 2018[dp]", "-k", "2", "--device", "cpu")
+    assert "matching · showing 2" in text and "PMID" in text
+    assert similar == cli("similar", "90000001", "--by", "citations", "--device", "cpu")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -52,8 +53,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClien
     warm.close()
 
 
-def cli_json(home: Path, *args: str) -> object:
-    result = CliRunner().invoke(main, ["--home", str(home), *args, "--json", "--device", "cpu"])
+def cli_json(home: Path, *args: str, input: str | None = None) -> Any:
+    result = CliRunner().invoke(
+        main, ["--home", str(home), *args, "--json", "--device", "cpu"], input=input
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -109,3 +112,24 @@ def test_cite_takes_the_paragraph_as_its_body_and_answers_as_cite_json(
     assert [c["has_citation"] for c in answer.json()["citances"]] == [True, True]
     empty = client.post("/cite", content=b"  ")
     assert empty.status_code == 400
+
+
+@pytest.mark.thorough
+def test_a_served_cite_is_kept_in_the_history_as_run_alone(
+    served: tuple[TestClient, Warm, Path],
+) -> None:
+    """The CLI records what a served ``cite`` answered, from the answer and
+    the snapshot the service sends (``record=true``), as the same command run alone."""
+    from medsearch.commands.retrieve import _record_served_cite
+    from tests.test_serve_run import _history_lines
+
+    client, _, home = served
+    paragraph = "Cardiac remodelling drives heart failure [1]. It was studied in a cohort [2]."
+    params = {"k": 3, "record": "true", "all_sentences": "true"}
+    answer = client.post("/cite", params=params, content=paragraph.encode()).json()
+    kept = answer.pop("record")
+    cli_json(home, "cite", "-k", "3", "--all-sentences", input=paragraph)
+    _record_served_cite(Paths(home), paragraph, answer, kept, 3)
+    lines = _history_lines(home)
+    assert lines[-1] == lines[-2] and lines[-1][0]["command"] == "cite"
+    assert answer == cli_json(home, "cite", "-k", "3", "--all-sentences", input=paragraph)

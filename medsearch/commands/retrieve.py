@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -65,20 +65,30 @@ def similar(
 
     if (pmid is None) == (text is None):
         raise UsageError("give either a PMID or --text 'title and abstract'")
-    from medsearch.serve.client import NOT_RECORDED, Param, ask, filter_params, pmid_path, usable
+    from medsearch.serve.client import Param, ask, filter_params, pmid_path, usable
 
-    if as_json and pmid is not None and by != "text+citations" and usable(profile, device):
+    if pmid is not None and by != "text+citations" and usable(profile, device):
         params: list[Param] = [
             ("k", k),
             ("by", by),
             ("keep_duplicates", "true" if keep_duplicates else None),
+            ("record", "true" if by == "text" else None),
         ]
         params += filter_params(year, journals, types, exclude_retracted)
         answer = ask(paths_of(ctx), pmid_path("/similar", parse_pmid(pmid)), params)
         if answer is not None:  # a running service answered
-            emit_json(answer)
-            if by == "text":  # what similar records in the history
-                click.echo(NOT_RECORDED, err=True)
+            from medsearch.retrieval.results import SearchResult
+
+            kept = answer.pop("record", None)
+            served = SearchResult.from_dict(answer)
+            if isinstance(kept, dict):  # what similar records in the history, kept here
+                _record_served(
+                    ctx, parse_pmid(pmid), served, kept, year, journals, types, exclude_retracted
+                )
+            if as_json:
+                emit_json(answer)
+            else:
+                _print(served, as_json=False)
             return
     if by == "citations":
         from medsearch.commands.citations import opened
@@ -113,6 +123,54 @@ def similar(
             title, _, abstract = text.partition("\n")
             result = neighbours.similar_text(searcher, title, abstract, k=k)
     _print(result, as_json)
+
+
+def _record_served(
+    ctx: click.Context,
+    pmid: int,
+    result: SearchResult,
+    kept: dict[str, Any],
+    year: str | None,
+    journals: tuple[str, ...],
+    types: tuple[str, ...],
+    exclude_retracted: bool,
+) -> None:
+    """Keep a served list in this home's history, as :func:`_record_similar` keeps one
+    run here (the service sends the corpus snapshot; it writes nothing itself)."""
+    from medsearch.history.recording import record_similar_kept
+    from medsearch.store.snapshot import Snapshot
+
+    filters = make_filters(year, journals, types, exclude_retracted)
+    snapshot = Snapshot(**kept["snapshot"])
+    try:
+        record_similar_kept(paths_of(ctx), pmid, result, snapshot, filters=filters)
+    except HomeError as exc:  # the list stands; the note says what was not kept
+        click.echo(f"note: not recorded in the history: {exc}", err=True)
+
+
+def _record_served_cite(
+    paths: Paths, paragraph: str, answer: dict[str, Any], kept: dict[str, Any], k: int
+) -> None:
+    """Keep a served cite in this home's history, as a cite run here is kept (the
+    service sends the corpus snapshot; the rest is its answer)."""
+    import numpy as np
+
+    from medsearch.history.recording import CiteKept, record_cite_kept
+    from medsearch.store.snapshot import Snapshot
+
+    citances = answer.get("citances", [])
+    pmids = [int(h["pmid"]) for c in citances for h in c.get("hits", ())]
+    cite_kept = CiteKept(
+        pmids=np.array(pmids, dtype=np.int64),
+        sentences=len(citances),
+        before=answer.get("before"),
+        modes=tuple(str(c["mode"]) for c in citances),
+        snapshot=Snapshot(**kept["snapshot"]),
+    )
+    try:
+        record_cite_kept(paths, paragraph, cite_kept, k=k)
+    except HomeError as exc:  # the answer stands; the note says what was not kept
+        click.echo(f"note: not recorded in the history: {exc}", err=True)
 
 
 def _record_similar(paths: Paths, searcher: Searcher, pmid: int, result: SearchResult) -> None:
@@ -219,14 +277,22 @@ def cite(
     else:
         paragraph = sys.stdin.read()
     paths = paths_of(ctx)
-    from medsearch.serve.client import NOT_RECORDED, ask, usable
+    from medsearch.serve.client import Param, ask, usable
 
     if as_json and cited is None and usable(profile, device):
-        params = [("k", k), ("before", before), ("rerank", rerank_choice(rerank, no_rerank))]
+        params: list[Param] = [
+            ("k", k),
+            ("before", before),
+            ("rerank", rerank_choice(rerank, no_rerank)),
+            ("all_sentences", "true" if all_sentences else None),
+            ("record", "true"),
+        ]
         answer = ask(paths, "/cite", params, body=paragraph)
         if answer is not None:  # a running service answered
+            kept = answer.pop("record", None)
+            if isinstance(kept, dict):
+                _record_served_cite(paths, paragraph, answer, kept, k)
             emit_json(answer)
-            click.echo(NOT_RECORDED, err=True)
             return
     with open_searcher(paths, profile=profile, device=device) as searcher:
         depth = k if cited is None else max(k, 50)  # the graph reorders a deeper pool

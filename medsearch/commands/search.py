@@ -133,9 +133,7 @@ def search(
       medsearch search --file strategy.txt
     """
     from medsearch.history.recording import record_search, resolver
-    from medsearch.index.lexical.spelling import did_you_mean
     from medsearch.retrieval.searcher import open_searcher
-    from medsearch.retrieval.sorting import depth_for, sort_result
 
     if (query is None) == (strategy_file is None):
         raise UsageError("give a QUERY or --file STRATEGY (one of them)")
@@ -158,46 +156,31 @@ def search(
     if date is not None:
         filters = filters.merge(date_filter(date))
     choice = rerank_choice(rerank, no_rerank)
-    from medsearch.serve.client import NOT_RECORDED, Param, ask, filter_params, usable
-
-    if as_json and export_fmt is None and not explain and usable(profile, device):
-        params: list[Param] = [
-            ("q", query),
-            ("mode", mode),
-            ("k", k),
-            ("sort", sort),
-            ("rerank", choice),
-        ]
-        params += [("date", date), ("count", "true" if count_only else None)]
-        params += filter_params(year, journals, types, exclude_retracted)
-        answer = ask(paths_of(ctx), "/search", params)
-        if answer is not None:  # a running service answered: no start-up paid here
-            emit_json(answer)
-            click.echo(NOT_RECORDED, err=True)
-            return
-    first_stage_only = count_only or export_fmt is not None or sort != "relevance"
-    if count_only:
-        depth = 1
-    elif export_fmt is not None:
-        depth = EXPORT_LIMIT
-    else:
-        depth = depth_for(sort, k)
-    from medsearch.retrieval.citations import open_graph, with_counts
+    if (
+        export_fmt is None
+        and not explain
+        and _served(ctx, query, mode, k, sort, choice, date, count_only, filters, as_json=as_json)
+    ):
+        return
+    from medsearch.retrieval.citations import open_graph
+    from medsearch.retrieval.run import run_search
 
     paths = paths_of(ctx)
     with open_searcher(paths, profile=profile, device=device) as searcher:
-        graph = open_graph(paths.citations, searcher.store)
-        result = searcher.search(
+        ran = run_search(
+            searcher,
             query,
             mode=mode,
-            k=depth,
+            k=k,
             filters=filters,
-            rerank="none" if first_stage_only else choice,
-            snippets=not first_stage_only,
+            rerank=choice,
+            sort=sort,
+            count_only=count_only,
+            export_limit=EXPORT_LIMIT if export_fmt is not None else None,
             history=resolver(paths),
-            within_count=export_fmt is not None or sort != "relevance",
-            count_only=count_only,  # a count loads no model and no vector
+            graph=open_graph(paths.citations, searcher.store),
         )
+        result, suggestion = ran.result, ran.suggestion
         try:
             record_search(paths, searcher, query, result, filters=filters)
         except HomeError as exc:  # the search stands; the note says what was not kept
@@ -205,27 +188,19 @@ def search(
         explained = explain_result(result, searcher, filters) if explain else None
         if explained is not None and not as_json:
             click.echo(explanation(explained, searcher.mesh() is not None), err=True)
-        if count_only:  # the notes say how the query was read: a count needs them too
-            if as_json:
-                counted: dict[str, object] = {"count": result.total}
-                if result.notes:  # as in the hits' JSON: present when there are any
-                    counted["notes"] = list(result.notes)
-                if explained is not None:
-                    counted["explain"] = explained
-                emit_json(counted)
-            else:
-                click.echo(result.total)
-                for note in result.notes:
-                    click.echo(f"note: {note}", err=True)
-            return
-        if not first_stage_only and searcher.wants_cross(result, choice):
-            result = searcher.rerank(result, budget=searcher.rerank_budget(choice))
-        if export_fmt is not None:
-            result = sort_result(result, sort, len(result.hits), searcher.store, graph=graph)
+    if count_only:  # the notes say how the query was read: a count needs them too
+        if as_json:
+            counted: dict[str, object] = {"count": result.total}
+            if result.notes:  # as in the hits' JSON: present when there are any
+                counted["notes"] = list(result.notes)
+            if explained is not None:
+                counted["explain"] = explained
+            emit_json(counted)
         else:
-            result = sort_result(result, sort, k, searcher.store, searcher.lexical, graph)
-            result = with_counts(result.with_hits(result.hits[:k]), graph)
-            suggestion = did_you_mean(searcher.lexical, query)  # shown with the hits only
+            click.echo(result.total)
+            for note in result.notes:
+                click.echo(f"note: {note}", err=True)
+        return
     if export_fmt is not None:
         _export(ctx, result, export_fmt, output, quiet=as_json)
         return
@@ -238,6 +213,11 @@ def search(
             out["did_you_mean"] = suggestion.query
         emit_json(out)
         return
+    _print_hits(result, sort, suggestion.note if suggestion is not None else None)
+
+
+def _print_hits(result: SearchResult, sort: str, suggestion: str | None) -> None:
+    """The hits as text, the header first and the notes on stderr (run here or served)."""
     from medsearch.commands.render import print_hits
 
     header = f"[dim]{matching(result)} · mode {result.mode}"
@@ -250,7 +230,61 @@ def search(
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     if suggestion is not None:
-        click.echo(f"note: {suggestion.note}", err=True)
+        click.echo(f"note: {suggestion}", err=True)
+
+
+def _served(
+    ctx: click.Context,
+    query: str,
+    mode: str | None,
+    k: int,
+    sort: str,
+    choice: str | None,
+    date: str | None,
+    count_only: bool,
+    filters: Filters,
+    *,
+    as_json: bool,
+) -> bool:
+    """Ask a running service for this home (:mod:`medsearch.serve.client`); True when it
+    answered and the answer is printed, as the command prints its own, and recorded in
+    this home's history from what the service sent (``record``: the service writes
+    nothing). A query with ``#N`` reads this home's history, so it is run here."""
+    from medsearch.history.recording import SearchRecord, record_kept
+    from medsearch.retrieval.results import SearchResult
+    from medsearch.serve.client import Param, ask, filter_params, usable
+
+    profile, device = ctx.params.get("profile"), ctx.params.get("device", "auto")
+    if "#" in query or not usable(profile, device):
+        return False
+    params: list[Param] = [("q", query), ("mode", mode), ("k", k), ("sort", sort)]
+    params += [("rerank", choice), ("date", date), ("count", "true" if count_only else None)]
+    got = ctx.params
+    params += filter_params(
+        got["year"], got["journals"], got["types"], bool(got["exclude_retracted"])
+    )
+    params.append(("record", "true"))
+    paths = paths_of(ctx)
+    answer = ask(paths, "/search", params)
+    if answer is None:
+        return False
+    kept = answer.pop("record", None)
+    if isinstance(kept, dict):
+        try:
+            record_kept(paths, query, SearchRecord.from_dict(kept), filters=filters)
+        except HomeError as exc:  # the search stands; the note says what was not kept
+            click.echo(f"note: not recorded in the history: {exc}", err=True)
+    if as_json:
+        emit_json(answer)
+    elif count_only:
+        click.echo(answer["count"])
+        for note in answer.get("notes", ()):
+            click.echo(f"note: {note}", err=True)
+    else:
+        result = SearchResult.from_dict(answer)
+        suggested = answer.get("did_you_mean")
+        _print_hits(result, sort, f"did you mean: {suggested}" if suggested else None)
+    return True
 
 
 _NUMBERS = ("", "one", "both", "three", "four", "five", "six", "seven", "eight", "nine", "ten")

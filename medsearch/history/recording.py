@@ -7,8 +7,8 @@ the CLI and the TUI call the same ones, after the search they ran.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from medsearch.query.normalize import repair_undecodable
 from medsearch.query.parser import parse_plain, parse_query
 from medsearch.query.printer import format_query
 from medsearch.records import Filters
-from medsearch.store.snapshot import corpus_snapshot, provenance
+from medsearch.store.snapshot import Snapshot, corpus_snapshot, provenance
 
 if TYPE_CHECKING:
     from medsearch.retrieval.cite import CiteResult
@@ -93,6 +93,63 @@ def _as_read(result: SearchResult, typed: str, paths: Paths) -> str:
     return format_query(parsed)
 
 
+@dataclass(frozen=True, slots=True)
+class SearchRecord:
+    """What the history keeps of a search beyond what was typed and the filters: the
+    query as read and as run, its count and set, and the corpus it ran against.
+
+    The searcher that ran the search makes it (:func:`search_record`); a running service
+    sends it to the CLI (``to_dict``), which records it in its own history, so the
+    service writes nothing in the home and a served search is kept as one run alone."""
+
+    query: str
+    mode: str
+    total: int
+    counted: str | None
+    snapshot: Snapshot
+    pmids: np.ndarray | None
+    translation: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "total": self.total,
+            "counted": self.counted,
+            "snapshot": asdict(self.snapshot),
+            "pmids": None if self.pmids is None else self.pmids.tolist(),
+            "translation": self.translation,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SearchRecord:
+        pmids = data.get("pmids")
+        return cls(
+            query=str(data["query"]),
+            mode=str(data["mode"]),
+            total=int(data["total"]),
+            counted=data.get("counted"),
+            snapshot=Snapshot(**data["snapshot"]),
+            pmids=None if pmids is None else np.array(pmids, dtype=np.int64),
+            translation=data.get("translation"),
+        )
+
+
+def search_record(
+    paths: Paths, searcher: Searcher, typed: str, result: SearchResult, *, filters: Filters
+) -> SearchRecord:
+    """What :func:`record_search` keeps of ``result``, read from the searcher that ran it."""
+    return SearchRecord(
+        query=_as_read(result, repair_undecodable(typed), paths),
+        mode=result.mode,
+        total=result.total,
+        counted=result.counted,
+        snapshot=corpus_snapshot(searcher.store),
+        pmids=result_set(searcher, result, filters),
+        translation=_translation(result),
+    )
+
+
 def record_search(
     paths: Paths,
     searcher: Searcher,
@@ -111,29 +168,42 @@ def record_search(
     connection folds the write-ahead log into the file and syncs it (two fsyncs, ~28 ms
     on this project's VM disk); the line itself is a commit to the log, not synced.
     """
+    kept = search_record(paths, searcher, typed, result, filters=filters)
+    return record_kept(paths, typed, kept, filters=filters, source=source, history=history)
+
+
+def record_kept(
+    paths: Paths,
+    typed: str,
+    kept: SearchRecord,
+    *,
+    filters: Filters,
+    source: str = "cli",
+    history: HistoryStore | None = None,
+) -> int | None:
+    """Append a search from its :class:`SearchRecord` (made here or by the service);
+    its ``#N``, or None in a read-only home."""
     if history is None:
         own = open_history(paths)
         if own is None:
             return None
         with own:
-            return record_search(
-                paths, searcher, typed, result, filters=filters, source=source, history=own
-            )
+            return record_kept(paths, typed, kept, filters=filters, source=source, history=own)
     typed = repair_undecodable(typed)  # argv bytes that were not UTF-8, as the search read them
     entry = Entry(
         number=0,
         at=now(),
         command="search",
         typed=" ".join(typed.split()),
-        query=_as_read(result, typed, paths),
-        mode=result.mode,
+        query=kept.query,
+        mode=kept.mode,
         filters=filters,
-        total=result.total,
-        counted=result.counted,
-        snapshot=corpus_snapshot(searcher.store),
-        pmids=result_set(searcher, result, filters),
+        total=kept.total,
+        counted=kept.counted,
+        snapshot=kept.snapshot,
+        pmids=kept.pmids,
         source=source,
-        translation=_translation(result),
+        translation=kept.translation,
     )
     return history.record(entry)
 
@@ -156,13 +226,31 @@ def record_similar(
 ) -> int | None:
     """Append a similar-articles list to the history (its count: the articles listed);
     its ``#N``, or None in a read-only home. Not a set: ``#N`` cannot combine it."""
+    snapshot = corpus_snapshot(searcher.store)
+    return record_similar_kept(
+        paths, pmid, result, snapshot, filters=filters, source=source, history=history
+    )
+
+
+def record_similar_kept(
+    paths: Paths,
+    pmid: int,
+    result: SearchResult,
+    snapshot: Snapshot,
+    *,
+    filters: Filters,
+    source: str = "cli",
+    history: HistoryStore | None = None,
+) -> int | None:
+    """:func:`record_similar` from the corpus ``snapshot`` the list ran against (the
+    running service sends it with a served list)."""
     if history is None:
         own = open_history(paths)
         if own is None:
             return None
         with own:
-            return record_similar(
-                paths, searcher, pmid, result, filters=filters, source=source, history=own
+            return record_similar_kept(
+                paths, pmid, result, snapshot, filters=filters, source=source, history=own
             )
     entry = Entry(
         number=0,
@@ -173,7 +261,7 @@ def record_similar(
         mode=result.mode,
         filters=filters,
         total=len(result.hits),
-        snapshot=corpus_snapshot(searcher.store),
+        snapshot=snapshot,
         source=source,
     )
     return history.record(entry)
@@ -194,21 +282,59 @@ def record_cite(
     ranked per sentence by the dense side, not a query: ``#N`` cannot combine it and it
     does not re-run, as for similar articles; the set is what the log keeps of it.
     Its ``#N``, or None in a read-only home."""
+    pmids = np.array([h.pmid for c in result.citances for h in c.result.hits], dtype=np.int64)
+    return record_cite_kept(
+        paths,
+        paragraph,
+        CiteKept(
+            pmids=pmids,
+            sentences=len(result.citances),
+            before=result.before,
+            modes=tuple(c.result.mode for c in result.citances),
+            snapshot=corpus_snapshot(searcher.store),
+        ),
+        k=k,
+        source=source,
+        history=history,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CiteKept:
+    """What the history keeps of a cite run: every suggested PMID, how many citing
+    sentences, the ``--before`` year, each sentence's mode and the corpus snapshot (a
+    running service's answer gives them all, so the CLI records a served cite too)."""
+
+    pmids: np.ndarray
+    sentences: int
+    before: int | None
+    modes: tuple[str, ...]
+    snapshot: Snapshot
+
+
+def record_cite_kept(
+    paths: Paths,
+    paragraph: str,
+    kept: CiteKept,
+    *,
+    k: int,
+    source: str = "cli",
+    history: HistoryStore | None = None,
+) -> int | None:
+    """:func:`record_cite` from what it keeps; its ``#N``, or None in a read-only home."""
     if history is None:
         own = open_history(paths)
         if own is None:
             return None
         with own:
-            return record_cite(paths, searcher, paragraph, result, k=k, source=source, history=own)
-    pmids = np.unique(
-        np.array([h.pmid for c in result.citances for h in c.result.hits], dtype=np.int64)
-    )
-    sentences = len(result.citances)
+            return record_cite_kept(paths, paragraph, kept, k=k, source=source, history=own)
+    pmids = np.unique(kept.pmids.astype(np.int64))
+    sentences = kept.sentences
     asked = f"references suggested for {sentences} citing sentence{'s' * (sentences != 1)}"
     asked += f", top {k} each"
-    if result.before is not None:
-        asked += f", published before {result.before}"
-    modes = {c.result.mode for c in result.citances}
+    if kept.before is not None:
+        asked += f", published before {kept.before}"
+    modes = set(kept.modes)
     entry = Entry(
         number=0,
         at=now(),
@@ -217,7 +343,7 @@ def record_cite(
         query=asked,
         mode=modes.pop() if len(modes) == 1 else None,
         total=len(pmids),
-        snapshot=corpus_snapshot(searcher.store),
+        snapshot=kept.snapshot,
         pmids=pmids,
         source=source,
     )

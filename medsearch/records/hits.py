@@ -66,6 +66,55 @@ class Hit:
     """How many articles in this corpus cite it."""
     evidence: Evidence | None = None
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Hit:
+        """A hit from its ``--json`` form (what a running service sends the CLI)."""
+
+        def notices(key: str) -> tuple[Notice, ...]:
+            return tuple(Notice(n["status"], n["type"], n.get("pmid")) for n in data.get(key, ()))
+
+        sentence = None
+        if "sentence" in data:
+            context = data.get("context") or {}
+            sentence = SentenceMatch(
+                data["sentence"],
+                data.get("label"),
+                int(data["sentence_id"]),
+                context.get("before", ""),
+                context.get("after", ""),
+            )
+        evidence = None
+        if "evidence" in data:
+            evidence = Evidence(data["evidence"], data.get("evidence_label"))
+        ranks = tuple(
+            (key.removesuffix("_rank"), int(value))
+            for key, value in data.items()
+            if key.endswith("_rank") and key != "first_stage_rank"
+        )
+        return cls(
+            rank=int(data["rank"]),
+            pmid=int(data["pmid"]),
+            score=float(data["score"]),
+            title=data.get("title", ""),
+            journal=data.get("journal", ""),
+            year=data.get("year"),
+            authors=tuple(data.get("authors", ())),
+            snippet=data.get("snippet", ""),
+            sources=tuple(data.get("sources", ())),
+            notices=notices("notices"),
+            notice_for=notices("notice_for"),
+            source_ranks=ranks,
+            first_stage_rank=data.get("first_stage_rank"),
+            all_words=data.get("all_words"),
+            sentence=sentence,
+            in_corpus=data.get("in_corpus"),
+            doi=data.get("doi"),
+            reference_source=data.get("source"),
+            seed_links=data.get("seed_links"),
+            cited_by=data.get("cited_by"),
+            evidence=evidence,
+        )
+
     @property
     def notice(self) -> str | None:
         """The strongest status among :attr:`notices` (they come strongest first)."""

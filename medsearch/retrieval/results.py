@@ -95,6 +95,31 @@ class SearchResult:
             out["notes"] = list(self.notes)
         return out
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SearchResult:
+        """A result from its ``--json`` form, as a running service sends it, so the CLI
+        prints a served answer as text with the printer of its own (``to_dict`` of it
+        gives ``data`` back; the plan and the timings do not travel)."""
+        own = {"query", "citance", "pmid", "translation", "sort", "mode", "total", "counted"}
+        own |= {"reranked", "reranker", "hits", "notes"}
+        beside = {"served", "did_you_mean", "record", "explain"}
+        reranker = data.get("reranker")
+        return cls(
+            hits=tuple(Hit.from_dict(h) for h in data.get("hits", ())),
+            mode=str(data["mode"]),
+            total=int(data["total"]),
+            query=data.get("query"),
+            citance=data.get("citance"),
+            pmid=data.get("pmid"),
+            details=tuple((k, v) for k, v in data.items() if k not in own | beside),
+            translation=data.get("translation"),
+            sort=data.get("sort"),
+            reranked=bool(data.get("reranked", False)),
+            rerankers=tuple(reranker.split("+")) if reranker else (),
+            notes=tuple(data.get("notes", ())),
+            counted=data.get("counted"),
+        )
+
     def with_hits(self, hits: Sequence[Hit], **changes: Any) -> SearchResult:
         return replace(self, hits=tuple(hits), **changes)
 

@@ -44,49 +44,47 @@ def health(state: Opened, warm: Warm) -> dict[str, Any]:
 
 
 def search(state: Opened, params: Params) -> dict[str, Any]:
-    """``GET /search``: ``search --json`` (``count=1``: ``search --count --json``)."""
-    from medsearch.index.lexical.spelling import did_you_mean
-    from medsearch.retrieval.citations import with_counts
-    from medsearch.retrieval.sorting import depth_for, sort_result
+    """``GET /search``: ``search --json`` (``count=1``: ``search --count --json``), run
+    by the command's own :func:`~medsearch.retrieval.run.run_search`. ``record=1`` (the
+    CLI asks it) adds ``record``: what the history keeps of the search
+    (:class:`~medsearch.history.recording.SearchRecord`), which the CLI records in its
+    own history; the service itself writes nothing."""
+    from medsearch.retrieval.run import run_search
 
     query = params.required("q")
-    mode = params.choice("mode", MODES, None)
-    k = params.integer("k", 10, 1, 10_000)
-    sort = params.choice("sort", SORTS, "relevance") or "relevance"
-    rerank = params.choice("rerank", RERANKS, None)
     count_only = params.flag("count")
     filters = filters_of(params)
-    searcher, graph = state.searcher, state.graph
-    first_stage_only = count_only or sort != "relevance"
-    depth = 1 if count_only else depth_for(sort, k)
-    result = searcher.search(
+    ran = run_search(
+        state.searcher,
         query,
-        mode=mode,
-        k=depth,
+        mode=params.choice("mode", MODES, None),
+        k=params.integer("k", 10, 1, 10_000),
         filters=filters,
-        rerank="none" if first_stage_only else rerank,
-        snippets=not first_stage_only,
-        within_count=sort != "relevance",  # as the command: a sort covers the counted set
+        rerank=params.choice("rerank", RERANKS, None),
+        sort=params.choice("sort", SORTS, "relevance") or "relevance",
         count_only=count_only,
+        graph=state.graph,
     )
+    result = ran.result
     if count_only:
-        counted: dict[str, Any] = {"count": result.total}
+        out: dict[str, Any] = {"count": result.total}
         if result.notes:  # as `search --count --json`
-            counted["notes"] = list(result.notes)
-        return counted
-    if not first_stage_only and searcher.wants_cross(result, rerank):
-        result = searcher.rerank(result)
-    result = sort_result(result, sort, k, searcher.store, searcher.lexical, graph)
-    result = with_counts(result.with_hits(result.hits[:k]), graph)
-    out = result.to_dict()
-    suggestion = did_you_mean(searcher.lexical, query)
-    if suggestion is not None:
-        out["did_you_mean"] = suggestion.query
+            out["notes"] = list(result.notes)
+    else:
+        out = result.to_dict()
+        if ran.suggestion is not None:
+            out["did_you_mean"] = ran.suggestion.query
+    if params.flag("record"):
+        from medsearch.history.recording import search_record
+
+        kept = search_record(state.paths, state.searcher, query, result, filters=filters)
+        out["record"] = kept.to_dict()
     return out
 
 
 def similar(state: Opened, pmid_text: str, params: Params) -> dict[str, Any]:
-    """``GET /similar/{pmid}``: ``similar PMID --json`` (``by=text|citations``)."""
+    """``GET /similar/{pmid}``: ``similar PMID --json`` (``by=text|citations``).
+    ``record=1`` (by text; the CLI asks it) adds the corpus snapshot the history keeps."""
     from medsearch.retrieval import neighbours
     from medsearch.retrieval.citations import related
 
@@ -103,7 +101,14 @@ def similar(state: Opened, pmid_text: str, params: Params) -> dict[str, Any]:
         filters=filters,
         skip_duplicates=not params.flag("keep_duplicates"),
     )
-    return result.to_dict()
+    out = result.to_dict()
+    if params.flag("record"):  # what the CLI's history keeps beside the list: the corpus
+        from dataclasses import asdict
+
+        from medsearch.store.snapshot import corpus_snapshot
+
+        out["record"] = {"snapshot": asdict(corpus_snapshot(state.searcher.store))}
+    return out
 
 
 def sentences(state: Opened, params: Params) -> dict[str, Any]:
@@ -115,7 +120,9 @@ def sentences(state: Opened, params: Params) -> dict[str, Any]:
 
 
 def cite(state: Opened, paragraph: str, params: Params) -> dict[str, Any]:
-    """``POST /cite`` (the paragraph as the body): ``cite --json``."""
+    """``POST /cite`` (the paragraph as the body): ``cite --json`` (``all_sentences``:
+    ``--all-sentences``; ``record=1``, the CLI asks it: the corpus snapshot its history
+    keeps)."""
     from medsearch.retrieval.cite import suggest
 
     if not paragraph.strip():
@@ -123,8 +130,22 @@ def cite(state: Opened, paragraph: str, params: Params) -> dict[str, Any]:
     k = params.integer("k", 5, 1, 100)
     before = params.integer("before", 0, 0, 9999) or None
     rerank = params.choice("rerank", RERANKS, None)
-    result = suggest(state.searcher, paragraph, k=k, before=before, rerank=rerank or True)
-    return result.to_dict()
+    result = suggest(
+        state.searcher,
+        paragraph,
+        k=k,
+        before=before,
+        rerank=rerank or True,
+        all_sentences=params.flag("all_sentences"),
+    )
+    out = result.to_dict()
+    if params.flag("record"):  # what the CLI's history keeps beside the answer: the corpus
+        from dataclasses import asdict
+
+        from medsearch.store.snapshot import corpus_snapshot
+
+        out["record"] = {"snapshot": asdict(corpus_snapshot(state.searcher.store))}
+    return out
 
 
 def article(state: Opened, pmid_text: str) -> dict[str, Any]:

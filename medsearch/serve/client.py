@@ -23,10 +23,6 @@ from medsearch.errors import MedsearchError, NotFoundError, UsageError
 from medsearch.paths import Paths
 from medsearch.serve.access import read_token
 
-NOT_RECORDED = "note: answered by the running service: not recorded in the search history"
-"""What ``search``, ``similar`` and ``cite`` say on stderr when the service answered: the
-service writes nothing in the home, so the search history misses these."""
-
 Param = tuple[str, str | int | None]
 """A query parameter; one whose value is None is left out."""
 

@@ -100,6 +100,7 @@ def home_stamp(paths: Paths, searcher: Searcher | None) -> tuple[object, ...]:
 class Opened:
     """One state of the home: its searcher and citation graph."""
 
+    paths: Paths
     searcher: Searcher
     graph: CitationGraph
     stamp: tuple[object, ...]
@@ -155,7 +156,9 @@ class Warm:
             with contextlib.suppress(MedsearchError):
                 searcher.load_models()
         graph = open_graph(self.paths.citations, searcher.store)
-        return Opened(searcher, graph, home_stamp(self.paths, searcher), time.monotonic())
+        return Opened(
+            self.paths, searcher, graph, home_stamp(self.paths, searcher), time.monotonic()
+        )
 
     @property
     def models_loaded(self) -> list[str]:

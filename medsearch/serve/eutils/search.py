@@ -181,46 +181,36 @@ class SetFound:
 
 
 def find_set(state: Opened, query: str, depth: int, sort: str) -> SetFound:
-    """The query as a Boolean set, read by the searcher's own rules
-    (:func:`~medsearch.retrieval.query_text.read_query`, MeSH's
-    :func:`~medsearch.retrieval.query_text.translate`): plain words are the set holding
-    every word, as PubMed ANDs them and as ``search --count`` counts them. Only ids are
-    read (no record is decoded), which is what keeps esearch fast; ``sort`` other than
-    relevance orders the best :data:`MAX_IDS` by the store's sort fields."""
-    from medsearch.query.parser import parse_plain
+    """The query as a Boolean set, counted by ``search --count``'s own call (the
+    searcher's one plan: :meth:`~medsearch.retrieval.searcher.Searcher.plan`), so
+    ``Count``, the translation and the notes are exactly the command's: plain words are
+    the set holding every word, as PubMed ANDs them. The ids are then listed from that
+    plan's counted set, ids only (no record is decoded, which is what keeps esearch
+    fast); ``sort`` other than relevance orders the best :data:`MAX_IDS` by the store's
+    sort fields."""
     from medsearch.records import Hit
-    from medsearch.retrieval.query_text import read_query, translate, truncated_note
+    from medsearch.retrieval.query_text import truncated_note
     from medsearch.retrieval.results import SearchResult
-    from medsearch.retrieval.sets import plan_query
     from medsearch.retrieval.sorting import sort_result
 
     searcher = state.searcher
-    read = read_query(query, syntax=True)
-    if read.error is not None and read.syntax:
-        raise read.error
-    notes = list(read.notes)
-    plan = plan_query(read.parsed or parse_plain(query))
-    translation = None
-    mesh = searcher.mesh()
-    if mesh is not None and read.syntax:
-        translated = translate(
-            plan, mesh, searcher.lexical, mesh_ranking=searcher.settings.mesh_ranking
-        )
-        plan = translated.plan
-        translation = translated.text or None
-        notes.extend(translated.notes)
-    target = plan.all_words if plan.all_words is not None else plan.parsed
-    found = searcher.lexical.search(target, k=max(depth, 1), snippets=0)
-    if found.truncated:
+    counted = searcher.search(query, k=1, snippets=False, count_only=True)
+    assert counted.plan is not None, "a search's result carries its plan"
+    notes = list(counted.notes)
+    target = counted.plan.counted_set()
+    found = searcher.lexical.search(
+        target.parsed, k=max(depth, 1), count=False, syntax=target.syntax, snippets=0
+    )
+    if found.truncated and not any(n.startswith("truncation:") for n in notes):
         notes.append(truncated_note(found.truncated))
     ids = [hit.pmid for hit in found.hits]
     if sort != "relevance" and ids:
         hits = tuple(Hit(rank=i, pmid=p, score=0.0) for i, p in enumerate(ids, 1))
-        ranked = SearchResult(hits=hits, mode="lexical", total=found.total)
+        ranked = SearchResult(hits=hits, mode="lexical", total=counted.total)
         result = sort_result(ranked, sort, depth, searcher.store, graph=state.graph)
         ids = [hit.pmid for hit in result.hits]
         notes.extend(result.notes)
-    return SetFound(found.total, ids, translation, target, notes)
+    return SetFound(counted.total, ids, counted.translation or None, target.parsed, notes)
 
 
 def esearch(state: Opened, history: History, params: Params) -> SearchAnswer:
