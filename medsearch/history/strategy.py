@@ -122,7 +122,11 @@ def run_strategy(
                 history=resolve,
             )
         except QuerySyntaxError as exc:
-            raise QuerySyntaxError(f"strategy line {line.row} (#{line.number}): {exc}") from None
+            raise QuerySyntaxError(
+                f"strategy line {line.row} (#{line.number}): {exc.problem}",
+                exc.position,
+                shown=exc.shown,
+            ) from None
         typed = line.query
         if all(int(n) in recorded for n in _REFERENCE.findall(line.query)):
             typed = _REFERENCE.sub(lambda m: f"#{recorded[int(m.group(1))]}", line.query)
