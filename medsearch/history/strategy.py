@@ -132,7 +132,7 @@ def run_strategy(
             typed = _REFERENCE.sub(lambda m: f"#{recorded[int(m.group(1))]}", line.query)
         number = None
         try:
-            number = record_search(paths, searcher, typed, result, filters=filters)
+            number = record_search(paths, searcher, typed, result)
         except HomeError as exc:  # the count stands; the note says what was not kept
             notes.append(f"#{line.number} not recorded in the history: {exc}")
         if number is not None:

@@ -130,7 +130,7 @@ class Searcher(Resources):
             raise UsageError(f"-k must be between 1 and {MAX_K}")
         if not query.strip():
             raise UsageError("the query is empty")
-        query_plan = self.plan(query, syntax=syntax, history=history)
+        query_plan = self.plan(query, syntax=syntax, history=history, filters=filters)
         syntax = query_plan.syntax
         notes[:0] = query_plan.notes
         counted = "set" if query_plan.is_set else ALL_WORDS
@@ -140,7 +140,7 @@ class Searcher(Resources):
                 "the hits are the articles counted (every word); articles ranked in"
                 " without every word are left out"
             )
-        filters = filters or Filters()
+        filters = query_plan.filters  # the restrictions are the plan's, for every reader
         if mode != "lexical" and not count_only:
             self.encoder(f"{mode} search")  # the plan depends on its device
         plan = RerankPlan() if count_only else self.rerank_plan(rerank)
@@ -236,10 +236,15 @@ class Searcher(Resources):
         )
 
     def plan(
-        self, query: str, *, syntax: bool = True, history: Callable[[int], str] | None = None
+        self,
+        query: str,
+        *,
+        syntax: bool = True,
+        history: Callable[[int], str] | None = None,
+        filters: Filters | None = None,
     ) -> Plan:
         """The one plan of ``query`` over this home: read once, MeSH applied where it
-        is installed (:func:`~medsearch.retrieval.query_text.make_plan`)."""
+        is installed, ``filters`` in it (:func:`~medsearch.retrieval.query_text.make_plan`)."""
         mesh = self.mesh() if syntax else None
         return make_plan(
             repair_undecodable(query),
@@ -248,6 +253,7 @@ class Searcher(Resources):
             mesh=mesh,
             lexical=self.lexical,
             mesh_ranking=self.settings.mesh_ranking,
+            filters=filters,
         )
 
     def _gone_among(
