@@ -24,7 +24,8 @@ from medsearch.history.entries import Entry, reads_back
 from medsearch.history.recording import record_search, resolver
 from medsearch.history.store import MIGRATIONS, now, open_history
 from medsearch.paths import Paths
-from medsearch.query.parser import MESH_NOTE, mesh_note, parse_query
+from medsearch.query.field_notes import MESH_NOTE, mesh_note
+from medsearch.query.parser import parse_query
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from tests.conftest import FIXTURES, SHARED_DATA
 

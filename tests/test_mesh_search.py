@@ -23,7 +23,7 @@ from ingest.pubmed_xml import parse_file
 from medsearch.cli import main
 from medsearch.mesh.records import Descriptor
 from medsearch.paths import Paths
-from medsearch.query.parser import MESH_NOTE
+from medsearch.query.field_notes import MESH_NOTE
 from medsearch.records import Article
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from tests.conftest import FIXTURES, SHARED_DATA
@@ -151,7 +151,7 @@ def test_heading_and_subheading_by_name_or_abbreviation(
 def test_what_mesh_cannot_answer_yet_is_said(searcher: Searcher) -> None:
     """NLM's subheading tree and MeSH's pharmacological actions are not imported: an
     exploding [sh] and a [pa] say so with MeSH installed too; [sh:noexp] does not."""
-    from medsearch.query.parser import ACTION_NOTE, SUBHEADING_NOTE
+    from medsearch.query.field_notes import ACTION_NOTE, SUBHEADING_NOTE
 
     def notes(query: str) -> tuple[str, ...]:
         return searcher.search(query, mode="lexical", k=5, rerank="none", snippets=False).notes

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def date_filter(value: str) -> Filters:
     """``--date A:B`` read as ``A:B[dp]`` is (the same forms, the same errors)."""
-    from medsearch.query.parser import parse_date_range
+    from medsearch.query.tags import parse_date_range
 
     try:
         first, last = parse_date_range(value)

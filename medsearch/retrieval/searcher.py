@@ -22,8 +22,8 @@ import numpy as np
 
 from medsearch.errors import ModelError, StoreError, UsageError
 from medsearch.paths import Paths
+from medsearch.query.field_notes import field_notes
 from medsearch.query.normalize import repair_undecodable
-from medsearch.query.parser import field_notes
 from medsearch.records import Article, Filters, Hit
 from medsearch.rerank.plan import RerankPlan
 from medsearch.retrieval.cross_stage import budgeted_rerank, cross_rerank

@@ -161,7 +161,7 @@ _EXACT_FIELDS = {
     "nm": ls.SUPPLEMENTARY,
     "rn": ls.REGISTRY,
     # Without MeSH's pharmacological actions, [pa] searches the action's own heading
-    # (parser.mesh_note says so)
+    # (field_notes.mesh_note says so)
     "pa": ls.MESH_HEADING,
 }
 _ROLES = {"au": "", "1au": ls.FIRST_ROLE, "lastau": ls.LAST_ROLE}
