@@ -58,7 +58,6 @@ from medsearch.history.store import now, open_history
 from medsearch.paths import Paths
 from medsearch.query.parser import parse_query
 from medsearch.query.printer import format_query
-from medsearch.records import Filters
 from medsearch.retrieval.searcher import open_searcher
 
 
@@ -148,12 +147,10 @@ def run(n: int, lines: int, repeat: int, targets: list[int]) -> dict[str, object
                     result = searcher.search(query, mode="lexical", k=10, rerank="none")
                     search_t.append(time.perf_counter() - t)
                     t = time.perf_counter()
-                    record_search(
-                        paths, searcher, query, result, filters=Filters(), history=recorder
-                    )
+                    record_search(paths, searcher, query, result, history=recorder)
                     record_t.append(time.perf_counter() - t)
                     t = time.perf_counter()
-                    result_set(searcher, result, Filters())
+                    result_set(searcher, result)
                     list_t.append(time.perf_counter() - t)
                 listed = result.total <= SET_LIMIT and result.total > len(result.hits)
                 rows.append(
@@ -174,7 +171,7 @@ def run(n: int, lines: int, repeat: int, targets: list[int]) -> dict[str, object
             closing = []  # a CLI search: open, record, close (the close syncs the file)
             for _ in range(repeat):
                 t = time.perf_counter()
-                record_search(paths, searcher, query, result, filters=Filters())
+                record_search(paths, searcher, query, result)
                 closing.append(time.perf_counter() - t)
         spread = np.sort(np.random.default_rng(0).choice(41_000_000, 10_000, replace=False))
         history_bytes = paths.history_db.stat().st_size

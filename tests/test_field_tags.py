@@ -250,7 +250,8 @@ def test_the_search_command_takes_date_and_journal_filters_and_notes_mesh(
     from click.testing import CliRunner
 
     from medsearch.cli import main
-    from medsearch.query.parser import MESH_NOTE, parse_date_range
+    from medsearch.query.field_notes import MESH_NOTE
+    from medsearch.query.tags import parse_date_range
 
     assert parse_date_range("2019/08:2019/09") == (20190800, 20190931)
     inputs = tmp_path / "in"

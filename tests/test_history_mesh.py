@@ -24,8 +24,8 @@ from medsearch.history.entries import Entry, reads_back
 from medsearch.history.recording import record_search, resolver
 from medsearch.history.store import MIGRATIONS, now, open_history
 from medsearch.paths import Paths
-from medsearch.query.parser import MESH_NOTE, mesh_note, parse_query
-from medsearch.records import Filters
+from medsearch.query.field_notes import MESH_NOTE, mesh_note
+from medsearch.query.parser import parse_query
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from tests.conftest import FIXTURES, SHARED_DATA
 
@@ -118,7 +118,7 @@ def test_hash_n_expands_to_the_translation_and_re_runs_to_the_same_set(
     paths = homes.mesh
     result = searcher.search(query, mode="lexical", k=1000, rerank="none", snippets=False)
     translation = result.translation
-    number = record_search(paths, searcher, query, result, filters=Filters())
+    number = record_search(paths, searcher, query, result)
     assert number is not None
     assert resolver(paths)(number) == translation
     rerun = searcher.search(
@@ -136,7 +136,7 @@ def test_hash_n_combines_translated_lines(homes: Homes, searcher: Searcher) -> N
     numbers = []
     for query in ("hydrolases[mh]", "rats"):
         result = searcher.search(query, mode="lexical", k=1000, rerank="none", snippets=False)
-        numbers.append(record_search(paths, searcher, query, result, filters=Filters()))
+        numbers.append(record_search(paths, searcher, query, result))
     first, second = numbers
     both = pmids(searcher, paths, f"#{first} AND #{second}")
     assert both == pmids(searcher, paths, "hydrolases[mh] AND rats")

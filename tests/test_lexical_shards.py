@@ -271,3 +271,31 @@ def test_shards_count_clauses_unscored_as_the_whole_index_ranks_them(
     assert sharded.counts(queries, year) == [
         whole.rank(q, k=1, filters=year).total for q in queries
     ]
+
+
+def test_clause_counts_share_a_truncation_and_find_its_variations_in_every_shard(
+    tmp_path: Path,
+) -> None:
+    """``counts`` builds each clause once for all the queries that hold it and reads a
+    truncated word as the variations in each shard's own dictionary: a variation only
+    one shard holds (``aspirinoid``, PMID 121) counts as the whole index counts it."""
+    whole = LexicalIndex.open(tmp_path / "whole")
+    sharded = lsh.ShardedLexicalIndex.create(tmp_path / "sharded", 3)
+    extra = Article(pmid=121, title="Aspirinoid salts", pub_date=PubDate(2001))
+    docs = [article(p) for p in range(1, 121)] + [extra]
+    for index in (whole, sharded):
+        index.upsert(docs)
+        index.commit("pubmed26n0001.xml")
+    texts = (
+        "aspirino*[tiab]",
+        "aspiri*[tiab]",
+        "aspiri*[tiab] OR statin[ti]",
+        "(aspiri*[tiab] OR statin[ti]) AND cohort NOT aspirino*[tiab]",
+        "salt*[ti]",
+    )
+    queries = [parse_query(text) for text in texts]
+    want = [whole.rank(q, k=1).total for q in queries]
+    assert want[0] == want[4] == 1 and want[1] > 1
+    assert whole.counts(queries) == sharded.counts(queries) == want
+    whole.close()
+    sharded.close()

@@ -27,13 +27,13 @@ from ingest.pubmed_xml import parse_file
 from medsearch.cli import main
 from medsearch.mesh.records import Descriptor, Subheading
 from medsearch.paths import Paths
-from medsearch.query.parser import (
+from medsearch.query.field_notes import (
     ACTION_NOTE,
     MESH_NOTE,
     SUBHEADING_NOTE,
     field_notes,
-    parse_query,
 )
+from medsearch.query.parser import parse_query
 from medsearch.records import Article
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from tests.conftest import FIXTURES, SHARED_DATA

@@ -22,7 +22,7 @@ from medsearch.errors import QuerySyntaxError
 from medsearch.field_keys import print_span
 from medsearch.index.lexical.index import LexicalIndex
 from medsearch.query import YearRange, parse_query
-from medsearch.query.parser import ACTION_NOTE, SUBHEADING_NOTE, mesh_note
+from medsearch.query.field_notes import ACTION_NOTE, SUBHEADING_NOTE, mesh_note
 from medsearch.records import Article, Filters
 
 

@@ -39,9 +39,9 @@ from medsearch.query.parser import (
     _phrase,
     _run_phrase,
     _word,
-    apply_tag,
 )
 from medsearch.query.readings import check_words
+from medsearch.query.tags import apply_tag
 from medsearch.retrieval.searcher import open_searcher
 from medsearch.tui.app import MedsearchApp
 from medsearch.tui.widgets.results import ResultsList

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from medsearch.errors import QuerySyntaxError
+from medsearch.errors import QuerySyntaxError, UsageError
+from medsearch.history.strategy import read_strategy, run_strategy
 from medsearch.paths import Paths
 from medsearch.query import ParsedQuery, parse_query
 from medsearch.query.normalize import CURLY_DOUBLE
+from medsearch.records import Filters
 from medsearch.retrieval.searcher import Searcher, open_searcher
 from tests.conftest import shared_data
 
@@ -107,24 +110,69 @@ def searcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
         yield opened
 
 
+def as_file(strategy: dict) -> str:
+    """The strategy as a user saves it for ``medsearch search --file``: one line each,
+    labelled ``#N`` where the source numbered it."""
+    return "\n".join(f"#{n} {text}" if n is not None else text for n, text in strategy["lines"])
+
+
 @pytest.mark.thorough
-def test_every_pubmed_strategy_runs_on_real_records_or_is_refused(searcher: Searcher) -> None:
-    """The search path itself, count only: a line that parses runs with its notes in the
-    result; none is read as plain words; none crashes."""
+def test_every_pubmed_strategy_runs_as_a_file_on_real_records_or_is_refused(
+    searcher: Searcher, tmp_path: Path
+) -> None:
+    """Each PubMed strategy as ``search --file`` runs it (history/strategy.py: ``#N`` is
+    the file's own line N; every line counted and recorded): it runs whole, every line
+    with its notes and none read as plain words, or it stops at the first line refused,
+    with the position shown. The tally is the one tests/data/strategies/README.md and
+    docs/query-language.md give."""
+    paths = Paths(tmp_path / "home")
+    paths.home.mkdir(parents=True)
+    whole = lines_run = 0
+    refused: Counter[str] = Counter()
     for strategy in PUBMED:
-        seen: dict[int, str] = {}
-        for number, text in strategy["lines"]:
-            try:
-                result = searcher.search(
-                    text, mode="lexical", k=1, rerank="none", snippets=False,
-                    history=history_of(seen),
-                )  # fmt: skip
-            except QuerySyntaxError as error:
-                assert error.position is not None and error.shown
-                continue
-            assert result.total >= 0
-            assert not any(n.startswith("read as plain words") for n in result.notes), text
-            parsed = parse_query(text, history=history_of(seen))
-            assert set(parsed.notes) <= set(result.notes)
-            if number is not None:
-                seen[number] = parsed.text
+        try:
+            lines = read_strategy(as_file(strategy))
+            rows = run_strategy(
+                paths, searcher, lines, filters=Filters(), mode=None, notes=[]
+            )  # fmt: skip
+        except QuerySyntaxError as error:
+            assert error.position is not None and error.shown, strategy["id"]
+            assert error.problem.startswith("strategy line "), error.problem
+            refused[_cause(error.problem)] += 1
+            continue
+        except UsageError as error:  # PubMed's history order (newest first), pasted
+            assert "number the searches in increasing order" in str(error)
+            refused["numbered newest first"] += 1
+            continue
+        whole += 1
+        lines_run += len(rows)
+        assert [row.line.number for row in rows] == [line.number for line in lines]
+        for row in rows:
+            assert row.result.total >= 0
+            assert not any(n.startswith("read as plain words") for n in row.result.notes)
+        for row, (text, read) in zip(rows, read_lines(strategy), strict=True):
+            if isinstance(read, ParsedQuery):  # the file's #N read as the line it names
+                assert set(read.notes) <= set(row.result.notes), text
+    assert (whole, lines_run) == (66, 142)
+    assert refused == {
+        "lower-case operator": 21,
+        "short truncation": 4,
+        "unbalanced parentheses": 3,
+        "lone '*'": 2,
+        "numbered newest first": 2,
+        "unknown [sb] subset": 1,
+        "Ovid form": 1,
+    }, refused
+
+
+def _cause(problem: str) -> str:
+    """The kind of refusal, as the README tallies them."""
+    kinds = {
+        "lower-case '": "lower-case operator",
+        "truncated word": "short truncation",
+        "parenthesis": "unbalanced parentheses",
+        "standing alone": "lone '*'",
+        "unknown subset": "unknown [sb] subset",
+        "Ovid's": "Ovid form",
+    }
+    return next((kind for key, kind in kinds.items() if key in problem), problem)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def date_filter(value: str) -> Filters:
     """``--date A:B`` read as ``A:B[dp]`` is (the same forms, the same errors)."""
-    from medsearch.query.parser import parse_date_range
+    from medsearch.query.tags import parse_date_range
 
     try:
         first, last = parse_date_range(value)
@@ -182,10 +182,10 @@ def search(
         )
         result, suggestion = ran.result, ran.suggestion
         try:
-            record_search(paths, searcher, query, result, filters=filters)
+            record_search(paths, searcher, query, result)
         except HomeError as exc:  # the search stands; the note says what was not kept
             click.echo(f"note: not recorded in the history: {exc}", err=True)
-        explained = explain_result(result, searcher, filters) if explain else None
+        explained = explain_result(result, searcher) if explain else None
         if explained is not None and not as_json:
             click.echo(explanation(explained, searcher.mesh() is not None), err=True)
     if count_only:  # the notes say how the query was read: a count needs them too
@@ -308,15 +308,15 @@ def matching(result: SearchResult) -> str:
     return f"no article has {words}; {shown} closest shown"
 
 
-def explain_result(result: SearchResult, searcher: Searcher, filters: Filters) -> dict[str, Any]:
+def explain_result(result: SearchResult, searcher: Searcher) -> dict[str, Any]:
     """``--explain``: the query as run (PubMed's search details, by the one printer) and
     the strategy as a tree with every clause's count (:mod:`medsearch.retrieval.explain`),
     as ``--json`` prints them (``explain.details``, ``explain.tree``)."""
     from medsearch.retrieval.explain import details, explain_tree
 
     assert result.plan is not None, "a search's result carries its plan"
-    tree = explain_tree(result.plan, searcher.lexical, filters, total=result.total)
-    return {"details": details(result.plan, filters), "tree": tree.to_dict()}
+    tree = explain_tree(result.plan, searcher.lexical, total=result.total)
+    return {"details": details(result.plan), "tree": tree.to_dict()}
 
 
 def explanation(explained: dict[str, Any], mesh_installed: bool) -> str:

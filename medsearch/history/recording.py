@@ -74,17 +74,18 @@ def parsed_as_run(text: str, paths: Paths) -> ParsedQuery:
         return parse_plain(text)
 
 
-def result_set(searcher: Searcher, result: SearchResult, filters: Filters) -> np.ndarray | None:
+def result_set(searcher: Searcher, result: SearchResult) -> np.ndarray | None:
     """The PMIDs of a set query's whole set when it holds at most :data:`SET_LIMIT`;
     listed from the hits when they are all of it, else from the lexical index with the
-    search's own plan (the query as run: MeSH exploded, the same filters), so the set
-    kept is the set counted. None for ranked words or a larger set."""
+    search's own plan (the query as run: MeSH exploded, its filters), so the set kept
+    is the set counted. None for ranked words or a larger set."""
     if result.counted != "set" or result.total > SET_LIMIT:
         return None
     if result.total <= len(result.hits):
         return np.array(sorted(h.pmid for h in result.hits), dtype=np.int64)
     assert result.plan is not None, "a search's result carries its plan"
-    return np.sort(searcher.lexical.set_pmids(result.plan.parsed, result.total, filters))
+    plan = result.plan
+    return np.sort(searcher.lexical.set_pmids(plan.parsed, result.total, plan.filters))
 
 
 def _as_read(result: SearchResult, typed: str, paths: Paths) -> str:
@@ -136,7 +137,7 @@ class SearchRecord:
 
 
 def search_record(
-    paths: Paths, searcher: Searcher, typed: str, result: SearchResult, *, filters: Filters
+    paths: Paths, searcher: Searcher, typed: str, result: SearchResult
 ) -> SearchRecord:
     """What :func:`record_search` keeps of ``result``, read from the searcher that ran it."""
     return SearchRecord(
@@ -145,7 +146,7 @@ def search_record(
         total=result.total,
         counted=result.counted,
         snapshot=corpus_snapshot(searcher.store),
-        pmids=result_set(searcher, result, filters),
+        pmids=result_set(searcher, result),
         translation=_translation(result),
     )
 
@@ -156,19 +157,21 @@ def record_search(
     typed: str,
     result: SearchResult,
     *,
-    filters: Filters,
     source: str = "cli",
     history: HistoryStore | None = None,
 ) -> int | None:
     """Append the search just run to the history; its ``#N``, or None when the home is
-    read-only (nothing is recorded there, and the search is not the worse for it).
+    read-only (nothing is recorded there, and the search is not the worse for it). The
+    restrictions recorded are the plan's (``--year`` ... as the search ran them).
 
     ``history``: a connection the caller keeps open (the TUI's, for its whole run; the
     CLI's, closed after the results are printed). Its close is what costs: the last
     connection folds the write-ahead log into the file and syncs it (two fsyncs, ~28 ms
     on this project's VM disk); the line itself is a commit to the log, not synced.
     """
-    kept = search_record(paths, searcher, typed, result, filters=filters)
+    assert result.plan is not None, "a search's result carries its plan"
+    kept = search_record(paths, searcher, typed, result)
+    filters = result.plan.filters
     return record_kept(paths, typed, kept, filters=filters, source=source, history=history)
 
 
@@ -416,11 +419,11 @@ def rerun(paths: Paths, searcher: Searcher, number: int, *, source: str = "cli")
         typed=f"#{number}",
         query=then.query,
         mode=result.mode,
-        filters=then.filters,
+        filters=result.plan.filters if result.plan is not None else then.filters,
         total=result.total,
         counted=result.counted,
         snapshot=corpus_snapshot(searcher.store),
-        pmids=result_set(searcher, result, then.filters),
+        pmids=result_set(searcher, result),
         source=source,
         translation=_translation(result),
     )

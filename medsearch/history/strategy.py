@@ -122,13 +122,17 @@ def run_strategy(
                 history=resolve,
             )
         except QuerySyntaxError as exc:
-            raise QuerySyntaxError(f"strategy line {line.row} (#{line.number}): {exc}") from None
+            raise QuerySyntaxError(
+                f"strategy line {line.row} (#{line.number}): {exc.problem}",
+                exc.position,
+                shown=exc.shown,
+            ) from None
         typed = line.query
         if all(int(n) in recorded for n in _REFERENCE.findall(line.query)):
             typed = _REFERENCE.sub(lambda m: f"#{recorded[int(m.group(1))]}", line.query)
         number = None
         try:
-            number = record_search(paths, searcher, typed, result, filters=filters)
+            number = record_search(paths, searcher, typed, result)
         except HomeError as exc:  # the count stands; the note says what was not kept
             notes.append(f"#{line.number} not recorded in the history: {exc}")
         if number is not None:

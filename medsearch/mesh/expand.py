@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 
 from medsearch import field_keys as fk
 from medsearch.mesh import tables
+from medsearch.query.field_notes import field_notes
 from medsearch.query.nodes import (
     And,
     Node,
@@ -48,7 +49,6 @@ from medsearch.query.nodes import (
     Tagged,
     Term,
 )
-from medsearch.query.parser import field_notes
 from medsearch.query.printer import format_node, translation_text
 
 MAX_SPAN = 6

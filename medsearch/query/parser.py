@@ -1,5 +1,6 @@
-# Over 500 lines: one recursive-descent parser and the field tags it applies; tokens are
-# lexer.py, lifted filters filters.py, the readings refused or noted readings.py and ovid.py.
+# One recursive-descent parser; tokens are lexer.py, the field tags it applies tags.py,
+# lifted filters filters.py, the readings refused or noted readings.py and ovid.py, and
+# the notes for what runs without MeSH's data field_notes.py.
 """PubMed-style query text -> :class:`ParsedQuery` (AST + filters lifted out of it).
 
 Grammar, evaluated as PubMed does: explicit operators left to right with no precedence,
@@ -29,15 +30,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
 
 from medsearch.errors import QuerySyntaxError
-from medsearch.field_keys import SUBSETS, date_bounds, subset_key
 from medsearch.query.filters import lift_filters
-from medsearch.query.lexer import PROXIMITY_TAGS, Token, is_noexp, split_proximity, tokenize
+from medsearch.query.lexer import Token, split_proximity, tokenize
 from medsearch.query.nodes import (
     DATE_TAGS,
-    EXACT_TAGS,
     WHOLE_VALUE_TAGS,
     And,
     Node,
@@ -46,42 +44,22 @@ from medsearch.query.nodes import (
     ParsedQuery,
     Phrase,
     Prefix,
-    Tagged,
     Term,
-    YearRange,
 )
 from medsearch.query.normalize import repair_undecodable, straighten_quotes
 from medsearch.query.ovid import check_ovid
 from medsearch.query.readings import check_words, in_context
+from medsearch.query.tags import apply_tag
 
 # PubMed help, "Wildcards and truncation" and NLM Tech Bull 2024 May-Jun;(458):e5
 # ("Terms must have at least 4 characters before the first wildcard"). PubMed does not
 # document what it makes of a shorter one, so a shorter stem (CT*, AAA*[tiab]) is an error
 # at its position, whatever the strategy's length: never dropped or run another way.
 MIN_PREFIX_CHARS = 4
-MAX_NEAR_WORDS = 5  # a proximity search is one phrase per order of its words: 5! = 120
 # Parsing, filter lifting and query building recurse once per level of parentheses; a
 # bound far past any real query keeps them inside Python's recursion limit (~330 levels
 # here), wherever they run (a TUI worker thread too).
 MAX_NESTING = 100
-# DATE_TAGS (nodes.py): PubMed's quoted range form "A"[tag] : "B"[tag] reads as A:B[tag]
-# for each (help page, "Searching for a date range").
-_DATE = re.compile(r"\s*([0-9]{4})(?:[/-]([0-9]{1,2})(?:[/-]([0-9]{1,2}))?)?\s*")
-_PMID = re.compile(r"[0-9]{1,18}")  # fits tantivy's i64
-LANGUAGE_CODES = {
-    "english": "eng",
-    "french": "fre",
-    "german": "ger",
-    "spanish": "spa",
-    "italian": "ita",
-    "japanese": "jpn",
-    "chinese": "chi",
-    "russian": "rus",
-    "portuguese": "por",
-    "dutch": "dut",
-    "polish": "pol",
-    "korean": "kor",
-}
 
 
 def parse_query(text: str, *, history: Resolver | None = None) -> ParsedQuery:
@@ -174,67 +152,6 @@ def is_set_query(tokens: list[Token]) -> bool:
         or (t.kind == "word" and t.text.endswith("*"))
         for t in tokens
     )
-
-
-MESH_NOTE = (
-    "[mh]/[majr] match the heading itself: narrower headings are not included"
-    " until MeSH is installed (`medsearch ingest --download mesh`)"
-)
-"""PubMed explodes a heading to the ones under it in the MeSH tree; that needs NLM's MeSH
-data, which this index does not hold yet."""
-
-
-SUBHEADING_NOTE = (
-    "[sh] matches the subheading itself: the narrower subheadings PubMed adds"
-    " (therapy[sh]: drug therapy ...) are not included until NLM's subheading tree is"
-    " installed (`medsearch ingest --download mesh`, or `medsearch mesh import"
-    " qual20XX.xml`); name each one, or write [sh:noexp] to ask for this one alone"
-)
-"""PubMed explodes a subheading through NLM's subheading tree (help page, "Subheadings");
-the tree is NLM's qualifier file, which ``medsearch mesh import`` reads."""
-ACTION_NOTE = (
-    "[pa] matches the action's own MeSH heading: the substances MeSH lists under a"
-    " pharmacological action are not installed, so records indexed only with a substance"
-    " that has the action are missed (`medsearch ingest --download mesh` installs them)"
-)
-"""PubMed's [pa] finds the records indexed with any substance MeSH gives the action (help
-page, "Pharmacological Action"); MeSH's PharmacologicalActionList, read by ``medsearch
-mesh import``, lists them."""
-
-
-def mesh_note(parsed: ParsedQuery) -> str | None:
-    """What runs differently from PubMed for want of MeSH's data, one clause each: the
-    :data:`MESH_NOTE` when ``parsed`` searches a heading with ``[mh]`` or ``[majr]``
-    that would explode (``[mh:noexp]`` asks for the heading alone, which is what runs),
-    :data:`SUBHEADING_NOTE` for an exploding ``[sh]`` and :data:`ACTION_NOTE` for
-    ``[pa]``."""
-    return "; ".join(field_notes(parsed, mesh=False)) or None
-
-
-def field_notes(
-    parsed: ParsedQuery, *, mesh: bool, subheading_tree: bool = False, actions: bool = False
-) -> list[str]:
-    """The notes of :func:`mesh_note`; with ``mesh`` (MeSH installed, so headings
-    explode) only those for ``[sh]`` and ``[pa]``, and none for them either where the
-    subheading tree (``subheading_tree``) or the pharmacological actions (``actions``)
-    are installed with it."""
-    tags = _exploding_tags(parsed.node)
-    notes = [] if mesh or not tags & {"mh", "majr"} else [MESH_NOTE]
-    if "sh" in tags and not (mesh and subheading_tree):
-        notes.append(SUBHEADING_NOTE)
-    if "pa" in tags and not (mesh and actions):
-        notes.append(ACTION_NOTE)
-    return notes
-
-
-def _exploding_tags(node: Node | None) -> set[str]:
-    if node is None or isinstance(node, Term | Phrase | Prefix | YearRange):
-        return set()
-    if isinstance(node, Tagged):
-        return ({node.tag} if not node.noexp else set()) | _exploding_tags(node.node)
-    if isinstance(node, Not):
-        return _exploding_tags(node.child)
-    return set().union(*(_exploding_tags(child) for child in node.children))
 
 
 def parse_plain(text: str) -> ParsedQuery:
@@ -464,126 +381,3 @@ def _run_phrase(words: list[Token]) -> Node:
 
 def _flat(node: Node, kind: type[And] | type[Or]) -> tuple[Node, ...]:
     return node.children if isinstance(node, kind) else (node,)
-
-
-def apply_tag(tag: str, node: Node, pos: int) -> Node:
-    """Restrict ``node`` to the tagged field, checking values the field cannot take."""
-    if isinstance(node, Tagged | YearRange):
-        return node  # the innermost tag wins: ("x"[ti])[ab] searches the title
-    noexp = is_noexp(tag)
-    tag, near = split_proximity(tag)
-    if noexp:
-        return _noexp(tag, node, pos)
-    if near is not None:
-        return _proximity(tag, near, node, pos)
-    if isinstance(node, And | Or):
-        return replace(node, children=tuple(apply_tag(tag, child, pos) for child in node.children))
-    if isinstance(node, Not):
-        return Not(apply_tag(tag, node.child, pos))
-    if tag in DATE_TAGS:
-        return _year_range(node, pos, tag)
-    if isinstance(node, Prefix) and tag in (
-        *EXACT_TAGS,
-        "pmid",
-        "sh",
-        "aid",
-        "sb",
-        "nm",
-        "rn",
-        "pa",
-    ):
-        raise QuerySyntaxError(f"truncation (*) does not work with [{tag}] at {pos}", pos)
-    if tag == "pmid":
-        return _pmids(node, pos)
-    if tag == "au" and "," in node.text:  # "Smith, John A"[au]: PubMed's full-name form
-        tag = "fau"
-    if tag == "sb" and subset_key(node.text) not in {subset_key(s) for s in SUBSETS}:
-        known = ", ".join(SUBSETS)
-        raise QuerySyntaxError(
-            f"unknown subset '{node.text}' for [sb] at {pos} (known: {known})", pos
-        )
-    if tag == "la":
-        code = LANGUAGE_CODES.get(node.text.strip().casefold(), node.text.strip())
-        return Tagged(tag, Term(code, node.pos), pos)
-    return Tagged(tag, node, pos)
-
-
-def _pmids(node: Term | Phrase | Prefix, pos: int) -> Node:
-    """``1 2 3[pmid]`` and ``1,2[pmid]``: any of the listed PMIDs (PubMed takes lists)."""
-    ids = node.text.replace(",", " ").split()
-    if not ids or not all(_PMID.fullmatch(i) for i in ids):
-        raise QuerySyntaxError(f"[pmid] needs a number, not '{node.text}' at {pos}", pos)
-    tagged = tuple(Tagged("pmid", Term(i, node.pos), pos) for i in ids)
-    return tagged[0] if len(tagged) == 1 else Or(tagged)
-
-
-def _noexp(tag: str, node: Node, pos: int) -> Node:
-    """``[mh:noexp]``: the heading alone, each heading of a group alone."""
-    if isinstance(node, And | Or):
-        return replace(node, children=tuple(_noexp(tag, child, pos) for child in node.children))
-    if isinstance(node, Not):
-        return Not(_noexp(tag, node.child, pos))
-    tagged = apply_tag(tag, node, pos)
-    return replace(tagged, noexp=True) if isinstance(tagged, Tagged) else tagged
-
-
-def _proximity(tag: str, near: int, node: Node, pos: int) -> Node:
-    """``"hip pain"[tiab:~2]``: PubMed's proximity search, for quoted words in the
-    title, title/abstract or affiliation (help page, "Proximity searching")."""
-    if tag not in PROXIMITY_TAGS:
-        shown = ", ".join(f"[{t}:~N]" for t in PROXIMITY_TAGS)
-        raise QuerySyntaxError(f"proximity search works only as {shown}, not [{tag}] at {pos}", pos)
-    if isinstance(node, Term):
-        return Tagged(tag, node, pos)  # one word: nothing to be near
-    if not isinstance(node, Phrase) or node.near is not None:
-        raise QuerySyntaxError(f"[{tag}:~{near}] needs quoted words before it at {pos}", pos)
-    if len(node.text.split()) > MAX_NEAR_WORDS:
-        raise QuerySyntaxError(
-            f"proximity search takes at most {MAX_NEAR_WORDS} words at {node.pos}", node.pos
-        )
-    return Tagged(tag, replace(node, near=near), pos)
-
-
-def _year_range(node: Term | Phrase | Prefix, pos: int, tag: str = "dp") -> YearRange:
-    """``YYYY``, ``YYYY/MM`` or ``YYYY/MM/DD``, or a range ``A:B`` of any of them; an
-    open end (``2015:``) runs to the last date ingest keeps. ``tag``: the date tag
-    (:data:`~medsearch.query.nodes.DATE_TAGS`) the range searches."""
-    text = node.text
-    parts = text.split(":")
-    if len(parts) == 2 and not parts[1].strip():
-        parts[1] = "2999"
-    if len(parts) == 2 and not parts[0].strip():
-        parts[0] = "1000"
-    matches = [_DATE.fullmatch(p) for p in parts]
-    if len(parts) > 2 or isinstance(node, Prefix) or not all(matches):
-        raise QuerySyntaxError(f"bad date '{text}' for [{tag}] at {pos}", pos)
-    dates = [
-        (
-            int(m.group(1)),
-            _part(m.group(2), 12, text, pos, tag),
-            _part(m.group(3), 31, text, pos, tag),
-        )
-        for m in matches
-        if m
-    ]
-    first = date_bounds(*dates[0])[0]
-    last = date_bounds(*dates[-1])[1]
-    if last < first:
-        raise QuerySyntaxError(f"date range '{text}' ends before it starts at {pos}", pos)
-    if all(month is None for _, month, _ in dates):
-        return YearRange(dates[0][0], dates[-1][0], node.pos, tag=tag)
-    return YearRange(dates[0][0], dates[-1][0], node.pos, first, last, tag)
-
-
-def parse_date_range(text: str) -> tuple[int, int]:
-    """``--date A:B`` (or one date) as ``YYYYMMDD`` bounds, read as ``A:B[dp]`` is."""
-    return _year_range(Term(text), 0).bounds
-
-
-def _part(text: str | None, most: int, value: str, pos: int, tag: str = "dp") -> int | None:
-    if text is None:
-        return None
-    number = int(text)
-    if not 1 <= number <= most:
-        raise QuerySyntaxError(f"bad date '{value}' for [{tag}] at {pos}", pos)
-    return number

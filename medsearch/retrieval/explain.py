@@ -21,7 +21,6 @@ from typing import Any
 
 from medsearch.query.nodes import And, Node, Not, Or, ParsedQuery, Tagged
 from medsearch.query.printer import filter_clauses, format_node, format_query
-from medsearch.records import Filters
 from medsearch.retrieval.sets import Plan
 
 
@@ -46,27 +45,27 @@ class Clause:
         return 1 + sum(c.size() for c in self.children)
 
 
-def details(plan: Plan, filters: Filters | None = None) -> str:
-    """The query as run, with the command line's restrictions beside it, written by the
-    one printer as the history writes it: PubMed's "Search details" spelling where MeSH
-    translated the query, else the query as read (which is then the query as run)."""
+def details(plan: Plan) -> str:
+    """The query as run, with the command line's restrictions (the plan's) beside it,
+    written by the one printer as the history writes it: PubMed's "Search details"
+    spelling where MeSH translated the query, else the query as read (which is then the
+    query as run)."""
     counted = plan.counted or plan.parsed
-    return format_query(counted, filters, details=_spelt(plan))
+    return format_query(counted, plan.filters, details=_spelt(plan))
 
 
 def _spelt(plan: Plan) -> bool:
     return plan.translation is not None
 
 
-def explain_tree(
-    plan: Plan, lexical: Any, filters: Filters | None = None, *, total: int | None = None
-) -> Clause:
+def explain_tree(plan: Plan, lexical: Any, *, total: int | None = None) -> Clause:
     """The plan's counted query (the set, or every plain word) as a tree of clauses,
     each with its own count; the root's count is the search's count (``total``, when
     the search has counted it already). ``lexical``: the lexical index (or its shards),
-    whose ``counts`` counts every clause in one call, unscored."""
+    whose ``counts`` counts every clause in one call, unscored. The command line's
+    restrictions are the plan's, one clause with the query's own."""
     counted = plan.counted or plan.parsed
-    caller = filters or Filters()
+    caller = plan.filters
     spelt = _spelt(plan)
     probes: list[ParsedQuery] = []
 

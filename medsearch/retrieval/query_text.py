@@ -21,6 +21,7 @@ from medsearch.errors import QuerySyntaxError
 from medsearch.query.nodes import ParsedQuery, Phrase, Tagged
 from medsearch.query.parser import parse_plain, parse_query
 from medsearch.query.readings import looks_like_strategy
+from medsearch.records import Filters
 from medsearch.retrieval.sets import Plan, plan_query
 
 if TYPE_CHECKING:
@@ -177,18 +178,28 @@ def make_plan(
     mesh: MeshLookup | None = None,
     lexical: LexicalIndex | None = None,
     mesh_ranking: bool = False,
+    filters: Filters | None = None,
 ) -> Plan:
     """The one :class:`Plan` of ``query``: read once (:func:`read_query`; a syntax error
     is raised unless long prose is read as plain words), then translated by ``mesh``
     where it is installed (``lexical`` answers the journal and author probes of
     automatic term mapping). The searcher, the history's ``rerun``, watches and
-    ``--explain`` all build their plan here, so they run the same query."""
+    ``--explain`` all build their plan here, so they run the same query; ``filters``
+    (the command line's restrictions) go into the plan with it."""
     read = read_query(query, syntax=syntax, history=history)
     if read.error is not None and read.syntax:
         raise read.error
     parsed = read.parsed or parse_plain(query)
-    plan = replace(plan_query(parsed), read=parsed, notes=read.notes, syntax=read.syntax)
+    plan = replace(
+        plan_query(parsed),
+        read=parsed,
+        notes=read.notes,
+        syntax=read.syntax,
+        filters=filters or Filters(),
+    )
     if mesh is None or lexical is None or not read.syntax:
         return plan
     done = translate(plan, mesh, lexical, mesh_ranking=mesh_ranking)
-    return replace(done.plan, translation=done.text, notes=(*read.notes, *done.notes))
+    return replace(
+        done.plan, translation=done.text, notes=(*read.notes, *done.notes), filters=plan.filters
+    )

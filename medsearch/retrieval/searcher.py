@@ -12,19 +12,15 @@ suggestions are operations over a searcher (:mod:`~medsearch.retrieval.neighbour
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
-
-import numpy as np
 
 from medsearch.errors import ModelError, StoreError, UsageError
 from medsearch.paths import Paths
+from medsearch.query.field_notes import field_notes
 from medsearch.query.normalize import repair_undecodable
-from medsearch.query.parser import field_notes
-from medsearch.records import Article, Filters, Hit
+from medsearch.records import Filters
 from medsearch.rerank.plan import RerankPlan
 from medsearch.retrieval.cross_stage import budgeted_rerank, cross_rerank
 from medsearch.retrieval.query_text import (
@@ -32,25 +28,19 @@ from medsearch.retrieval.query_text import (
     dropped_note,
     encoder_text,
     make_plan,
-    reads_as_article,
     reranker_text,
     truncated_note,
 )
-from medsearch.retrieval.resources import Resources
 from medsearch.retrieval.results import ALL_WORDS, Candidate, SearchResult, make_hits
-from medsearch.retrieval.sets import Plan, dense_method
+from medsearch.retrieval.sets import Plan
+from medsearch.retrieval.stages import Stages
 from medsearch.store import Store
 
 MODES = ("lexical", "dense", "hybrid")
 MAX_K = 10_000
 
 
-RECOUNT_LIMIT = 100_000
-"""The largest set read whole to take out of its count what a stopped writer left in the
-index only (:meth:`Searcher._gone_among`)."""
-
-
-class Searcher(Resources):
+class Searcher(Stages):
     """The search pipeline over a home's :class:`~medsearch.retrieval.resources.Resources`."""
 
     # -- search --------------------------------------------------------------------------
@@ -130,7 +120,7 @@ class Searcher(Resources):
             raise UsageError(f"-k must be between 1 and {MAX_K}")
         if not query.strip():
             raise UsageError("the query is empty")
-        query_plan = self.plan(query, syntax=syntax, history=history)
+        query_plan = self.plan(query, syntax=syntax, history=history, filters=filters)
         syntax = query_plan.syntax
         notes[:0] = query_plan.notes
         counted = "set" if query_plan.is_set else ALL_WORDS
@@ -140,7 +130,7 @@ class Searcher(Resources):
                 "the hits are the articles counted (every word); articles ranked in"
                 " without every word are left out"
             )
-        filters = filters or Filters()
+        filters = query_plan.filters  # the restrictions are the plan's, for every reader
         if mode != "lexical" and not count_only:
             self.encoder(f"{mode} search")  # the plan depends on its device
         plan = RerankPlan() if count_only else self.rerank_plan(rerank)
@@ -236,10 +226,15 @@ class Searcher(Resources):
         )
 
     def plan(
-        self, query: str, *, syntax: bool = True, history: Callable[[int], str] | None = None
+        self,
+        query: str,
+        *,
+        syntax: bool = True,
+        history: Callable[[int], str] | None = None,
+        filters: Filters | None = None,
     ) -> Plan:
         """The one plan of ``query`` over this home: read once, MeSH applied where it
-        is installed (:func:`~medsearch.retrieval.query_text.make_plan`)."""
+        is installed, ``filters`` in it (:func:`~medsearch.retrieval.query_text.make_plan`)."""
         mesh = self.mesh() if syntax else None
         return make_plan(
             repair_undecodable(query),
@@ -248,162 +243,8 @@ class Searcher(Resources):
             mesh=mesh,
             lexical=self.lexical,
             mesh_ranking=self.settings.mesh_ranking,
+            filters=filters,
         )
-
-    def _gone_among(
-        self,
-        query_plan: Plan,
-        lex: Any,
-        ranked: Sequence[Candidate],
-        records: Mapping[int, Article],
-        filters: Filters,
-        syntax: bool,
-    ) -> int:
-        """How many of the counted matches the index holds and the store does not (a
-        unit a stopped writer deleted or replaced). A set's count is the lexical total:
-        with such PMIDs pending and a set of at most :data:`RECOUNT_LIMIT`, the whole set
-        is read to count them; otherwise those among the hits fetched are counted."""
-        gone: set[int] = set()
-        for batch in self.store.unindexed.batches():
-            gone.update(set(batch) - self.store.existing(batch))
-        if not gone:
-            return 0
-        if query_plan.is_set and len(lex.hits) < lex.total <= RECOUNT_LIMIT:
-            every = self.lexical.search(
-                query_plan.parsed, k=lex.total, filters=filters, syntax=syntax, snippets=0
-            )
-            return sum(1 for h in every.hits if h.pmid in gone)
-        return sum(1 for c in ranked if c.pmid in gone and c.pmid not in records)
-
-    def _pending(self) -> int:
-        """PMIDs a stopped (or running) writer left for the lexical index to catch up on."""
-        try:
-            return self.store.unindexed.count()
-        except sqlite3.OperationalError:  # a store older than the list (read-only)
-            return 0
-
-    def _count(self, query_plan: Plan, lexical_total: int, filters: Filters) -> int:
-        """``total``: a set query's set size; for plain words, how many articles hold
-        every word (PubMed's implicit AND), one count in the lexical index."""
-        words = query_plan.all_words
-        if words is None or words is query_plan.parsed:
-            return lexical_total
-        return self.lexical.rank(words, k=1, filters=filters).total
-
-    def _mark_all_words(self, query_plan: Plan, hits: list[Hit], filters: Filters) -> list[Hit]:
-        """Plain-words hits, each saying whether it holds every word (in the count) or
-        was ranked in from beyond that set; set queries' hits are all in their set."""
-        words = query_plan.all_words
-        if words is None or not hits:
-            return hits
-        inside = self.lexical.members([h.pmid for h in hits], words, filters)
-        return [replace(h, all_words=h.pmid in inside) for h in hits]
-
-    def _order_set(
-        self,
-        query_plan: Plan,
-        mode: str,
-        size: int,
-        lexical: list[Candidate],
-        filters: Filters,
-        k: int,
-        notes: list[str],
-    ) -> list[Candidate]:
-        """A set query's hits in ``mode``'s order, drawn from its set alone.
-
-        The dense side searches inside the set (:func:`~medsearch.retrieval.sets.
-        dense_method`): a set already listed by the lexical search, or up to
-        ``SET_LIST_MAX``, is handed to the vectors as the allowed ids (scored exactly
-        while small, else through the index with the set as its filter); a larger one
-        through an oversampled search whose candidates are checked against the set. Hybrid fuses
-        that with BM25's order; dense mode takes the dense order, and members the dense
-        side did not reach (no vector yet, or past the oversample) follow in BM25 order.
-        """
-        if size == 0:
-            return []
-        if not query_plan.text:  # only tags and filters: nothing for an encoder to read
-            return lexical[:k]
-        allowed: np.ndarray | None = None
-        accept: Callable[[Sequence[int]], set[int]] | None = None
-        if size <= len(lexical):
-            allowed = np.array([c.pmid for c in lexical], dtype=np.int64)
-        elif dense_method(size, len(self.dense_side("dense search").articles)) == "listed":
-            allowed = self.lexical.set_pmids(query_plan.parsed, size, filters)
-        else:
-
-            def accept(pmids: Sequence[int]) -> set[int]:
-                return self.lexical.members(pmids, query_plan.parsed, filters)
-
-        depth = max(k, self.settings.dense_candidates)
-        dense, as_article = self._dense_candidates(query_plan.text, depth, allowed, accept)
-        if as_article:
-            notes.append(LONG_TEXT)
-        if len(dense) < min(k, size):
-            notes.append(
-                f"the dense side scored {len(dense)} of the set's {size:,} article(s);"
-                " the rest follow in BM25 order"
-            )
-        if mode == "hybrid":
-            scored = lexical if lexical and lexical[0].score else []
-            fused = self._fuse(scored, dense, k)
-            if scored or len(fused) >= k:
-                return fused
-            dense = [replace(c, sources=("dense",)) for c in dense]
-        seen = {c.pmid for c in dense}
-        return (dense + [c for c in lexical if c.pmid not in seen])[:k]
-
-    def _delta_order(
-        self,
-        query: str,
-        ranked: list[Candidate],
-        records: dict[int, Article],
-        k: int,
-        terms: Sequence[str],
-    ) -> list[Candidate]:
-        """The top ``delta_depth`` candidates in the Delta model's order (blended with the
-        first stage's as the model chose on held-out queries); snippets for the new head."""
-        from medsearch.index.lexical.snippets import make_snippet
-
-        scorer = self.delta_model().scorer
-        assert scorer is not None
-        from medsearch.rerank.scorer import blend_order
-
-        head = [c for c in ranked[: self.settings.delta_depth] if c.pmid in records]
-        docs = [(records[c.pmid].title, records[c.pmid].abstract_text) for c in head]
-        scores = scorer.score(query, docs)
-        out: list[Candidate] = []
-        for i in blend_order(scores, scorer.blend):
-            cand = head[i]
-            snippet = cand.snippet
-            if not snippet and len(out) < k and terms:
-                abstract = docs[i][1]
-                snippet = make_snippet(abstract, self.lexical.highlight(abstract, terms))
-            out.append(
-                replace(cand, score=float(scores[i]), snippet=snippet, first_stage_rank=i + 1)
-            )
-        return out
-
-    def _dense_candidates(
-        self,
-        text: str,
-        depth: int,
-        allowed: np.ndarray | None,
-        accept: Callable[[Sequence[int]], set[int]] | None,
-    ) -> tuple[list[Candidate], bool]:
-        """The dense side's candidates, and whether the text was read as an article
-        (:func:`~medsearch.retrieval.query_text.reads_as_article`)."""
-        dense = self.dense_side("dense search")
-        encoder = dense.encoder
-        as_article = reads_as_article(encoder, text)
-        vector = encoder.encode_articles([("", text)]) if as_article else dense.encode_query(text)
-        pairs = dense.search_vector(vector, depth, allowed=allowed, accept=accept)
-        return [Candidate(pmid=p, score=s, sources=("dense",)) for p, s in pairs], as_article
-
-    def _fuse(self, lexical: list[Candidate], dense: list[Candidate], k: int) -> list[Candidate]:
-        from medsearch.retrieval.fusion import fuse_candidates
-
-        settings = self.settings
-        return fuse_candidates(lexical, dense, k, method=settings.fusion, rrf_k=settings.rrf_k)
 
     def search_reranked(
         self,

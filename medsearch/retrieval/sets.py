@@ -13,7 +13,7 @@ would count them, and ranked hits outside it are marked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from medsearch.index.lexical.query import STOP_WORDS
 from medsearch.query.nodes import (
@@ -28,6 +28,7 @@ from medsearch.query.nodes import (
     Term,
     YearRange,
 )
+from medsearch.records import Filters
 
 SET_LIST_MAX = 200_000
 """Sets up to this size may be listed from the lexical index (unscored, in PMID order:
@@ -72,6 +73,9 @@ class Plan:
     ``translation``: PubMed's "Search details" of ``parsed`` where MeSH changed or
     could change it (None without MeSH); ``notes``: how the text was read (plain words
     for unparsable prose, MeSH's notes); ``syntax``: False when read as plain words.
+    ``filters``: the command line's restrictions (``--year``, ``--journal``, ``--type``,
+    ``--date``), ANDed with the query's own: in the plan, not beside it, so the search,
+    the history's set and ``rerun``, watches and ``--explain`` restrict alike.
     """
 
     parsed: ParsedQuery
@@ -82,6 +86,7 @@ class Plan:
     translation: str | None = None
     notes: tuple[str, ...] = ()
     syntax: bool = True
+    filters: Filters = field(default_factory=Filters)
 
     @property
     def as_read(self) -> ParsedQuery:

@@ -77,7 +77,7 @@ def search(state: Opened, params: Params) -> dict[str, Any]:
     if params.flag("record"):
         from medsearch.history.recording import search_record
 
-        kept = search_record(state.paths, state.searcher, query, result, filters=filters)
+        kept = search_record(state.paths, state.searcher, query, result)
         out["record"] = kept.to_dict()
     return out
 

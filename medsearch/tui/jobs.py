@@ -224,7 +224,6 @@ def record(
         searcher,
         request.text,
         result,
-        filters=request.filters,
         source="tui",
         history=recorder,
     )

@@ -51,10 +51,10 @@ def make_watch(
     is never new to it. A ranked watch's threshold, unless given, is the score of its
     :data:`THRESHOLD_RANK` th hit now (every match counts when it has fewer)."""
     check_name(name)
-    query_plan = watch_plan(query, store, lexical)
+    query_plan = watch_plan(query, store, lexical, filters)
     parsed = query_plan.parsed
     kind = SET if query_plan.is_set else RANKED
-    chosen = filters or Filters()
+    chosen = query_plan.filters
     if kind == RANKED and threshold is None:
         ranked = lexical.rank(parsed, k=THRESHOLD_RANK, filters=chosen, count=False)
         threshold = ranked.scores[-1] if len(ranked.scores) >= THRESHOLD_RANK else 0.0
@@ -72,12 +72,15 @@ def make_watch(
     )
 
 
-def watch_plan(query: str, store: Store, lexical: LexicalIndex) -> Plan:
-    """The plan a search of ``query`` runs on this corpus, MeSH applied where installed
+def watch_plan(
+    query: str, store: Store, lexical: LexicalIndex, filters: Filters | None = None
+) -> Plan:
+    """The plan a search of ``query`` with ``filters`` runs on this corpus, MeSH applied
+    where installed, the restrictions in it
     (:func:`~medsearch.retrieval.query_text.make_plan`; the query language always: a
     watch is saved from a query that parsed)."""
     mesh = MeshLookup.open(store.conn)
-    return make_plan(query, mesh=mesh, lexical=lexical)
+    return make_plan(query, mesh=mesh, lexical=lexical, filters=filters)
 
 
 def candidates(watch: Watch, changes: Changes) -> dict[int, str]:
@@ -125,12 +128,12 @@ def find_new(
     if watch.kind == SET:
         members: set[int] = set()
         for chunk, within in todo.chunks:
-            members |= lexical.members(chunk, parsed, watch.filters, within)
+            members |= lexical.members(chunk, parsed, plan.filters, within)
         hits = [(p, todo.how[p], 0.0) for p in sorted(members, reverse=True)]
     else:
         scored: dict[int, float] = {}
         for chunk, within in todo.chunks:
-            scored.update(lexical.scores(chunk, parsed, watch.filters, within=within))
+            scored.update(lexical.scores(chunk, parsed, plan.filters, within=within))
         floor = watch.threshold or 0.0
         kept = [(p, s) for p, s in scored.items() if s >= floor]
         kept.sort(key=lambda ps: (-ps[1], -ps[0]))

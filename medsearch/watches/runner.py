@@ -149,7 +149,7 @@ def run_watches(paths: Paths, *, names: Sequence[str] = ()) -> RunReport:
                     try:
                         if key not in gathered:
                             gathered[key] = gather_candidates(watch, changes, lexical)
-                        plan = watch_plan(watch.query, store, lexical)
+                        plan = watch_plan(watch.query, store, lexical, watch.filters)
                         found = find_new(watch, changes, lexical, gathered[key], plan=plan)
                     except MedsearchError as exc:  # one broken watch does not stop the rest
                         notes.append(f"watch {watch.name} did not run: {exc}")

@@ -430,13 +430,23 @@ class LexicalIndex:
         constant score, so no BM25 is computed for the documents counted (half the
         time of a ranked count of a 50-term block at 100K articles), with one searcher
         and one set of statistics for all (a truncated word's variations are listed
-        once)."""
+        once), and one builder that builds each clause once however many of the
+        queries hold it (:attr:`QueryBuilder.shared`: a block's terms are the terms
+        counted alone), and a truncated word as the set of its variations in this
+        index's own dictionary (:attr:`QueryBuilder.own`), no automaton compiled."""
         caller = filters or Filters()
         searcher = self._index.searcher()
-        frequencies = frequencies or self.frequencies(searcher)
+        own = self.frequencies(searcher)
+        builder = QueryBuilder(
+            self._schema,
+            self._analyzers,
+            self.ranking,
+            frequencies or own,
+            shared={},
+            own=own,
+        )
         out: list[int] = []
         for query in queries:
-            builder = QueryBuilder(self._schema, self._analyzers, self.ranking, frequencies)
             built = builder.build(query.node, caller, query.filters)
             if built is None:
                 out.append(0)

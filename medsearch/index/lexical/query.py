@@ -161,7 +161,7 @@ _EXACT_FIELDS = {
     "nm": ls.SUPPLEMENTARY,
     "rn": ls.REGISTRY,
     # Without MeSH's pharmacological actions, [pa] searches the action's own heading
-    # (parser.mesh_note says so); with them, its keys (action_keys)
+    # (field_notes.mesh_note says so); with them, its keys (action_keys)
     "pa": ls.MESH_HEADING,
 }
 _ROLES = {"au": "", "1au": ls.FIRST_ROLE, "lastau": ls.LAST_ROLE}
@@ -288,6 +288,16 @@ class QueryBuilder:
     dropped: list[str] = field(default_factory=list)  # words the WordBudget left out
     truncated: list[str] = field(default_factory=list)  # words* cut to MAX_EXPANSIONS
     _tokens: dict[tuple[str, bool], list[tuple[int, str]]] = field(default_factory=dict, repr=False)
+    shared: dict[tuple[Node, str | None, bool], Any | None] | None = field(default=None, repr=False)
+    """Where one builder builds many queries that share clauses (``--explain``'s count of
+    every clause: a term, its block, the whole), each clause's query built once and
+    reused by every query holding it, so a truncated word's automaton and expansions are
+    made once, not once per enclosing clause. None (a search): each build is fresh, as
+    :attr:`terms`, :attr:`dropped` and :attr:`truncated` are collected as it goes."""
+    own: Frequencies | None = field(default=None, repr=False)
+    """The statistics of the one index these queries run on, when that is not where
+    :attr:`frequencies` come from (a shard): a truncated word listed complete in it is
+    the set of its variations there, no automaton to compile (see ``truncation_query``)."""
 
     def build(self, node: Node | None, *filter_sets: Filters) -> Any | None:
         """The whole query, or None when nothing can match (no words, no filters).
@@ -309,6 +319,14 @@ class QueryBuilder:
         )
 
     def node(self, node: Node, tag: str | None, *, negated: bool) -> Any | None:
+        if self.shared is None:
+            return self._node(node, tag, negated=negated)
+        key = (node, tag, negated)
+        if key not in self.shared:
+            self.shared[key] = self._node(node, tag, negated=negated)
+        return self.shared[key]
+
+    def _node(self, node: Node, tag: str | None, *, negated: bool) -> Any | None:
         if isinstance(node, Tagged):
             if node.keys and node.tag == "pa":
                 return action_keys(self.schema, node.keys)
@@ -487,7 +505,10 @@ class QueryBuilder:
             found = None if frequencies is None else frequencies.expansions(name, tokens[-1][1])
             if cut(found) and node.text + "*" not in self.truncated:
                 self.truncated.append(node.text + "*")
-            return truncation_query(self.schema, name, tokens, found)
+            own = None
+            if self.own is not None and len(tokens) == 1:
+                own = self.own.expansions(name, tokens[-1][1])
+            return truncation_query(self.schema, name, tokens, found, own)
         if tag in _ROLES and len(tokens) > 1 and len(tokens[-1][1]) <= 2:
             key = " ".join(t for _, t in tokens)  # the name, then the initials typed
             return tantivy.Query.term_query(self.schema, ls.AUTHOR_KEY, _ROLES[tag] + key)
