@@ -165,3 +165,23 @@ def test_similar_by_citations_says_why_it_found_nothing(home: Path, tmp_path: Pa
     run(bare, "ingest", str(source), "--no-encode", "--jobs", "0")
     out = run(bare, "similar", "5", "--by", "citations", "--json")
     assert out["hits"] == [] and out["notes"][0].startswith("this corpus has no citation data")
+
+
+def test_an_article_outside_the_store_shows_its_citation_text(home: Path) -> None:
+    """999 is not stored: refs, snowball and citedby give the text 1's reference list
+    cites it by ("ref 999"), in --json and as text, instead of a bare PMID."""
+    from medsearch.paths import Paths
+    from medsearch.retrieval.citations import citation_texts, open_graph
+    from medsearch.store import Store
+
+    refs = {h["pmid"]: h for h in run(home, "refs", "1", "--json")["hits"]}
+    assert refs[999]["citation"] == "ref 999" and "citation" not in refs[10]
+    assert "citation: ref 999" in run(home, "refs", "1")
+    ball = {h["pmid"]: h for h in run(home, "snowball", "1", "--json")["hits"]}
+    assert ball[999]["citation"] == "ref 999"
+    paths = Paths(home)
+    with Store(paths.store, readonly=True) as store:
+        graph = open_graph(paths.citations, store)
+        # what citedby reads for a citing article outside the store: the text a stored
+        # record citing it gives
+        assert citation_texts(store, graph, [999, 4242]) == {999: "ref 999"}

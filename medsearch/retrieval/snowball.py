@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from medsearch.errors import UsageError
 from medsearch.index.citations import CitationGraph
 from medsearch.records import Article, pmid_from
-from medsearch.retrieval.citations import _hit
+from medsearch.retrieval.citations import _hit, citation_texts
 from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
@@ -146,12 +146,16 @@ def snowball(
         score = text_similarity(seed_articles.values(), articles)
     cited = dict(zip(new, graph.counts(new).tolist(), strict=True)) if new else {}
     ordered = sorted(new, key=lambda p: (p not in articles, -score.get(p, 0.0), -links[p], p))
+    texts = citation_texts(
+        store, graph, [p for p in ordered if p not in articles], tuple(seed_articles.values())
+    )
     hits = tuple(
         _hit(
             i,
             p,
             round(score.get(p, 0.0), 6),
             articles.get(p),
+            citation=texts.get(p),
             seed_links=links[p],
             cited_by=cited[p],
         )
