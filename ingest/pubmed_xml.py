@@ -561,9 +561,10 @@ reference; a hostile record's 1 MB one must not grow every store that holds it."
 def _reference_citation(reference: Element | None) -> str | None:
     """The reference's ``Citation`` text, spaces normalised and cut at
     :data:`CITATION_CHARS`: what is shown for a reference not stored here."""
-    if reference is None:
+    if reference is None or not len(reference):
         return None
-    text = _clean(reference.findtext("Citation"))
+    first = reference[0]  # where NLM's DTD puts it; findtext's path walk costs ~3x
+    text = _clean(first.text if first.tag == "Citation" else reference.findtext("Citation"))
     if text is not None and len(text) > CITATION_CHARS:
         text = text[: CITATION_CHARS - 1].rstrip() + "\u2026"
     return text

@@ -185,3 +185,24 @@ def test_an_article_outside_the_store_shows_its_citation_text(home: Path) -> Non
         # what citedby reads for a citing article outside the store: the text a stored
         # record citing it gives
         assert citation_texts(store, graph, [999, 4242]) == {999: "ref 999"}
+
+
+@pytest.mark.parametrize("name", ["screened.ris", "screened.bib"])
+def test_snowball_exclude_refuses_a_huge_pmid_field_in_one_line(
+    home: Path, tmp_path: Path, name: str
+) -> None:
+    """A 5,000-digit PMID in a reference manager's file is not a PMID: one line naming
+    the file, not an internal error from ``int()``."""
+    screened = tmp_path / name
+    digits = "9" * 5000
+    screened.write_text(
+        f"TY  - JOUR\nAN  - {digits}\nER  - \n"
+        if name.endswith(".ris")
+        else f"@article{{a,\n  pmid = {{{digits}}},\n}}\n"
+    )
+    result = CliRunner().invoke(
+        main, ["--home", str(home), "snowball", "1", "--exclude", str(screened)]
+    )
+    assert result.exit_code == 2, result.output
+    assert f"{screened}: '{'9' * 30}...' is not a PMID" in result.stderr
+    assert "internal error" not in result.output
