@@ -206,3 +206,34 @@ def test_snowball_exclude_refuses_a_huge_pmid_field_in_one_line(
     assert result.exit_code == 2, result.output
     assert f"{screened}: '{'9' * 30}...' is not a PMID" in result.stderr
     assert "internal error" not in result.output
+
+
+def test_every_export_says_alike_that_it_replaced_a_file(home: Path, tmp_path: Path) -> None:
+    """``-o`` onto an existing file replaces it (people re-export as a search grows) and
+    says so in the same words in export, search --export and refs/citedby --export."""
+    target = tmp_path / "list.ris"
+    target.write_text("an older export\n")
+    runs = [
+        ["refs", "1", "--export", "ris", "-o", str(target)],
+        ["citedby", "10", "--export", "ris", "-o", str(target)],
+        ["search", "heart failure", "--export", "ris", "-o", str(target)],
+        ["export", "10", "-o", str(target), "--format", "ris"],
+    ]
+    for args in runs:
+        result = CliRunner().invoke(main, ["--home", str(home), *args])
+        assert result.exit_code == 0, (args, result.output)
+        assert f"to {target} (it replaced the file that was there)" in result.stderr, args
+    assert "an older export" not in target.read_text() and "TY  - JOUR" in target.read_text()
+
+
+def test_an_export_that_cannot_be_written_leaves_the_earlier_file_and_no_debris(
+    tmp_path: Path,
+) -> None:
+    from medsearch.commands.export import write_output
+    from medsearch.errors import UsageError
+
+    blocked = tmp_path / "a-folder.ris"
+    blocked.mkdir()  # the rename over it fails as a full disk's write would
+    with pytest.raises(UsageError, match="cannot write"):
+        write_output(blocked, "text")
+    assert blocked.is_dir() and sorted(p.name for p in tmp_path.iterdir()) == ["a-folder.ris"]
