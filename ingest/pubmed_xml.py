@@ -552,31 +552,49 @@ def doi_in_citation(text: str | None) -> str | None:
     return doi if "/" in doi and not doi.endswith("/") else None
 
 
+CITATION_CHARS = 400
+"""The longest reference ``Citation`` text kept (longer ones are cut, with an ellipsis):
+NLM's are one line ("Arthritis Rheum. 1999 Mar;42(3):415-20"), publishers' a full
+reference; a hostile record's 1 MB one must not grow every store that holds it."""
+
+
+def _reference_citation(reference: Element | None) -> str | None:
+    """The reference's ``Citation`` text, spaces normalised and cut at
+    :data:`CITATION_CHARS`: what is shown for a reference not stored here."""
+    if reference is None or not len(reference):
+        return None
+    first = reference[0]  # where NLM's DTD puts it; findtext's path walk costs ~3x
+    text = _clean(first.text if first.tag == "Citation" else reference.findtext("Citation"))
+    if text is not None and len(text) > CITATION_CHARS:
+        text = text[: CITATION_CHARS - 1].rstrip() + "\u2026"
+    return text
+
+
 def _references(parent: Element | None) -> tuple[Reference, ...]:
     """The references that name a PMID or a DOI, each once, in the list's order, then
-    those whose citation text alone quotes a DOI: what the citation graph is built from.
-    A reference naming neither (a bare citation string) is left out; a PMID is taken by
-    :func:`pmid_from`'s rule, and only below 2^32 (the graph's 32-bit PMIDs; NCBI's
-    have eight digits)."""
+    those whose citation text alone quotes a DOI: what the citation graph is built from,
+    each with its citation text. A reference naming neither (a bare citation string) is
+    left out; a PMID is taken by :func:`pmid_from`'s rule, and only below 2^32 (the
+    graph's 32-bit PMIDs; NCBI's have eight digits)."""
     if parent is None:
         return ()
     ids = cast("list[Element]", _REFERENCE_IDS(parent))
     quoted = [
-        doi
+        (doi, _reference_citation(citation.getparent()))
         for citation in cast("list[Element]", _CITATIONS_WITHOUT_IDS(parent))
         if (doi := doi_in_citation(citation.text)) is not None
     ]
     if not ids and not quoted:
         return ()
-    found: dict[tuple[int, str | None], None] = {}
-    current: object = None
+    found: dict[tuple[int, str | None], str | None] = {}
+    current: Element | None = None
     pmid, doi = 0, None
     for elem in ids:
         id_list = elem.getparent()
         reference = id_list.getparent() if id_list is not None else None
         if reference is not current:
             if pmid or doi:
-                found.setdefault((pmid, doi), None)
+                found.setdefault((pmid, doi), _reference_citation(current))
             current, pmid, doi = reference, 0, None
         if elem.get("IdType") == "pubmed":
             if not pmid:
@@ -589,10 +607,10 @@ def _references(parent: Element | None) -> tuple[Reference, ...]:
         elif doi is None:
             doi = _clean(elem.text)
     if pmid or doi:
-        found.setdefault((pmid, doi), None)
-    for doi in quoted:
-        found.setdefault((0, doi), None)
-    return tuple(Reference(p, d) for p, d in found)
+        found.setdefault((pmid, doi), _reference_citation(current))
+    for doi, citation in quoted:
+        found.setdefault((0, doi), citation)
+    return tuple(Reference(p, d, c) for (p, d), c in found.items())
 
 
 def _texts(elems: Iterable[Element]) -> tuple[str, ...]:

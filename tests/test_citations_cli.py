@@ -165,3 +165,75 @@ def test_similar_by_citations_says_why_it_found_nothing(home: Path, tmp_path: Pa
     run(bare, "ingest", str(source), "--no-encode", "--jobs", "0")
     out = run(bare, "similar", "5", "--by", "citations", "--json")
     assert out["hits"] == [] and out["notes"][0].startswith("this corpus has no citation data")
+
+
+def test_an_article_outside_the_store_shows_its_citation_text(home: Path) -> None:
+    """999 is not stored: refs, snowball and citedby give the text 1's reference list
+    cites it by ("ref 999"), in --json and as text, instead of a bare PMID."""
+    from medsearch.paths import Paths
+    from medsearch.retrieval.citations import citation_texts, open_graph
+    from medsearch.store import Store
+
+    refs = {h["pmid"]: h for h in run(home, "refs", "1", "--json")["hits"]}
+    assert refs[999]["citation"] == "ref 999" and "citation" not in refs[10]
+    assert "citation: ref 999" in run(home, "refs", "1")
+    ball = {h["pmid"]: h for h in run(home, "snowball", "1", "--json")["hits"]}
+    assert ball[999]["citation"] == "ref 999"
+    paths = Paths(home)
+    with Store(paths.store, readonly=True) as store:
+        graph = open_graph(paths.citations, store)
+        # what citedby reads for a citing article outside the store: the text a stored
+        # record citing it gives
+        assert citation_texts(store, graph, [999, 4242]) == {999: "ref 999"}
+
+
+@pytest.mark.parametrize("name", ["screened.ris", "screened.bib"])
+def test_snowball_exclude_refuses_a_huge_pmid_field_in_one_line(
+    home: Path, tmp_path: Path, name: str
+) -> None:
+    """A 5,000-digit PMID in a reference manager's file is not a PMID: one line naming
+    the file, not an internal error from ``int()``."""
+    screened = tmp_path / name
+    digits = "9" * 5000
+    screened.write_text(
+        f"TY  - JOUR\nAN  - {digits}\nER  - \n"
+        if name.endswith(".ris")
+        else f"@article{{a,\n  pmid = {{{digits}}},\n}}\n"
+    )
+    result = CliRunner().invoke(
+        main, ["--home", str(home), "snowball", "1", "--exclude", str(screened)]
+    )
+    assert result.exit_code == 2, result.output
+    assert f"{screened}: '{'9' * 30}...' is not a PMID" in result.stderr
+    assert "internal error" not in result.output
+
+
+def test_every_export_says_alike_that_it_replaced_a_file(home: Path, tmp_path: Path) -> None:
+    """``-o`` onto an existing file replaces it (people re-export as a search grows) and
+    says so in the same words in export, search --export and refs/citedby --export."""
+    target = tmp_path / "list.ris"
+    target.write_text("an older export\n")
+    runs = [
+        ["refs", "1", "--export", "ris", "-o", str(target)],
+        ["citedby", "10", "--export", "ris", "-o", str(target)],
+        ["search", "heart failure", "--export", "ris", "-o", str(target)],
+        ["export", "10", "-o", str(target), "--format", "ris"],
+    ]
+    for args in runs:
+        result = CliRunner().invoke(main, ["--home", str(home), *args])
+        assert result.exit_code == 0, (args, result.output)
+        assert f"to {target} (it replaced the file that was there)" in result.stderr, args
+    assert "an older export" not in target.read_text() and "TY  - JOUR" in target.read_text()
+
+
+def test_an_export_that_cannot_be_written_leaves_the_earlier_file_and_no_debris(
+    tmp_path: Path,
+) -> None:
+    from medsearch.commands.export import write_output
+    from medsearch.errors import UsageError
+
+    blocked = tmp_path / "a-folder.ris"
+    blocked.mkdir()  # the rename over it fails as a full disk's write would
+    with pytest.raises(UsageError, match="cannot write"):
+        write_output(blocked, "text")
+    assert blocked.is_dir() and sorted(p.name for p in tmp_path.iterdir()) == ["a-folder.ris"]

@@ -89,7 +89,9 @@ def _head(path: Path) -> bytes:
 def test_a_reference_keeps_its_doi_and_records_round_trip() -> None:
     records = [r for r in parse_file(FIXTURES / "tricky_articles.xml") if isinstance(r, Article)]
     cited = next(r for r in records if r.references)
-    assert cited.references == (Reference(91888888, "10.5555/cited.paper"),)
+    assert cited.references == (
+        Reference(91888888, "10.5555/cited.paper", "Someone A. A cited paper. J Cited. 2001;1:1."),
+    )
     assert cited.cited_pmids == (91888888,)
     assert Article.from_json(cited.to_json()) == cited
 
@@ -103,8 +105,8 @@ def test_a_stored_record_without_references_still_reads() -> None:
 @pytest.mark.parametrize(
     ("ids", "expected"),
     [
-        ('<ArticleId IdType="pubmed">123</ArticleId>', (Reference(123, None),)),
-        ('<ArticleId IdType="doi">10.1/x</ArticleId>', (Reference(0, "10.1/x"),)),
+        ('<ArticleId IdType="pubmed">123</ArticleId>', (Reference(123, None, "c"),)),
+        ('<ArticleId IdType="doi">10.1/x</ArticleId>', (Reference(0, "10.1/x", "c"),)),
         ('<ArticleId IdType="pmc">PMC1</ArticleId>', ()),
         ('<ArticleId IdType="pubmed">0</ArticleId>', ()),
         ('<ArticleId IdType="pubmed">99999999999</ArticleId>', ()),
@@ -139,17 +141,30 @@ def _references_of(tmp_path: Path, reference_lists: str) -> tuple[Reference, ...
         (
             "<Citation>Li H. Bioinformatics 25, 1754 (2009). Retrieved from"
             " https://doi.org/10.1093/bioinformatics/btp324.</Citation>",
-            (Reference(0, "10.1093/bioinformatics/btp324"),),
+            (
+                Reference(
+                    0,
+                    "10.1093/bioinformatics/btp324",
+                    "Li H. Bioinformatics 25, 1754 (2009). Retrieved from"
+                    " https://doi.org/10.1093/bioinformatics/btp324.",
+                ),
+            ),
         ),
         (
             "<Citation>A. PLoS One 7, e32547; doi:10.1371/journal.pone.0032547</Citation>"
             '<ArticleIdList><ArticleId IdType="pmc">PMC9</ArticleId></ArticleIdList>',
-            (Reference(0, "10.1371/journal.pone.0032547"),),
+            (
+                Reference(
+                    0,
+                    "10.1371/journal.pone.0032547",
+                    "A. PLoS One 7, e32547; doi:10.1371/journal.pone.0032547",
+                ),
+            ),
         ),
         (  # an ArticleId wins over the text
             "<Citation>B. https://doi.org/10.1000/text.doi</Citation>"
             '<ArticleIdList><ArticleId IdType="pubmed">42</ArticleId></ArticleIdList>',
-            (Reference(42, None),),
+            (Reference(42, None, "B. https://doi.org/10.1000/text.doi"),),
         ),
         ("<Citation>Version 10.2 of the manual, p. 10.</Citation>", ()),
     ],
@@ -159,3 +174,44 @@ def test_a_doi_quoted_only_in_the_citation_text_is_kept(
 ) -> None:
     listed = f"<ReferenceList><Reference>{reference}</Reference></ReferenceList>"
     assert _references_of(tmp_path, listed) == expected
+
+
+def test_a_reference_keeps_its_citation_text_cut_to_a_bound(tmp_path: Path) -> None:
+    """What is shown for a reference not stored here ("Arthritis Rheum. 1999 ...") is
+    kept, spaces normalised; a hostile 100,000-character one is cut, not stored whole."""
+    from ingest.pubmed_xml import CITATION_CHARS
+
+    listed = (
+        "<ReferenceList><Reference><Citation>Arthritis Rheum.  1999 Mar;42(3):415-20"
+        '</Citation><ArticleIdList><ArticleId IdType="pubmed">10088762</ArticleId>'
+        "</ArticleIdList></Reference><Reference><Citation>"
+        + "x"
+        * 100_000
+        + '</Citation><ArticleIdList><ArticleId IdType="pubmed">5</ArticleId>'
+        "</ArticleIdList></Reference></ReferenceList>"
+    )
+    first, long = _references_of(tmp_path, listed)
+    assert first == Reference(10088762, None, "Arthritis Rheum. 1999 Mar;42(3):415-20")
+    assert long.citation is not None and len(long.citation) == CITATION_CHARS
+    assert long.citation.endswith("\u2026")
+
+
+def test_every_real_reference_keeps_its_citation_text_and_round_trips() -> None:
+    files = [p for p in _files() if b"ReferenceList" in _head(p)]
+    refs = [
+        ref
+        for path in files
+        for record in parse_file(path)
+        if isinstance(record, Article)
+        for ref in record.references
+    ]
+    assert len(refs) >= 2500 and all(ref.citation for ref in refs)
+    record = Article(pmid=1, references=tuple(refs[:50]))
+    assert Article.from_json(record.to_json()) == record
+
+
+def test_a_record_stored_before_citation_texts_reads_without_them() -> None:
+    """Records stored before the text was kept hold ``[pmid, doi]`` pairs."""
+    old = Article(pmid=5, title="older record").to_dict()
+    old["references"] = [[123, None], [0, "10.1/x"]]
+    assert Article.from_dict(old).references == (Reference(123), Reference(0, "10.1/x"))

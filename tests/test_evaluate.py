@@ -151,6 +151,25 @@ def test_not_a_beir_folder_is_a_clear_error(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_eval_json_prints_its_failure_as_ingest_and_update_do(tmp_path: Path) -> None:
+    """A script reading ``--json`` gets one object whatever happened: the error's one
+    line and the exit status, no figures."""
+    args = ["--home", str(tmp_path / "h"), "eval", str(tmp_path), "--json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code != 0
+    report = json.loads(result.stdout)
+    assert report["exit_status"] == result.exit_code and "is missing" in report["error"]
+    assert report["metrics"] == {} and report["mode"] == "lexical"
+
+
+def test_lexical_eval_names_no_model_profile(beir: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["--home", str(tmp_path / "h"), "eval", str(beir)])
+    assert result.exit_code == 0, result.output
+    assert "mode=lexical queries=3" in result.stdout and "profile" not in result.stdout
+    ok = CliRunner().invoke(main, ["--home", str(tmp_path / "h"), "eval", str(beir), "--json"])
+    assert json.loads(ok.stdout)["exit_status"] == 0
+
+
 @pytest.mark.thorough
 def test_scifact_lexical_beats_published_bm25_on_a_query_sample(tmp_path: Path) -> None:
     scifact = shared_data("beir", "scifact")

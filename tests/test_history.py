@@ -295,3 +295,13 @@ def test_a_home_the_reader_may_not_write_searches_and_lists_but_records_nothing(
         assert history[0] == 0
         assert len(json.loads(history[1])["lines"]) == 7  # what the owner recorded, unchanged
         assert listing(copy) == before
+
+
+def test_a_second_prisma_export_to_the_same_folder_says_it_replaced_the_log(
+    home: Home,
+) -> None:
+    folder = home.paths.home.parent / "log"
+    assert (folder / "search-log.md").exists()
+    again = cli(home.paths, "history", "--export", "prisma", "-o", str(folder))
+    assert again.strip().endswith("search-log.csv (it replaced the earlier log)")
+    assert "(it replaced" not in home.outputs["export"]

@@ -56,3 +56,25 @@ def test_readers_say_so_and_update_with_nothing_new_mends_the_index(tmp_path: Pa
         assert store.unindexed.count() == 0
     code, out, err = cli(home, "search", "statin[ti]", "--count")
     assert (code, out.strip()) == (0, "1") and "out of step" not in err
+
+
+def test_a_ranked_count_leaves_out_every_match_the_store_lost_not_only_the_hits_shown(
+    tmp_path: Path,
+) -> None:
+    """Plain words count the articles holding every word; one the store lost is taken
+    out of that count although it is not among the hits fetched (-k 1)."""
+    root, home = tmp_path / "site", tmp_path / "home"
+    assert cli(home, "ingest", str(baseline(root)), "--no-encode", "--jobs", "0")[0] == 0
+    before = json.loads(cli(home, "search", "statin", "--mode", "lexical", "--json")[1])
+    assert before["total"] == 2
+    second = before["hits"][1]["pmid"]
+    with Store(Paths(home).store) as store, store.transaction():
+        store.delete([second])
+        store.unindexed.mark([second])
+    code, out, err = cli(home, "search", "statin", "--mode", "lexical", "-k", "1", "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert [h["pmid"] for h in found["hits"]] != [second] and found["total"] == 1
+    note = next(n for n in found["notes"] if "out of step" in n)
+    assert "upper bound" not in note
+    assert cli(home, "search", "statin", "--count")[1].strip() == "1"

@@ -109,4 +109,8 @@ async def test_a_reference_outside_the_corpus_shows_what_is_known_not_empty_fiel
     text = console.export_text()
     assert "(not in this corpus)" in text
     assert "not stored here · PMID 999" in text and "doi:10.9/ref.999" in text
+    cited = Hit(rank=3, pmid=999, score=3.0, in_corpus=False, citation="Arthritis Rheum. 1999")
+    console.print(hit_prompt(cited, marked=False, terms=frozenset()))
+    text = console.export_text()
+    assert "Arthritis Rheum. 1999" in text and "not stored here · PMID 999" in text
     assert "(no authors)" not in text and "n.d." not in text

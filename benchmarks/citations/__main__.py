@@ -6,6 +6,7 @@ run_mode(
         "reading": "benchmarks.citations.reading",
         "dois": "benchmarks.citations.dois",
         "signals": "benchmarks.citations.signals",
+        "texts": "benchmarks.citations.texts",
     },
     default="reading",
 )

@@ -62,26 +62,55 @@ def evaluate(
     from medsearch.evaluate import evaluate as run_eval
 
     paths = paths_of(ctx).ensure()
-    with cli_progress(enabled=not as_json) as progress:
-        report = run_eval(
-            beir_dir,
-            paths,
-            mode=mode,
-            split=split,
-            profile=profile,
-            limit=limit,
-            rerank=rerank,
-            progress=progress,
-            device=device,
-        )
+    try:
+        with cli_progress(enabled=not as_json) as progress:
+            report = run_eval(
+                beir_dir,
+                paths,
+                mode=mode,
+                split=split,
+                profile=profile,
+                limit=limit,
+                rerank=rerank,
+                progress=progress,
+                device=device,
+            )
+    except (Exception, KeyboardInterrupt) as exc:
+        if as_json and not isinstance(exc, click.ClickException):  # as ingest --json does
+            emit_json(_failed_json(beir_dir, mode, split, profile, exc))
+        raise
     if as_json:
-        emit_json(report.to_dict())
+        emit_json({**report.to_dict(), "error": None, "exit_status": 0})
         return
+    models = f" profile={report.profile}" if report.profile else ""  # lexical reads none
     click.echo(
-        f"{report.corpus} [{report.split}] mode={report.mode} profile={report.profile}"
+        f"{report.corpus} [{report.split}] mode={report.mode}{models}"
         f" queries={report.queries} ({report.seconds:.1f} s)"
     )
     for name, value in report.metrics.items():
         click.echo(f"  {name:<11} {value:.4f}")
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
+
+
+def _failed_json(
+    beir_dir: Path, mode: str, split: str, profile: str | None, error: BaseException
+) -> dict[str, object]:
+    """``--json``'s object for a run that stopped: the report's shape with no figures,
+    and the one line and exit status the command ends with (``update`` and ``ingest``
+    do the same), so a script reads one shape whatever happened."""
+    from medsearch.commands.common import failure
+
+    message, status = failure(error)
+    return {
+        "corpus": str(beir_dir),
+        "split": split,
+        "mode": mode,
+        "profile": profile,
+        "queries": 0,
+        "metrics": {},
+        "seconds": None,
+        "notes": [],
+        "error": message,
+        "exit_status": status,
+    }

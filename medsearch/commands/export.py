@@ -65,15 +65,42 @@ def write_records(
     if output is None or str(output) == "-":
         click.echo(text, nl=False)
     else:
-        replaced = output.exists()
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
-        # never silently: a file that was there is gone now, and the line says so
-        was = " (it replaced the file that was there)" if replaced else ""
-        click.echo(f"wrote {len(articles)} record(s) to {output}{was}", err=True)
+        replaced = write_output(output, text)
+        click.echo(
+            f"wrote {len(articles)} record(s) to {output}{replaced_note(replaced)}", err=True
+        )
     return len(articles), missing
+
+
+def write_output(output: Path, text: str) -> bool:
+    """Write ``text`` to ``output`` whole or not at all (a file beside it, then renamed
+    over it: a full disk leaves the earlier export as it was); True when it replaced a
+    file. Every ``-o`` of an export (``export``, ``search --export``, ``refs``/``citedby``/
+    ``snowball --export``, ``history --export``) writes through here and says so: people
+    re-export to the same file as a search grows, so replacing is the expected act, and
+    a refusal without ``--force`` would stop every re-run; the note keeps it from being
+    silent."""
+    import os
+    import tempfile
+
+    replaced = output.exists()
+    try:
+        handle, name = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent or ".")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.replace(name, output)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
+    return replaced
+
+
+def replaced_note(replaced: bool, what: str = "the file that was there") -> str:
+    """The words every export's "wrote ..." line ends with when it replaced ``what``."""
+    return f" (it replaced {what})" if replaced else ""
 
 
 def missing_error(missing: Sequence[int], written: int) -> NotFoundError:
@@ -101,11 +128,8 @@ def served_export(paths: Paths, pmids: Sequence[int], fmt: str, output: Path | N
     if output is None or str(output) == "-":
         click.echo(text, nl=False)
     else:
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
-        click.echo(f"wrote {len(pmids)} record(s) to {output}", err=True)
+        replaced = write_output(output, text)
+        click.echo(f"wrote {len(pmids)} record(s) to {output}{replaced_note(replaced)}", err=True)
     return True
 
 

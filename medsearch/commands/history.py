@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from medsearch.commands.common import emit_json, paths_of
-from medsearch.errors import NotFoundError
+from medsearch.errors import NotFoundError, UsageError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -59,13 +59,19 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
             entries = store.entries()
     if export_fmt is not None:
         from medsearch import __version__
-        from medsearch.history.prisma import write_prisma
+        from medsearch.commands.export import replaced_note, write_output
+        from medsearch.history.prisma import csv_text, markdown_text
 
         if not any(e.ran for e in entries):
             raise NotFoundError("the search history is empty: nothing to export")
         folder = output or paths.exports
-        replaced = (folder / "search-log.md").exists() or (folder / "search-log.csv").exists()
-        md, table = write_prisma(entries, folder, version=__version__)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot write {folder}: {exc.strerror or exc}") from exc
+        md, table = folder / "search-log.md", folder / "search-log.csv"
+        replaced = write_output(md, markdown_text(entries, version=__version__))
+        replaced = write_output(table, csv_text(entries)) or replaced
         if as_json:
             emit_json(
                 {
@@ -75,10 +81,8 @@ def history(ctx: click.Context, export_fmt: str | None, output: Path | None, as_
                     "replaced": replaced,
                 }
             )
-        else:  # never silently: an earlier log there is gone now
-            click.echo(
-                f"wrote {md} and {table}" + (" (replacing the earlier log)" if replaced else "")
-            )
+        else:  # never silently: an earlier log there is gone now, said as export says it
+            click.echo(f"wrote {md} and {table}{replaced_note(replaced, 'the earlier log')}")
         return
     if as_json:
         emit_json({"history": str(paths.history_db), "lines": [e.to_dict() for e in entries]})

@@ -225,6 +225,7 @@ def text_fields(hit: Hit) -> list[tuple[str, str]]:
     named = (
         ("label", hit.sentence.label if hit.sentence else None),
         ("doi", hit.doi),
+        ("citation", hit.citation),
         ("source", hit.reference_source),
         ("evidence", hit.evidence.text if hit.evidence else None),
         ("evidence_label", hit.evidence.label if hit.evidence else None),

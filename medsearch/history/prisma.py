@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
-from pathlib import Path
 
 from medsearch.history.entries import Entry
 from medsearch.safe_text import csv_cell, markdown_code
@@ -88,16 +87,6 @@ def markdown_text(entries: Sequence[Entry], *, version: str) -> str:
         query = markdown_code(e.shown or "").replace("|", "\\|")
         lines.append(f"| {e.number} | {e.at} | {query} | {count} | {corpus} |")
     return "\n".join(lines) + "\n"
-
-
-def write_prisma(entries: Sequence[Entry], folder: Path, *, version: str) -> tuple[Path, Path]:
-    """``search-log.md`` and ``search-log.csv`` in ``folder`` (created)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    md = folder / "search-log.md"
-    table = folder / "search-log.csv"
-    md.write_text(markdown_text(entries, version=version), encoding="utf-8")
-    table.write_text(csv_text(entries), encoding="utf-8")
-    return md, table
 
 
 def _run(entries: Sequence[Entry]) -> list[Entry]:

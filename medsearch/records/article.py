@@ -102,10 +102,13 @@ class Notice:
 @dataclass(frozen=True, slots=True)
 class Reference:
     """One entry of a record's ``ReferenceList``: the cited article's PMID (0 when the
-    reference gives none) and its DOI where the reference gives one."""
+    reference gives none), its DOI where the reference gives one, and its ``Citation``
+    text ("Arthritis Rheum. 1999 Mar;42(3):415-20"): all a reader has of a reference
+    that is not stored here. Records stored before the text was kept have None."""
 
     pmid: int = 0
     doi: str | None = None
+    citation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +322,11 @@ class Article:
             "electronic_date": None
             if (e := self.electronic_date) is None
             else {"year": e.year, "month": e.month, "day": e.day, "season": e.season, "raw": e.raw},
-            "references": [[r.pmid, r.doi] for r in self.references],
+            # [pmid, doi] or [pmid, doi, citation]: the text only where there is one
+            "references": [
+                [r.pmid, r.doi, r.citation] if r.citation else [r.pmid, r.doi]
+                for r in self.references
+            ],
             "other_abstracts": list(self.other_abstracts),
             "record_dates": [list(pair) for pair in self.record_dates],
             "registry_numbers": list(self.registry_numbers),
@@ -370,9 +377,7 @@ class Article:
             corrections=tuple(Correction(**c) for c in data.get("corrections", ())),
             supplementary=tuple(data.get("supplementary", ())),
             electronic_date=PubDate(**e) if (e := data.get("electronic_date")) else None,
-            references=tuple(
-                Reference(int(pmid or 0), doi) for pmid, doi in data.get("references", ())
-            ),
+            references=tuple(_reference(entry) for entry in data.get("references", ())),
             other_abstracts=tuple(data.get("other_abstracts", ())),
             record_dates=tuple((str(s), int(d)) for s, d in data.get("record_dates", ())),
             registry_numbers=tuple(data.get("registry_numbers", ())),
@@ -383,6 +388,13 @@ class Article:
     @classmethod
     def from_json(cls, text: str) -> Article:
         return cls.from_dict(json.loads(text))
+
+
+def _reference(entry: list[Any]) -> Reference:
+    """A stored ``[pmid, doi]`` (records stored before the citation text was kept) or
+    ``[pmid, doi, citation]``."""
+    citation = entry[2] if len(entry) > 2 else None
+    return Reference(int(entry[0] or 0), entry[1], citation or None)
 
 
 @dataclass(frozen=True, slots=True)

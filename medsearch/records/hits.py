@@ -58,6 +58,9 @@ class Hit:
     in_corpus: bool | None = None
     """Citation answers: whether the cited or citing article is stored here."""
     doi: str | None = None
+    citation: str | None = None
+    """An article not stored here: the citation text a stored record's reference list
+    gives it ("Arthritis Rheum. 1999 Mar;42(3):415-20"), where one does."""
     reference_source: str | None = None
     """Where a reference came from: the record's reference list or an imported graph."""
     seed_links: int | None = None
@@ -154,6 +157,7 @@ class Hit:
         fields = {
             "in_corpus": self.in_corpus,
             "doi": self.doi,
+            "citation": self.citation,
             "source": self.reference_source,
             "seed_links": self.seed_links,
             "cited_by": self.cited_by,

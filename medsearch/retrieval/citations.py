@@ -49,6 +49,7 @@ def _hit(
     article: Article | None,
     *,
     doi: str | None = None,
+    citation: str | None = None,
     source: str | None = None,
     seed_links: int | None = None,
     cited_by: int | None = None,
@@ -60,6 +61,7 @@ def _hit(
             score=score,
             in_corpus=False,
             doi=doi,
+            citation=citation,
             reference_source=source,
             seed_links=seed_links,
             cited_by=cited_by,
@@ -92,6 +94,7 @@ def references(
     }
     citing = store.get_many([pmid]).get(pmid)
     entries: list[tuple[int, str | None]] = []
+    texts: dict[tuple[int, str | None], str] = {}
     seen: set[int] = set()
     if citing is not None:
         for ref in citing.references:
@@ -99,10 +102,14 @@ def references(
                 continue
             seen.add(ref.pmid)
             entries.append((ref.pmid, ref.doi))
+            if ref.citation:
+                texts.setdefault((ref.pmid, ref.doi), ref.citation)
     further = [int(p) for p in edges if int(p) not in seen]
     entries, further = _doi_resolved(store, entries, further)
     entries.extend((p, None) for p in further)
     articles = store.get_many([p for p, _ in entries if p])
+    outside = [p for p, doi in entries if p and p not in articles and (p, doi) not in texts]
+    texts.update(((p, None), text) for p, text in citation_texts(store, graph, outside).items())
     counts = graph.counts([p for p, _ in entries])
     hits: list[Hit] = []
     for (ref_pmid, doi), count in zip(entries, counts, strict=True):
@@ -116,6 +123,7 @@ def references(
                 float(len(hits) + 1),
                 stored,
                 doi=doi if stored is None or not stored.doi else stored.doi,
+                citation=texts.get((ref_pmid, doi)) or texts.get((ref_pmid, None)),
                 source=source.get(ref_pmid, "reference list"),
                 cited_by=int(count) if ref_pmid else None,
             )
@@ -176,8 +184,10 @@ def cited_by(
     else:
         score = {p: float(_date_rank(articles.get(p))) for p in citing}
     ordered = sorted(citing, key=lambda p: (-score[p], -counts[p], -p))
+    texts = citation_texts(store, graph, [p for p in ordered if p not in articles])
     hits = tuple(
-        _hit(i, p, score[p], articles.get(p), cited_by=counts[p]) for i, p in enumerate(ordered, 1)
+        _hit(i, p, score[p], articles.get(p), citation=texts.get(p), cited_by=counts[p])
+        for i, p in enumerate(ordered, 1)
     )
     return SearchResult(
         hits=hits,
@@ -187,6 +197,41 @@ def cited_by(
         sort=sort,
         filters=filters,
     )
+
+
+CITATION_LOOKUPS = 500
+"""The most articles outside the store whose citation text one answer looks up (each
+costs a stored record read); the rest are listed by PMID alone."""
+
+
+def citation_texts(
+    store: Store,
+    graph: CitationGraph,
+    pmids: Sequence[int],
+    known: Sequence[Article] = (),
+) -> dict[int, str]:
+    """The citation text of each PMID (articles not stored here) that a stored record's
+    reference list gives: first from ``known`` records (read already), then from up to
+    three stored articles citing it, for the first :data:`CITATION_LOOKUPS` PMIDs."""
+    wanted = set(pmids)
+    found: dict[int, str] = {}
+    for article in known:
+        for ref in article.references:
+            if ref.citation and ref.pmid in wanted:
+                found.setdefault(ref.pmid, ref.citation)
+    rest = [p for p in dict.fromkeys(pmids) if p not in found][:CITATION_LOOKUPS]
+    citers = {p: [int(c) for c in graph.cited_by(p)[:3]] for p in rest}
+    records = store.get_many(sorted({c for cs in citers.values() for c in cs}))
+    for pmid, cs in citers.items():
+        for c in cs:
+            text = next(
+                (r.citation for r in getattr(records.get(c), "references", ()) if r.pmid == pmid),
+                None,
+            )
+            if text:
+                found[pmid] = text
+                break
+    return found
 
 
 def _date_rank(article: Article | None) -> int:

@@ -198,13 +198,14 @@ class Searcher(Stages):
             timings.append(("delta", time.perf_counter() - t3))
         if pending := self._pending():
             # hits the index holds and the store does not: out of the count too
-            gone = self._gone_among(query_plan, lex, ranked, records, filters, syntax)
+            gone, exact = self._gone_among(query_plan, ranked, records, filters)
             total = max(0, total - gone)
+            bound = "" if exact else "; the count is an upper bound (too many to check)"
             notes.append(
                 f"the lexical index is out of step with the store for {pending:,} PMIDs (an"
                 " ingest or update was stopped between its two commits, or is running):"
-                " hits without a stored record are left out; the next `medsearch ingest`"
-                " or `update` mends it"
+                f" hits without a stored record are left out{bound}; the next `medsearch"
+                " ingest` or `update` mends it"
             )
         hits = self._mark_all_words(query_plan, make_hits(ranked[:final_k], records), filters)
         if self.has_vectors and self.profile_name != "medcpt" and not first_stage_only:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from medsearch.errors import UsageError
 from medsearch.index.citations import CitationGraph
 from medsearch.records import Article, pmid_from
-from medsearch.retrieval.citations import _hit
+from medsearch.retrieval.citations import _hit, citation_texts
 from medsearch.retrieval.results import SearchResult
 
 if TYPE_CHECKING:
@@ -146,12 +146,16 @@ def snowball(
         score = text_similarity(seed_articles.values(), articles)
     cited = dict(zip(new, graph.counts(new).tolist(), strict=True)) if new else {}
     ordered = sorted(new, key=lambda p: (p not in articles, -score.get(p, 0.0), -links[p], p))
+    texts = citation_texts(
+        store, graph, [p for p in ordered if p not in articles], tuple(seed_articles.values())
+    )
     hits = tuple(
         _hit(
             i,
             p,
             round(score.get(p, 0.0), 6),
             articles.get(p),
+            citation=texts.get(p),
             seed_links=links[p],
             cited_by=cited[p],
         )
@@ -252,17 +256,24 @@ def read_exclusions(path: Path, store: Store) -> set[int]:
     if path.suffix.lower() in (".bib", ".ris", ".nbib", ".txt") and (
         "@" in text or re.search(r"(?m)^[A-Z][A-Z0-9]\s{1,2}-", text)
     ):
-        pmids = {int(next(g for g in m.groups() if g)) for m in PMID_FIELD.finditer(text)}
+        pmids = {_pmid(path, next(g for g in m.groups() if g)) for m in PMID_FIELD.finditer(text)}
         dois = {next(g for g in m.groups() if g).strip().lower() for m in DOI_FIELD.finditer(text)}
         return pmids | _by_doi(store, dois)
     out: set[int] = set()
     for token in re.split(r"[\s,;]+", text):
         if token:
-            pmid = pmid_from(token)
-            if pmid is None:
-                raise UsageError(f"{path}: {token[:30]!r} is not a PMID")
-            out.add(pmid)
+            out.add(_pmid(path, token))
     return out
+
+
+def _pmid(path: Path, token: str) -> int:
+    """``token`` read by the one PMID rule (a 5,000-digit value is refused in one line,
+    not handed to ``int``)."""
+    pmid = pmid_from(token)
+    if pmid is None:
+        shown = token[:30] + ("..." if len(token) > 30 else "")
+        raise UsageError(f"{path}: {shown!r} is not a PMID")
+    return pmid
 
 
 def _by_doi(store: Store, dois: set[str]) -> set[int]:

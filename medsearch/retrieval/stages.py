@@ -9,7 +9,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
@@ -20,8 +19,9 @@ from medsearch.retrieval.results import Candidate
 from medsearch.retrieval.sets import Plan, dense_method
 
 RECOUNT_LIMIT = 100_000
-"""The largest set read whole to take out of its count what a stopped writer left in the
-index only (:meth:`Stages._gone_among`)."""
+"""The most PMIDs a stopped writer left in the index only that a search checks against
+its counted query to take them out of its count (:meth:`Stages._gone_among`); past it
+the count is said to be an upper bound."""
 
 
 class Stages(Resources):
@@ -31,27 +31,26 @@ class Stages(Resources):
     def _gone_among(
         self,
         query_plan: Plan,
-        lex: Any,
         ranked: Sequence[Candidate],
         records: Mapping[int, Article],
         filters: Filters,
-        syntax: bool,
-    ) -> int:
+    ) -> tuple[int, bool]:
         """How many of the counted matches the index holds and the store does not (a
-        unit a stopped writer deleted or replaced). A set's count is the lexical total:
-        with such PMIDs pending and a set of at most :data:`RECOUNT_LIMIT`, the whole set
-        is read to count them; otherwise those among the hits fetched are counted."""
+        unit a stopped writer deleted or replaced), and whether that is exact. The count
+        is the set's size, or for plain words the articles holding every word
+        (:meth:`_count`): the PMIDs in question, up to :data:`RECOUNT_LIMIT`, are
+        checked against that query in the index, one restricted query whatever the
+        set's size; past the limit only those among the hits fetched are counted."""
         gone: set[int] = set()
         for batch in self.store.unindexed.batches():
             gone.update(set(batch) - self.store.existing(batch))
         if not gone:
-            return 0
-        if query_plan.is_set and len(lex.hits) < lex.total <= RECOUNT_LIMIT:
-            every = self.lexical.search(
-                query_plan.parsed, k=lex.total, filters=filters, syntax=syntax, snippets=0
-            )
-            return sum(1 for h in every.hits if h.pmid in gone)
-        return sum(1 for c in ranked if c.pmid in gone and c.pmid not in records)
+            return 0, True
+        if len(gone) <= RECOUNT_LIMIT:
+            words = query_plan.all_words
+            counted = query_plan.parsed if words is None else words
+            return len(self.lexical.members(sorted(gone), counted, filters)), True
+        return sum(1 for c in ranked if c.pmid in gone and c.pmid not in records), False
 
     def _pending(self) -> int:
         """PMIDs a stopped (or running) writer left for the lexical index to catch up on."""

@@ -75,7 +75,8 @@ def hit_prompt(hit: Hit, *, marked: bool, terms: frozenset[str]) -> Table:
         meta.append(f" · cited by {hit.cited_by} here", style="magenta")
     if outside and hit.doi:
         meta.append(f" · doi:{hit.doi}")
-    title = hit.title or ("(not in this corpus)" if outside else "(no title)")
+    # a reference not stored here reads as its citing record cites it, where it does
+    title = hit.title or (hit.citation or "(not in this corpus)" if outside else "(no title)")
     body: list[Text] = [highlighted(title, terms, style="bold"), meta]
     if hit.notices:
         body.insert(1, notice_line(hit.notices))

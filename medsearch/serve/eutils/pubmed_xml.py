@@ -5,7 +5,8 @@ not the XML, so the XML is rebuilt element by element in the places NCBI's DTD p
 them, and written so that :mod:`ingest.pubmed_xml` reads every field back the same: an
 efetch of a home re-ingests into a new home with identical ``show --json`` (the
 round-trip test holds it). What the store never kept (history dates, inline markup,
-reference citations' text, a journal's country) is not invented.
+the citation text of references in records stored before it was kept, a journal's
+country) is not invented.
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def _references(parent: Element, article: Article) -> None:
     reference_list = _add(parent, "ReferenceList")
     for ref in article.references:
         reference = _add(reference_list, "Reference")
-        _add(reference, "Citation", f"doi: {ref.doi}" if ref.doi else f"PMID: {ref.pmid}")
+        fallback = f"doi: {ref.doi}" if ref.doi else f"PMID: {ref.pmid}"
+        _add(reference, "Citation", ref.citation or fallback)
         ids = _add(reference, "ArticleIdList")
         if ref.pmid:
             _add(ids, "ArticleId", str(ref.pmid), IdType="pubmed")
