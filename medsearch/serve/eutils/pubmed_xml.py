@@ -4,9 +4,11 @@ The store keeps what medsearch reads of a record (:class:`~medsearch.records.Art
 not the XML, so the XML is rebuilt element by element in the places NCBI's DTD puts
 them, and written so that :mod:`ingest.pubmed_xml` reads every field back the same: an
 efetch of a home re-ingests into a new home with identical ``show --json`` (the
-round-trip test holds it). What the store never kept (history dates, inline markup,
-the citation text of references in records stored before it was kept, a journal's
-country) is not invented.
+round-trip test holds it): the record dates (``History``, ``DateCompleted``,
+``DateRevised``), other abstracts, registry numbers, personal names as subject and data
+bank accession numbers included. What the store never kept (inline markup, the citation
+text of references in records stored before it was kept, a journal's country, which
+chemical a registry number belonged to) is not invented.
 """
 
 from __future__ import annotations
@@ -46,6 +48,28 @@ def _date(parent: Element, tag: str, date: PubDate, **attrs: str) -> Element:
     elif date.season:
         _add(elem, "Season", date.season)
     return elem
+
+
+RECORD_DATE_ELEMENTS = {"datecompleted": "DateCompleted", "daterevised": "DateRevised"}
+"""The record dates kept under these statuses come from ``MedlineCitation``'s own
+elements, not ``PubmedData``'s ``History`` (ingest.pubmed_xml._record_dates)."""
+
+
+def _ymd(parent: Element, tag: str, day: int, **attrs: str) -> None:
+    """A ``YYYYMMDD`` record date as the DTD writes it: ``Year``, ``Month``, ``Day``."""
+    elem = _add(parent, tag, **attrs)
+    _add(elem, "Year", f"{day // 10000:04d}")
+    _add(elem, "Month", f"{day // 100 % 100:02d}")
+    _add(elem, "Day", f"{day % 100:02d}")
+
+
+def _history(parent: Element, article: Article) -> None:
+    dates = [(s, d) for s, d in article.record_dates if s not in RECORD_DATE_ELEMENTS]
+    if not dates:
+        return
+    history = _add(parent, "History")
+    for status, day in dates:
+        _ymd(history, "PubMedPubDate", day, PubStatus=status)
 
 
 def _authors(parent: Element, authors: Sequence[Author]) -> None:
@@ -124,6 +148,11 @@ def _citation(root: Element, article: Article) -> None:
     attrs = {"Status": article.status} if article.status else {}
     citation = _add(pubmed_article, "MedlineCitation", Owner="NLM", **attrs)
     _add(citation, "PMID", str(article.pmid), Version=str(article.version))
+    for status, tag in RECORD_DATE_ELEMENTS.items():
+        for kind, day in article.record_dates:
+            if kind == status:
+                _ymd(citation, tag, day)
+                break
     body = _add(citation, "Article", PubModel="Print")
     _journal(body, article)
     _add(body, "ArticleTitle", article.title)
@@ -133,6 +162,14 @@ def _citation(root: Element, article: Article) -> None:
     _authors(body, article.authors)
     for language in article.languages:
         _add(body, "Language", language)
+    if article.secondary_sources:
+        banks = _add(body, "DataBankList", CompleteYN="Y")
+        for source in article.secondary_sources:
+            name, _, number = source.rpartition("/")
+            bank = _add(banks, "DataBank")
+            _add(bank, "DataBankName", name)
+            _add(_add(bank, "AccessionNumberList"), "AccessionNumber", number)
+    # DataBankList before GrantList: the DTD's order
     if article.grants:
         grants = _add(body, "GrantList", CompleteYN="Y")
         for grant in article.grants:
@@ -155,11 +192,13 @@ def _citation(root: Element, article: Article) -> None:
         _add(info, "MedlineTA", article.medline_ta)
     if len(article.issns) > 1:
         _add(info, "ISSNLinking", article.issns[1])
-    if article.chemicals:
+    numbers = list(article.registry_numbers)  # in order; which chemical had which is lost
+    if article.chemicals or numbers:
         chemicals = _add(citation, "ChemicalList")
-        for name in article.chemicals:
+        names = list(article.chemicals) + [""] * max(0, len(numbers) - len(article.chemicals))
+        for i, name in enumerate(names):
             chemical = _add(chemicals, "Chemical")
-            _add(chemical, "RegistryNumber", "0")
+            _add(chemical, "RegistryNumber", numbers[i] if i < len(numbers) else "0")
             _add(chemical, "NameOfSubstance", name)
     if article.supplementary:
         suppl = _add(citation, "SupplMeshList")
@@ -172,6 +211,8 @@ def _citation(root: Element, article: Article) -> None:
             _add(elem, "RefSource", link.source or "")
             if link.pmid is not None:
                 _add(elem, "PMID", str(link.pmid), Version="1")
+            if link.note:
+                _add(elem, "Note", link.note)
     if article.mesh:
         headings = _add(citation, "MeshHeadingList")
         for heading in article.mesh:
@@ -191,11 +232,19 @@ def _citation(root: Element, article: Article) -> None:
                     UI=q.ui or "",
                     MajorTopicYN="Y" if q.major else "N",
                 )
+    if article.personal_subjects:
+        subjects = _add(citation, "PersonalNameSubjectList")
+        for name in article.personal_subjects:  # kept as one "Last Fore" string
+            _add(_add(subjects, "PersonalNameSubject"), "LastName", name)
+    for text in article.other_abstracts:
+        other = _add(citation, "OtherAbstract", Type="Publisher")
+        _add(other, "AbstractText", text)
     if article.keywords:
         keywords = _add(citation, "KeywordList", Owner="NOTNLM")
         for word in article.keywords:
             _add(keywords, "Keyword", word, MajorTopicYN="N")
     data = _add(pubmed_article, "PubmedData")
+    _history(data, article)
     _add(data, "PublicationStatus", "ppublish")
     _article_ids(data, article)
     _references(data, article)
