@@ -196,4 +196,36 @@ def download_model(ref: str, paths: Paths) -> Path:
         raise DownloadError(f"cannot download {ref}: {first}") from error
     if not isinstance(folder, str):
         raise DownloadError(f"cannot download {ref}: the hub returned no snapshot folder")
+    ensure_safetensors(Path(folder))
     return Path(folder)
+
+
+def ensure_safetensors(folder: Path) -> bool:
+    """Write ``model.safetensors`` beside a lone ``pytorch_model.bin``; True when written.
+
+    Why: a CPU search encodes its query in NumPy from memory-mapped safetensors
+    (:mod:`medsearch.models.numpy_bert`); a folder with only the pickled ``.bin`` falls
+    back to importing torch, seconds a command. Converting once, when medsearch fetches
+    the model, gives every later search the fast path. Runs only at download time (it
+    imports torch); the file is written under a temporary name and renamed, so an
+    interrupted conversion leaves no half file that a search would read. Sharded
+    checkpoints (``*.index.json``) are left as they are.
+    """
+    source = folder / "pytorch_model.bin"
+    target = folder / "model.safetensors"
+    if target.exists() or not source.is_file():
+        return False
+    import torch
+    from safetensors.torch import save_file
+
+    state = torch.load(source, map_location="cpu", weights_only=True)
+    # Tied or shared tensors are refused by safetensors: every tensor gets its own copy.
+    tensors = {name: tensor.detach().clone().contiguous() for name, tensor in state.items()}
+    partial = folder / "model.safetensors.partial"
+    try:
+        save_file(tensors, str(partial), metadata={"format": "pt"})
+        os.replace(partial, target)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise DownloadError(f"cannot write {target}: {error.strerror or error}") from error
+    return True
