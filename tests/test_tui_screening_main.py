@@ -56,6 +56,7 @@ def record_text(app: MedsearchApp) -> str:
     return str(app.screen.query_one("#record", Static).render())
 
 
+@pytest.mark.thorough
 async def test_f9_opens_the_project_o_the_full_view_and_escape_comes_back(paths: Paths) -> None:
     app = MedsearchApp(paths)
     async with app.run_test(size=SIZE) as pilot:
@@ -87,6 +88,7 @@ async def test_f9_opens_the_project_o_the_full_view_and_escape_comes_back(paths:
         assert isinstance(app.screen, MainScreen) and not isinstance(app.screen, ArticleScreen)
 
 
+@pytest.mark.thorough
 async def test_with_several_projects_f9_asks_which(paths: Paths) -> None:
     with Project.create(paths.screening, "beta", question="q") as project:
         project.add([Item(title="only one", pmid=3)], Strategy("hand list"))
