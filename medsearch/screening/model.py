@@ -22,7 +22,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-MODELS = ("ridge", "logistic", "nb", "svm")
+MODELS = ("ridge", "logistic", "nb", "svm", "elas")
+ELAS_C = 0.11
+ELAS_RATIO = 9.8
+"""ASReview 2's ``elas_u4``: ``LinearSVC(loss="squared_hinge", C=0.11)`` with its
+"balanced" sample weights at ``ratio=9.8`` (relevant 1, irrelevant ``n_pos / (9.8 n_neg)``,
+scaled to sum to n), as in ``asreview/models/models.py`` of ASReview 2.2."""
 DEFAULT_MODEL = "logistic"
 
 
@@ -55,11 +60,15 @@ def fit(
         return _ridge(x, y, alpha=1.0 / c)
     if kind == "logistic":
         return _logistic_newton(x, y, alpha=1.0 / c)
-    if kind not in ("logistic", "svm"):
+    if kind not in ("logistic", "svm", "elas"):
         raise ValueError(f"unknown model {kind!r}")
     n_pos = max(float(y.sum()), 1.0)
     n_neg = max(float(len(y) - y.sum()), 1.0)
     weights = np.where(y > 0, len(y) / (2 * n_pos), len(y) / (2 * n_neg))
+    if kind == "elas":
+        weights = np.where(y > 0, 1.0, n_pos / (ELAS_RATIO * n_neg))
+        weights = weights * (len(y) / weights.sum())
+        c = ELAS_C
     signs = 2 * y - 1
     loss = _logistic if kind == "logistic" else _squared_hinge
     start = np.zeros(x.shape[1] + 1)
