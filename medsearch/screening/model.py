@@ -2,13 +2,15 @@
 
 Each model is fitted on the labelled rows of a feature matrix and scores every row;
 the record shown next is the unscreened one with the highest score ("maximum"
-query strategy, as ASReview's default). Three linear models on TF-IDF are here:
+query strategy, as ASReview's default). Linear models on TF-IDF are here:
 
 - ``nb``: multinomial naive Bayes (ASReview 1.x's default, alpha 3.822) with its
   "double balance" of the two classes approximated by class-prior correction;
 - ``logistic``: L2-regularised logistic regression with balanced class weights,
   fitted by L-BFGS from the previous fit (warm start), the default here;
-- ``svm``: a linear SVM (squared hinge, balanced) in the spirit of ASReview 2's default.
+- ``svm``: a linear SVM (squared hinge, balanced) in the spirit of ASReview 2's default;
+- ``elas``: that SVM with ASReview 2's ``elas_u4`` settings (C 0.11, its ratio-9.8
+  balance), measured equal to ``logistic`` (docs/screening.md).
 
 docs/screening.md has the measurements that chose the default.
 """

@@ -253,7 +253,7 @@ class ScreeningScreen(Screen[None]):
     def action_open_record(self) -> None:
         """The record's full view (detail, similar articles, references, citations) as
         the main screen shows it; escape comes back here, to the same record. Only a
-        record in the store has one, and only inside ``medsearch tui``."""
+        record in the store has one, and only inside ``medsearch`` (the main TUI)."""
         if self.current is None:
             return
         item = self.session.record(self.current)
@@ -264,7 +264,7 @@ class ScreeningScreen(Screen[None]):
         from medsearch.tui.session import Session as TuiSession
 
         if not isinstance(tui_session, TuiSession):
-            self.notify(f"the full view of PMID {item.pmid} opens in medsearch tui (F9)")
+            self.notify(f"the full view of PMID {item.pmid} opens inside medsearch (F9 there)")
             return
         from medsearch.tui.screens.article import ArticleScreen
 
