@@ -119,3 +119,20 @@ def test_f1_help_lists_the_screening_key() -> None:
     console.print(help_table(Keymap({}), "config.toml"))
     line = next(x for x in console.export_text().splitlines() if "Screening projects" in x)
     assert "f9" in line
+
+
+async def test_o_on_a_record_kept_as_imported_says_there_is_no_full_view(tmp_path: Path) -> None:
+    from medsearch.tui.screens.screening import ScreeningApp
+
+    paths = Paths(tmp_path / "home")
+    with Project.create(paths.screening, "solo", question="q") as project:
+        project.add([Item(title="an imported record, not in the store")], Strategy("file"))
+    app = ScreeningApp(paths, "solo", "reviewer1")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, ScreeningScreen)  # nothing opened over it
+        assert [n.message for n in app._notifications] == [
+            "record 1 is not in the store: no full view"
+        ]
