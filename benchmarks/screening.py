@@ -111,6 +111,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--asreview-seeds", type=int, default=None)
     parser.add_argument("--model", default="logistic")
+    parser.add_argument(
+        "--features",
+        choices=("default", "previous"),
+        default="default",
+        help="default: elas_u4's TF-IDF (min_df 1, max_df 0.95, stop words kept); "
+        "previous: min_df 2, stop words out (the first release's)",
+    )
     parser.add_argument("--asreview", default=None, help="ASReview's executable.")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -122,7 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.datasets:
         items = read_file(path)
         labels = np.asarray([i.label or 0 for i in items], dtype=np.int64)
-        matrix = tfidf([i.text for i in items]).matrix
+        texts = [i.text for i in items]
+        if args.features == "previous":
+            matrix = tfidf(texts, min_df=2, max_df=1.0, stop_words=True).matrix
+        else:
+            matrix = tfidf(texts).matrix
         row: dict[str, Any] = {"dataset": path.stem, "records": len(items)}
         row.update(relevant=int(labels.sum()), ours=[], asreview=[])
         for seed in range(args.seeds):

@@ -233,8 +233,7 @@ def read_nbib(text: str) -> list[Item]:
 
 def read_bibtex(text: str) -> list[Item]:
     found = refs.read_bibtex(text)
-    entries = [e for e in refs._bibtex_entries(text, "-") if e[0] not in ("comment", "string")]
-    entries = [e for e in entries if e[0] != "preamble"]
+    entries = [e for e in refs._bibtex_entries(text, "-") if e[0] not in refs._SKIPPED_ENTRIES]
     out: list[Item] = []
     for number, (ref, (_, _, fields)) in enumerate(zip(found, entries, strict=True), 1):
         authors = refs._latex_plain(fields.get("author", ""))

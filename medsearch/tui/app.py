@@ -238,6 +238,43 @@ class MedsearchApp(App[None]):
             return
         self.push_screen(WatchesScreen(self.session.paths))
 
+    def action_screening(self) -> None:
+        """F9: a screening project, screened here; with several, a list to pick from.
+        The reviewer is ``reviewer1``, as ``medsearch screen review`` takes by default."""
+        from medsearch.screening.project import list_projects
+        from medsearch.tui.screens.screening import ProjectPicker, ScreeningScreen
+
+        if any(isinstance(s, ScreeningScreen | ProjectPicker) for s in self.screen_stack):
+            return
+        names = list_projects(self.session.paths.screening)
+        if not names:
+            self.notify(
+                "no screening project yet: medsearch screen start NAME --from '#N'",
+                severity="warning",
+            )
+            return
+        if len(names) == 1:
+            self.open_screening(names[0])
+            return
+
+        def picked(name: str | None) -> None:
+            if name is not None:
+                self.open_screening(name)
+
+        self.push_screen(ProjectPicker(names), picked)
+
+    def open_screening(self, name: str) -> None:
+        from medsearch.screening.project import Project
+        from medsearch.screening.session import Session as ScreeningSession
+        from medsearch.tui.screens.screening import ScreeningScreen
+
+        try:
+            project = Project.open(self.session.paths.screening, name)
+        except MedsearchError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.push_screen(ScreeningScreen(ScreeningSession(project, "reviewer1"), standalone=False))
+
     def on_unmount(self) -> None:
         self.session.backend.close()
         if self.session.recorder is not None:

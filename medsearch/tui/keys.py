@@ -5,7 +5,7 @@ Remapping is a ``[keys]`` table in the config file (``paths.config_file``)::
 
     [keys]
     "article.mark" = "m"
-    "main.export" = "ctrl+x,f9"
+    "main.export" = "ctrl+x,f12"
 
 Textual applies it with ``App.set_keymap``; an unknown id is reported, not ignored, so a
 typo does not silently leave the old key in place.
@@ -44,6 +44,7 @@ SPECS: tuple[KeySpec, ...] = (
     KeySpec("app.help", "f1", "help", "Help", "everywhere", priority=True),
     KeySpec("app.quit", "ctrl+q", "quit", "Quit", "everywhere", priority=True),
     KeySpec("app.watches", "f6", "watches", "Watches: saved searches", "everywhere", False, True),
+    KeySpec("app.screening", "f9", "screening", "Screening projects", "everywhere", False, True),
     KeySpec("main.mode_search", "f2", "mode('search')", "Search mode", "main", False, True),
     KeySpec(
         "main.mode_similar", "f3", "mode('similar')", "Similar articles mode", "main", False, True

@@ -58,6 +58,28 @@ class ReasonScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class ProjectPicker(ModalScreen[str | None]):
+    """Pick a screening project (F9 in the main TUI, when there are several)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="screening.pick.cancel"),
+    ]
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__()
+        self.names = names
+
+    def compose(self) -> ComposeResult:
+        yield Static("Which screening project? (enter opens, escape cancels)")
+        yield OptionList(*self.names, id="projects")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.names[event.option_index])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
 class ScreeningScreen(Screen[None]):
     AUTO_FOCUS = None  # the keys act on the record; the search box takes focus on "/"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -68,6 +90,7 @@ class ScreeningScreen(Screen[None]):
         Binding("u", "undo", "Undo", id="screening.undo"),
         Binding("slash", "search", "Search", id="screening.search"),
         Binding("right_square_bracket", "next_match", "Next match", id="screening.next_match"),
+        Binding("o", "open_record", "Full view", id="screening.open"),
         Binding("q", "quit_screening", "Quit", id="screening.quit"),
     ]
 
@@ -78,9 +101,12 @@ class ScreeningScreen(Screen[None]):
     #search.shown { display: block; }
     """
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, *, standalone: bool = True) -> None:
         super().__init__()
         self.session = session
+        self.standalone = standalone
+        """True under ``medsearch screen review`` (q quits the app); False when pushed
+        by the main TUI (q closes the project and returns to the screen below)."""
         self.current: int | None = None
         self.matches: list[int] = []
         self.match_at = 0
@@ -224,9 +250,33 @@ class ScreeningScreen(Screen[None]):
         self.notice = f"match {self.match_at + 1} of {len(self.matches)} (] next)"
         self.show(self.matches[self.match_at])
 
+    def action_open_record(self) -> None:
+        """The record's full view (detail, similar articles, references, citations) as
+        the main screen shows it; escape comes back here, to the same record. Only a
+        record in the store has one, and only inside ``medsearch`` (the main TUI)."""
+        if self.current is None:
+            return
+        item = self.session.record(self.current)
+        tui_session = getattr(self.app, "session", None)
+        if item.pmid is None:
+            self.notify(f"record {self.current} is not in the store: no full view")
+            return
+        from medsearch.tui.session import Session as TuiSession
+
+        if not isinstance(tui_session, TuiSession):
+            self.notify(f"the full view of PMID {item.pmid} opens inside medsearch (F9 there)")
+            return
+        from medsearch.tui.screens.article import ArticleScreen
+
+        self.app.push_screen(ArticleScreen(tui_session, item.pmid))
+
     def action_quit_screening(self) -> None:
         self.session.close()
-        self.app.exit()
+        if self.standalone:
+            self.app.exit()
+            return
+        self.session.project.close()
+        self.app.pop_screen()
 
 
 def _reader(project: Project) -> sqlite3.Connection:
