@@ -27,7 +27,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 from medsearch.errors import DiskFullError, StoreError
-from medsearch.index.lexical.catch_up import replay_unindexed
+from medsearch.index.lexical.catch_up import pending, replay_unindexed
 from medsearch.paths import Paths
 from medsearch.progress import Progress
 from medsearch.store import Store
@@ -79,11 +79,7 @@ def repair(paths: Paths, progress: Progress) -> int:
     left PMIDs the index may not have, bring the index in step as ``ingest`` would.
     The caller holds the writer lock. Returns how many PMIDs were listed (0: nothing to
     do, and nothing was opened for writing)."""
-    if not paths.store.exists():
-        return 0
-    with Store(paths.store, readonly=True) as store:
-        listed = store.unindexed.count()
-    if not listed:
+    if not (listed := pending(paths)):
         return 0
     with Store(paths.store) as store:
         open_in_step(paths, store, progress).close()

@@ -186,12 +186,6 @@ def record_kept(
 ) -> int | None:
     """Append a search from its :class:`SearchRecord` (made here or by the service);
     its ``#N``, or None in a read-only home."""
-    if history is None:
-        own = open_history(paths)
-        if own is None:
-            return None
-        with own:
-            return record_kept(paths, typed, kept, filters=filters, source=source, history=own)
     typed = repair_undecodable(typed)  # argv bytes that were not UTF-8, as the search read them
     entry = Entry(
         number=0,
@@ -208,7 +202,7 @@ def record_kept(
         source=source,
         translation=kept.translation,
     )
-    return history.record(entry)
+    return _append(paths, history, entry)
 
 
 def _translation(result: SearchResult) -> str | None:
@@ -247,14 +241,6 @@ def record_similar_kept(
 ) -> int | None:
     """:func:`record_similar` from the corpus ``snapshot`` the list ran against (the
     running service sends it with a served list)."""
-    if history is None:
-        own = open_history(paths)
-        if own is None:
-            return None
-        with own:
-            return record_similar_kept(
-                paths, pmid, result, snapshot, filters=filters, source=source, history=own
-            )
     entry = Entry(
         number=0,
         at=now(),
@@ -267,7 +253,7 @@ def record_similar_kept(
         snapshot=snapshot,
         source=source,
     )
-    return history.record(entry)
+    return _append(paths, history, entry)
 
 
 def record_cite(
@@ -325,12 +311,6 @@ def record_cite_kept(
     history: HistoryStore | None = None,
 ) -> int | None:
     """:func:`record_cite` from what it keeps; its ``#N``, or None in a read-only home."""
-    if history is None:
-        own = open_history(paths)
-        if own is None:
-            return None
-        with own:
-            return record_cite_kept(paths, paragraph, kept, k=k, source=source, history=own)
     pmids = np.unique(kept.pmids.astype(np.int64))
     sentences = kept.sentences
     asked = f"references suggested for {sentences} citing sentence{'s' * (sentences != 1)}"
@@ -350,7 +330,7 @@ def record_cite_kept(
         pmids=pmids,
         source=source,
     )
-    return history.record(entry)
+    return _append(paths, history, entry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,3 +465,15 @@ def _diff(searcher: Searcher, then: Entry, now_: Entry, number: int | None, mark
         if (file := later(p, where.written)) is not None
     )
     return Rerun(then, now_, number, added=added, removed=tuple(removed), replaced=replaced)
+
+
+def _append(paths: Paths, history: HistoryStore | None, entry: Entry) -> int | None:
+    """Append ``entry``: to ``history`` when the caller keeps one open, else to the home's
+    history opened (and closed) for this line; its ``#N``, or None in a read-only home."""
+    if history is not None:
+        return history.record(entry)
+    own = open_history(paths)
+    if own is None:
+        return None
+    with own:
+        return own.record(entry)

@@ -55,6 +55,15 @@ def replay_unindexed(
     return total
 
 
+def pending(paths: Paths) -> int:
+    """How many PMIDs a stopped run left for the lexical index (0 without a store): what
+    a writer checks, read-only, before it opens anything to write."""
+    if not paths.store.exists():
+        return 0
+    with Store(paths.store, readonly=True) as store:
+        return store.unindexed.count()
+
+
 def catch_up(paths: Paths, progress: Progress) -> int:
     """Before a writer that does not open the index for ingest relies on it: when a
     stopped run left PMIDs the index may not have, re-index them. The caller holds the
@@ -62,11 +71,7 @@ def catch_up(paths: Paths, progress: Progress) -> int:
     An index that needs more (missing, damaged, ahead of the store) is `ingest`'s."""
     from medsearch.index.lexical.shards import open_lexical
 
-    if not paths.store.exists() or not paths.lexical_index.exists():
-        return 0
-    with Store(paths.store, readonly=True) as store:
-        listed = store.unindexed.count()
-    if not listed:
+    if not paths.lexical_index.exists() or not (listed := pending(paths)):
         return 0
     with Store(paths.store) as store:
         done = [e.name for e in store.files.entries() if e.status == "done"]
