@@ -51,7 +51,8 @@ def test_ingest_imports_nothing_from_the_folder_it_runs_in(tmp_path: Path) -> No
     )
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        # no empty entry: an empty PYTHONPATH entry is the current folder
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
         "COLUMNS": "200",
     }
     env.pop("PYTHONSAFEPATH", None)

@@ -40,23 +40,41 @@ def one_error(err: str) -> str:
     return lines[0]
 
 
+# The command's own peak (VmHWM, which exec resets), written at its exit: the child's
+# ru_maxrss would also count what this test process held when it forked it, since Linux
+# keeps the larger across exec, and a long test session grows past 1 GB.
+MEASURED = """
+import atexit, os
+
+def _peak() -> None:
+    with open("/proc/self/status") as status, open(os.environ["MEDSEARCH_TEST_PEAK"], "w") as out:
+        out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+
+atexit.register(_peak)
+from medsearch.cli import main
+main()
+"""
+
+
 def run_measured(args: list[str], tmp_path: Path) -> tuple[int, str, float]:
-    """``medsearch args`` in its own process: exit status, stderr, peak RSS in MB."""
+    """``medsearch args`` in its own process: exit status, stderr, its peak RSS in MB."""
+    peak = tmp_path / "peak"
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        # no empty entry: an empty PYTHONPATH entry is the current folder
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
+        "MEDSEARCH_TEST_PEAK": str(peak),
     }
     with (tmp_path / "err").open("w+") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", "from medsearch.cli import main; main()", *args],
+        proc = subprocess.run(
+            [sys.executable, "-c", MEASURED, *args],
             stdout=subprocess.DEVNULL,
             stderr=err,
             env=env,
+            check=False,
         )
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
-        return proc.returncode, err.read(), usage.ru_maxrss / 1024
+        return proc.returncode, err.read(), int(peak.read_text()) / 1024
 
 
 # -- ingest: batches end at a byte size, not only at 1,000 records ----------------------

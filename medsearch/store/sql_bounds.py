@@ -25,6 +25,7 @@ only reads can still take the machine down, so this module bounds what it may *t
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import sqlite3
@@ -82,6 +83,32 @@ def _free_bytes(folder: str) -> int:
     return shutil.disk_usage(folder).free
 
 
+_SELF_FDS = "/proc/self/fd"
+TEMP_PREFIX = "/etilqs_"
+"""SQLite's temporary files on Unix: ``etilqs_`` and random letters, unlinked at once and
+kept open, in the first writable of SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp, /tmp."""
+
+
+def _temp_file_bytes() -> int | None:
+    """The bytes SQLite's open temporary files hold in this process, read from their file
+    descriptors (Linux's ``/proc``): what they take whatever folder SQLite chose, and at
+    once, where the disk's free space drops only when the kernel writes the pages out
+    (delayed allocation). None where there is no ``/proc``."""
+    try:
+        fds = os.listdir(_SELF_FDS)
+    except OSError:
+        return None
+    total = 0
+    for fd in fds:
+        link = f"{_SELF_FDS}/{fd}"
+        try:
+            if TEMP_PREFIX in os.readlink(link):
+                total += os.stat(link).st_size
+        except OSError:  # closed since the listing
+            continue
+    return total
+
+
 class Watch:
     """The progress handler of one query: True (stop) after Ctrl-C, past the deadline,
     or once the query's temporary files have taken :data:`SPILL` of the disk."""
@@ -101,11 +128,15 @@ class Watch:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             self.expired = True
         self._calls += 1
-        spilled = self._calls % SPILL_EVERY == 0 and (
-            self._free_at_start - _free_bytes(self._temp) > self.spill
-        )
+        spilled = self._calls % SPILL_EVERY == 0 and self._spilled() > self.spill
         self.spilled = self.spilled or spilled
         return self.interrupted or self.expired or self.spilled
+
+    def _spilled(self) -> int:
+        """Bytes the query's temporary files take: their own sizes where ``/proc`` shows
+        them, else what the temporary folder's disk has lost since the query began."""
+        held = _temp_file_bytes()
+        return held if held is not None else self._free_at_start - _free_bytes(self._temp)
 
     def check(self) -> None:
         """Between pages of rows: stop here too (SQLite may not take another step)."""
