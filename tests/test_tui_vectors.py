@@ -49,7 +49,9 @@ from medsearch.tui.widgets.results import Heading, ResultsList
 from medsearch.tui.widgets.search_bar import SearchBar
 
 SIZE = (120, 40)
-pytestmark = pytest.mark.anyio
+# The app driven through Pilot, a second or more each: whole paths, so they run with the
+# thorough tests (CI runs them; a plain `pytest` stays within its CPU budget).
+pytestmark = [pytest.mark.anyio, pytest.mark.thorough]
 
 # Sixteen one-topic articles; two or three share words so lexical queries match a few.
 TOPICS = (
