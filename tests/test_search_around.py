@@ -177,6 +177,7 @@ def anyio_backend() -> str:
 
 
 @pytest.mark.anyio
+@pytest.mark.thorough  # the app through Pilot: seconds
 async def test_tui_sort_key_reorders_the_search_and_says_so(home: Path, tmp_path: Path) -> None:
     from medsearch.tui.app import MedsearchApp
     from medsearch.tui.widgets.bars import ModeBar, StatusBar

@@ -22,7 +22,7 @@ from medsearch.tui.widgets.search_bar import SearchBar
 from tests.test_citations_cli import GRAPH, YEARS, cited_xml
 
 SIZE = (120, 40)
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.thorough]  # Pilot: seconds each
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ from medsearch.watches.runner import run_watches
 SIZE = (120, 40)
 WATCH = "cataract[ti] AND surgery"
 TITLE = "[Cataract surgery in children]: outcomes by [bold]age[/bold]"
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.thorough]  # Pilot: seconds each
 
 
 @pytest.fixture

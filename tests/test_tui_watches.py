@@ -22,7 +22,7 @@ from medsearch.watches.finder import make_watch
 from medsearch.watches.runner import run_watches
 
 SIZE = (120, 40)
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.thorough]  # Pilot: seconds each
 
 
 @pytest.fixture
