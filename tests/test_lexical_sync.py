@@ -187,6 +187,7 @@ LexicalIndex.commit = commit
 )
 
 
+@pytest.mark.thorough  # a whole ingest and update: seconds
 def test_a_kill_between_the_two_commits_is_mended_by_the_next_ingest(
     tmp_path: Path, inputs: Path
 ) -> None:

@@ -46,6 +46,7 @@ PATHS = pytest.mark.parametrize(
 few, and the regex module's ``findall``. Each test takes both."""
 
 
+@pytest.mark.thorough  # every character Python knows, through tantivy: seconds
 @PATHS
 def test_every_character_python_knows_splits_as_tantivy_splits_it(
     few: float, monkeypatch: pytest.MonkeyPatch

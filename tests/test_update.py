@@ -90,6 +90,7 @@ def names(entries: list[dict[str, Any]]) -> dict[str, list[int]]:
     return {w["name"]: [h["pmid"] for h in w["hits"]] for w in entries}
 
 
+@pytest.mark.thorough  # a whole ingest and update: seconds
 def test_day_one_reports_the_new_article_that_entered_the_set_and_not_the_revised_one(
     scenario: dict[str, Any],
 ) -> None:
